@@ -1,0 +1,14 @@
+"""contains: case-sensitive substring; an empty expected always passes (§5.2)."""
+
+from __future__ import annotations
+
+from .base import CheckInput, Kind, Outcome
+
+
+def check(given: CheckInput) -> Outcome:
+    expected, actual = given.expected or "", given.actual or ""
+    return Outcome.check(expected in actual,
+                         "actual contains expected", "actual does not contain expected")
+
+
+KIND = Kind("contains", check)

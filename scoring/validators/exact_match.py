@@ -1,0 +1,13 @@
+"""exact_match: byte-for-byte equality, no trimming or folding (§5.1). Config ignored."""
+
+from __future__ import annotations
+
+from .base import CheckInput, Kind, Outcome
+
+
+def check(given: CheckInput) -> Outcome:
+    return Outcome.check(given.actual == given.expected,
+                         "actual matches expected exactly", "actual does not match expected")
+
+
+KIND = Kind("exact_match", check)

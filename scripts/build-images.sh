@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Build the local Docker images evalfleet needs. There is no registry here (see
+# ../shared/docs/environment.md), so the Debian base is made with mmdebstrap and every
+# other image builds FROM it with the legacy builder. An image that exists is not rebuilt
+# unless its inputs changed (a content hash is kept as an image label).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log() { printf '\033[1mimages:\033[0m %s\n' "$*"; }
+export DOCKER_BUILDKIT=0
+BASE=evalfleet/sandbox-base:bookworm
+
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+label_of() { docker image inspect -f "{{ index .Config.Labels \"$2\" }}" "$1" 2>/dev/null || true; }
+
+apt_mirror() {
+    awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null \
+        || echo "http://deb.debian.org/debian"
+}
+
+build_base() {
+    have_image "$BASE" && return 0
+    log "building $BASE with mmdebstrap (~30 s)"
+    mmdebstrap --quiet --variant=apt --include=python3,ca-certificates bookworm - "$(apt_mirror)" \
+        | docker import \
+            --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+            --change 'ENV LANG=C.UTF-8' \
+            - "$BASE" >/dev/null
+}
+
+# build_dir TAG DIR: docker build DIR as TAG when the hash of DIR's files changed.
+build_dir() {
+    local tag=$1 dir=$2 hash
+    hash=$(find "$dir" -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+    [[ $(label_of "$tag" evalfleet.inputs) == "$hash" ]] && return 0
+    log "building $tag"
+    docker build --force-rm -q --network host --build-arg "BASE=$BASE" \
+        --label "evalfleet.inputs=$hash" -t "$tag" "$dir" >/dev/null
+}
+
+build_base
+for d in sandbox/images/*/; do
+    [[ -f $d/Dockerfile ]] || continue
+    build_dir "evalfleet/$(basename "$d"):latest" "$d"
+done

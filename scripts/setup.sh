@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Idempotent machine + project setup for evalfleet (Debian 12, as root, no systemd).
+#
+#   bash scripts/setup.sh          # everything: apt packages, dockerd, local images, .venv
+#
+# Re-running it on a ready machine takes seconds: every step checks before it acts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+log() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
+
+APT_PACKAGES=(docker.io redis-server mmdebstrap iproute2 ca-certificates)
+
+install_apt_packages() {
+    local missing=()
+    for p in "${APT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    ((${#missing[@]} == 0)) && return 0
+    log "apt-get install ${missing[*]}"
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+}
+
+start_dockerd() {
+    docker info >/dev/null 2>&1 && return 0
+    if pgrep -x dockerd >/dev/null; then
+        log "dockerd is starting; waiting"
+    else
+        log "starting dockerd"
+        nohup dockerd --host unix:///var/run/docker.sock >/var/log/dockerd.log 2>&1 &
+    fi
+    for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && return 0; sleep 0.5; done
+    echo "dockerd did not come up; see /var/log/dockerd.log" >&2
+    exit 1
+}
+
+create_venv() {
+    local stamp=.venv/.evalfleet-installed want
+    want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+    [[ -f $stamp && $(cat "$stamp") == "$want" ]] && return 0
+    log "creating .venv and installing evalfleet[dev]"
+    [[ -x .venv/bin/python ]] || python3 -m venv .venv
+    if ! { .venv/bin/pip install -q --upgrade pip && .venv/bin/pip install -q -e ".[dev]"; } \
+        >.venv/install.log 2>&1; then
+        grep -v "is ignored: it is neither" .venv/install.log >&2
+        exit 1
+    fi
+    echo "$want" >"$stamp"
+}
+
+install_apt_packages
+start_dockerd
+create_venv
+bash "$ROOT/scripts/build-images.sh"
+log "ready"

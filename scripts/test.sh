@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: setup, lint, types, then every pytest lane CI runs
+# (unit, contract, integration). Extra arguments go to pytest. The soak lane is separate:
+# `bash scripts/soak.sh`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+PY=.venv/bin
+echo "== ruff";  $PY/ruff check scoring sandbox tasks workers tests bench
+echo "== mypy";  $PY/mypy
+echo "== pytest"
+# pytest exits 5 when it collects nothing; `set -e` turns that into a failure, as it must.
+$PY/pytest -m "not slow" "$@"

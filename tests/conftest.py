@@ -1,0 +1,50 @@
+"""Shared fixtures: real services behind one fixture shape.
+
+A real service that is missing **skips** a test on a laptop but **fails** it in CI
+(``CI=true``), in the manner of dramatiq's ``check_redis``. Lanes are given by folder:
+``tests/unit`` → ``unit``, ``tests/contract`` and ``tests/integration`` → ``integration``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+TESTS = Path(__file__).parent
+LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "integration"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test with the lane of the folder it lives in."""
+    for item in items:
+        folder = Path(str(item.fspath)).relative_to(TESTS).parts[0]
+        lane = LANE_BY_FOLDER.get(folder)
+        if lane and lane not in {m.name for m in item.iter_markers()}:
+            item.add_marker(getattr(pytest.mark, lane))
+
+
+def missing_service(what: str, error: BaseException) -> None:
+    """Skip locally, fail in CI: a CI run must never silently skip a real-service test."""
+    message = f"{what} is not available: {error}"
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[Any]:
+    """A docker SDK client for the local engine (``scripts/setup.sh`` starts one)."""
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+    except Exception as error:  # any failure to reach the engine means "no engine"
+        missing_service("the Docker engine", error)
+    yield client
+    client.close()
