@@ -1,0 +1,124 @@
+"""``evaluate``: a spec, a run's events and its case in; a scorecard out. Pure.
+
+The order of work is AgentClash's (§1): evidence, validators, metrics, dimensions, the
+strategy's verdict, then status, validity and warnings (§13), then the Clawdiators layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+from . import scorecard as card
+from .cases import Case
+from .dimensions import Inputs, score_dimension
+from .events import decode_events
+from .evidence import extract_evidence
+from .metrics import collect_metric
+from .results import DimensionResult, MetricResult, ValidatorResult
+from .spec import EvaluationSpec
+from .strategies import Verdict, decide, is_available, weights
+from .validator_run import run_validator
+
+WARNED_SOURCES = frozenset({"latency", "cost", "behavioral", "metric", "llm_judge"})
+JudgeResults = Mapping[str, Mapping[str, Any]]
+Status = Literal["complete", "partial"]
+Validity = Literal["valid", "degraded", "invalid"]
+
+
+class _Stated(Protocol):
+    @property
+    def key(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+
+
+def evaluate(spec: EvaluationSpec, events: Iterable[Any], cases: Iterable[Any] | None = None,
+             *, human_preference: float | None = None,
+             judge_results: JudgeResults | None = None) -> card.Scorecard:
+    """Score one run.
+
+    Args:
+        spec: a loaded (validated) spec, see :func:`scoring.load_spec`.
+        events: AgentClash events ``{type, sequence_number?, occurred_at, payload}``.
+        cases: the case(s) of the run in AgentClash pack form; score per case.
+        human_preference: an externally supplied 0–1 score for ``human_preference``.
+        judge_results: aggregated LLM-judge results keyed by judge key.
+    """
+    evidence = extract_evidence(decode_events(list(events)), _cases(cases))
+    validators = [run_validator(v, spec, evidence) for v in spec.validators]
+    metrics = [collect_metric(m, spec, evidence, validators) for m in spec.metrics]
+    given = Inputs(spec, evidence, validators, metrics, judge_results or {}, human_preference)
+    dimensions = [score_dimension(d, given) for d in spec.scorecard.dimensions]
+    verdict = decide(spec, dimensions)
+    warnings = _warnings(spec, evidence.warnings, dimensions)
+    return _document(spec, verdict, validators, metrics, dimensions, warnings, judge_results)
+
+
+def _cases(cases: Iterable[Any] | None) -> list[Case]:
+    return [c if isinstance(c, Case) else Case.model_validate(c) for c in cases or []]
+
+
+def status(dimensions: list[DimensionResult]) -> Status:
+    """``complete`` unless a dimension is missing a score, else ``partial``."""
+    if not dimensions or not any(is_available(d) for d in dimensions):
+        return "partial"
+    return "complete" if all(is_available(d) for d in dimensions) else "partial"
+
+
+def validity(validators: list[ValidatorResult], metrics: list[MetricResult],
+             dimensions: list[DimensionResult]) -> tuple[Validity, str]:
+    """``invalid`` on any error, ``degraded`` on anything unavailable, else ``valid``."""
+    named: list[tuple[str, Sequence[_Stated]]] = [
+        ("validator", validators), ("metric", metrics), ("dimension", dimensions)]
+    for label, results in named:
+        for r in results:
+            if r.state == "error":
+                return "invalid", f'{label} "{r.key}" is in error: {r.reason}'
+    for label, results in [named[2], named[0], named[1]]:
+        for r in results:
+            if r.state == "unavailable":
+                return "degraded", f'{label} "{r.key}" is unavailable: {r.reason}'
+    return "valid", ""
+
+
+def _warnings(spec: EvaluationSpec, evidence_warnings: list[str],
+              dimensions: list[DimensionResult]) -> list[str]:
+    sources = {d.key: d.source for d in spec.scorecard.dimensions}
+    reasons = [d.reason for d in dimensions
+               if d.state == "unavailable" and sources.get(d.key) in WARNED_SOURCES]
+    return sorted({w for w in [*evidence_warnings, *reasons] if w})
+
+
+def _breakdown(spec: EvaluationSpec, dimensions: list[DimensionResult]
+               ) -> dict[str, card.BreakdownEntry]:
+    pairs = [(d, r) for d, r in zip(spec.scorecard.dimensions, dimensions, strict=True)
+             if is_available(r)]
+    entries: dict[str, card.BreakdownEntry] = {}
+    for weight, (decl, result) in zip(weights(pairs), pairs, strict=True):
+        points = card.to_points(result.score or 0.0)
+        entries[decl.key] = card.BreakdownEntry(score=points, weight=weight,
+                                                weighted=points * weight)
+    return entries
+
+
+def _document(spec: EvaluationSpec, verdict: Verdict, validators: list[ValidatorResult],
+              metrics: list[MetricResult], dimensions: list[DimensionResult],
+              warnings: list[str], judge_results: JudgeResults | None) -> card.Scorecard:
+    valid, valid_reason = validity(validators, metrics, dimensions)
+    points = None if verdict.overall is None else card.to_points(verdict.overall)
+    return card.Scorecard(
+        status=status(dimensions), strategy=spec.scorecard.strategy,
+        overall_score=verdict.overall, passed=verdict.passed, overall_reason=verdict.reason,
+        validity=valid, validity_reason=valid_reason, warnings=warnings,
+        dimensions={d.key: card.dimension_entry(d) for d in dimensions},
+        validator_summary=card.validator_summary(validators),
+        validator_details=[card.validator_detail(v) for v in validators],
+        metric_summary=card.metric_summary(metrics),
+        metric_details=[card.metric_detail(m) for m in metrics],
+        llm_judge_details=[{"judge_key": k, **dict(v)} for k, v in (judge_results or {}).items()],
+        score=points, result=card.result_for(points, valid),
+        score_breakdown=_breakdown(spec, dimensions),
+    )

@@ -1,0 +1,103 @@
+"""The ``evalfleet`` command line: the process edge for pack authors and operators.
+
+    evalfleet validate PACK_OR_SPEC
+    evalfleet score --spec PACK_OR_SPEC --events EVENTS.json|.jsonl [--cases CASES.json] [--case KEY]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from scoring import Case, Pack, SpecError, evaluate, load_pack
+
+EXIT_INVALID = 2
+
+
+def _fail(lines: list[str]) -> NoReturn:
+    for line in lines:
+        click.echo(line, err=True)
+    sys.exit(EXIT_INVALID)
+
+
+def _load(path: str) -> Pack:
+    try:
+        return load_pack(Path(path))
+    except SpecError as err:
+        _fail([str(e) for e in err.errors])
+
+
+@click.group()
+@click.version_option(package_name="evalfleet")
+def main() -> None:
+    """evalfleet: sandboxed evaluation runs, AgentClash scoring, Clawdiators scale."""
+
+
+@main.command()
+@click.argument("pack_or_spec", type=click.Path(exists=True, dir_okay=False))
+def validate(pack_or_spec: str) -> None:
+    """Check a pack or spec; print one line per problem (exit 2) or a summary (exit 0)."""
+    pack = _load(pack_or_spec)
+    spec = pack.spec
+    click.echo(f"valid: {spec.name} v{spec.version_number} ({spec.judge_mode}, "
+               f"{spec.scorecard.strategy}): {len(spec.validators)} validators, "
+               f"{len(spec.metrics)} metrics, {len(spec.scorecard.dimensions)} dimensions, "
+               f"{len(pack.cases)} cases")
+
+
+@main.command()
+@click.option("--spec", "spec_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The pack or evaluation spec (JSON or YAML).")
+@click.option("--events", "events_path", required=True,
+              type=click.Path(exists=True, dir_okay=False),
+              help="The run's events: a JSON array, a JSON object with 'events', or JSON lines.")
+@click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
+              help="Case objects (JSON); default: the pack's own input set.")
+@click.option("--case", "case_key", help="The case to score when there are several.")
+def score(spec_path: str, events_path: str, cases_path: str | None, case_key: str | None) -> None:
+    """Score one run's events against a pack or spec; print the scorecard JSON."""
+    pack = _load(spec_path)
+    events = read_events(Path(events_path))
+    cases = [Case.model_validate(c) for c in _read_cases(Path(cases_path))] if cases_path \
+        else pack.cases
+    card = evaluate(pack.spec, events, pick_case(cases, case_key))
+    click.echo(card.model_dump_json(by_alias=True, indent=2))
+
+
+def read_events(path: Path) -> list[Any]:
+    """Events from a JSON array, an object with ``events`` (a stored RunResult), or JSONL."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as err:
+            _fail([f"events: invalid JSON lines at line {err.lineno}: {err.msg}"])
+    if isinstance(data, dict) and isinstance(data.get("events"), list):
+        return list(data["events"])
+    if isinstance(data, list):
+        return data
+    _fail(["events: must be a JSON array of events, an object with 'events', or JSON lines"])
+
+
+def _read_cases(path: Path) -> list[Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, list) else [data]
+
+
+def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
+    """The case(s) to score: the named one, or all of them when at most one exists."""
+    if case_key is None:
+        if len(cases) > 1:
+            keys = ", ".join(c.case_key for c in cases)
+            _fail([f"case: the input set has {len(cases)} cases ({keys}); pass --case KEY"])
+        return cases
+    chosen = [c for c in cases if c.case_key == case_key]
+    if not chosen:
+        _fail([f'case: no case "{case_key}" in the input set'])
+    return chosen
