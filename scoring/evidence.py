@@ -62,6 +62,14 @@ class Usage:
         self.total_tokens += _int(usage.get("total_tokens"))
 
 
+USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
+
+
+def _has_usage(usage: Any) -> bool:
+    """True when a ``usage`` object carries at least one numeric token count."""
+    return isinstance(usage, dict) and any(_maybe_int(usage.get(k)) is not None for k in USAGE_KEYS)
+
+
 @dataclass
 class Evidence:
     """Everything scoring knows about one run."""
@@ -94,7 +102,7 @@ class Evidence:
         return self.cases[0] if len(self.cases) == 1 else None
 
     def observe_model(self, provider: str, model: str) -> None:
-        if (provider, model) not in self.observed_models:
+        if (provider or model) and (provider, model) not in self.observed_models:
             self.observed_models.append((provider, model))
 
 
@@ -145,9 +153,10 @@ def _output_finalized(ev: Evidence, event: Event) -> None:
 
 
 def _final_output(payload: dict[str, Any], fallback_key: str | None = None) -> str | None:
-    if "final_output" in payload:
-        return loose_string(payload["final_output"])
-    return loose_string(payload.get(fallback_key)) if fallback_key else None
+    output = loose_string(payload.get("final_output"))
+    if output is None and fallback_key:
+        output = loose_string(payload.get(fallback_key))
+    return output
 
 
 def _run_completed(ev: Evidence, event: Event) -> None:
@@ -165,8 +174,8 @@ def _run_completed(ev: Evidence, event: Event) -> None:
     calls = _maybe_int(payload.get("tool_call_count"))
     if calls is not None:
         ev.tool_call_count = calls
-    latency = payload.get("latency_ms")
-    if isinstance(latency, int | float) and ev.started_at is not None:
+    latency = _maybe_int(payload.get("latency_ms"))  # Go: time.Duration(value) truncates
+    if latency is not None and ev.started_at is not None:
         ev.terminal_at = ev.started_at + timedelta(milliseconds=latency)
 
 
@@ -184,8 +193,9 @@ def _tool_call(ev: Evidence, event: Event) -> None:
         return
     result = _object(payload.get("result"))
     failed = event.type == "tool.call.failed" or result.get("is_error") is True
-    call = ToolCall(name=name, arguments=_canonical_arguments(payload.get("arguments")),
-                    failed=failed, failure_origin=str(payload.get("failure_origin") or ""),
+    origin = payload.get("failure_origin")
+    call = ToolCall(name=name.strip(), arguments=_canonical_arguments(payload.get("arguments")),
+                    failed=failed, failure_origin=origin.strip() if isinstance(origin, str) else "",
                     error_message=_error_message(result.get("content")) if failed else "")
     ev.tool_calls.append(call)
     ev.failure_count += 1 if failed else 0
@@ -201,17 +211,16 @@ def _canonical_arguments(arguments: Any) -> str:
 
 
 def _error_message(content: Any) -> str:
-    if isinstance(content, str):
-        try:
-            decoded = json.loads(content)
-        except ValueError:
-            return content
-        if isinstance(decoded, dict) and isinstance(decoded.get("error"), str):
-            return str(decoded["error"])
-        return content
-    if isinstance(content, dict) and isinstance(content.get("error"), str):
-        return str(content["error"])
-    return "" if content is None else canonical_json(content)
+    """``result.content`` as a loose string; a JSON object in it yields its ``error``."""
+    text = loose_string(content)
+    if text is None:
+        return ""
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        return text.strip()
+    error = loose_string(decoded.get("error")) if isinstance(decoded, dict) else None
+    return (error if error is not None else text).strip()
 
 
 def _sandbox_failed(ev: Evidence, event: Event) -> None:
@@ -224,7 +233,7 @@ def _model_call_completed(ev: Evidence, event: Event) -> None:
     model = str(payload.get("provider_model_id") or payload.get("model") or "")
     ev.observe_model(provider, model)
     usage = payload.get("usage")
-    if isinstance(usage, dict):
+    if isinstance(usage, dict) and _has_usage(usage):
         ev.usage_by_model.setdefault((provider, model), Usage()).add(usage)
 
 
@@ -265,8 +274,7 @@ def _turn(ev: Evidence, event: Event) -> None:
 
 
 def _finish(ev: Evidence) -> None:
-    if ev.total_tokens is None and ev.input_tokens is None and ev.output_tokens is None:
-        _tokens_from_calls(ev)
+    _tokens_from_calls(ev)
     if ev.tool_call_count is None and ev.tool_calls:
         ev.tool_call_count = len(ev.tool_calls)
     if ev.final_output is None:
@@ -277,13 +285,20 @@ def _finish(ev: Evidence) -> None:
 
 
 def _tokens_from_calls(ev: Evidence) -> None:
+    """Fill each run-level count the run summary did not give from the per-call sums."""
     if not ev.usage_by_model:
         return
     rows = list(ev.usage_by_model.values())
-    ev.input_tokens = sum(u.input_tokens for u in rows)
-    ev.output_tokens = sum(u.output_tokens for u in rows)
-    total = sum(u.total_tokens for u in rows)
-    ev.total_tokens = total or ev.input_tokens + ev.output_tokens
+    if ev.input_tokens is None:
+        ev.input_tokens = sum(u.input_tokens for u in rows)
+    if ev.output_tokens is None:
+        ev.output_tokens = sum(u.output_tokens for u in rows)
+    if ev.total_tokens is None:
+        total = sum(u.total_tokens for u in rows)
+        ev.total_tokens = total or ev.input_tokens + ev.output_tokens
+    for usage in rows:
+        if usage.total_tokens == 0:
+            usage.total_tokens = usage.input_tokens + usage.output_tokens
 
 
 def _case_warnings(cases: list[Case]) -> list[str]:
