@@ -62,9 +62,7 @@ def go_json(value: Any) -> str:
         return _go_string(value)
     if value is None or isinstance(value, bool):
         return json.dumps(value)
-    if isinstance(value, int):
-        return str(value)
-    return _go_json_float(float(value))
+    return _go_json_float(float(value))  # every JSON number decodes to a float64 in Go
 
 
 def _go_string(text: str) -> str:
