@@ -181,7 +181,7 @@ class JudgeLimits(Strict):
 
 
 class Scorecard(Strict):
-    strategy: str = ""
+    strategy: str = "weighted"
     dimensions: list[Dimension] = Field(default_factory=list)
     pass_threshold: float | None = None
     normalization: LegacyNormalization | None = None

@@ -1,7 +1,8 @@
 """The ``evalfleet`` command line: the process edge for pack authors and operators.
 
     evalfleet validate PACK_OR_SPEC
-    evalfleet score --spec PACK_OR_SPEC --events EVENTS.json|.jsonl [--cases CASES.json] [--case KEY]
+    evalfleet score --spec PACK_OR_SPEC --events EVENTS.json|.jsonl
+                    [--cases CASES.json] [--case KEY] [--format json|summary]
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
-from scoring import Case, Pack, SpecError, evaluate, load_pack
+from scoring import Case, Pack, Scorecard, SpecError, evaluate, load_pack
 
 EXIT_INVALID = 2
 
@@ -58,14 +59,26 @@ def validate(pack_or_spec: str) -> None:
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
               help="Case objects (JSON); default: the pack's own input set.")
 @click.option("--case", "case_key", help="The case to score when there are several.")
-def score(spec_path: str, events_path: str, cases_path: str | None, case_key: str | None) -> None:
-    """Score one run's events against a pack or spec; print the scorecard JSON."""
+@click.option("--format", "output", type=click.Choice(["json", "summary"]), default="json",
+              show_default=True, help="The scorecard JSON, or one summary line.")
+def score(spec_path: str, events_path: str, cases_path: str | None, case_key: str | None,
+          output: str) -> None:
+    """Score one run's events against a pack or spec; print the scorecard."""
     pack = _load(spec_path)
     events = read_events(Path(events_path))
     cases = [Case.model_validate(c) for c in _read_cases(Path(cases_path))] if cases_path \
         else pack.cases
     card = evaluate(pack.spec, events, pick_case(cases, case_key))
-    click.echo(card.model_dump_json(by_alias=True, indent=2))
+    click.echo(card.model_dump_json(by_alias=True, indent=2) if output == "json"
+               else summary_line(card))
+
+
+def summary_line(card: Scorecard) -> str:
+    """One human line: score, result, verdict, validity and the overall reason."""
+    points = "-" if card.score is None else str(card.score)
+    verdict = {True: "passed", False: "failed", None: "no verdict"}[card.passed]
+    return (f"{points:>4}/1000 {card.result or 'no contest':<10} {verdict:<10} "
+            f"{card.validity:<8} {card.overall_reason}")
 
 
 def read_events(path: Path) -> list[Any]:

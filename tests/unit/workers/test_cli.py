@@ -1,0 +1,143 @@
+"""End-to-end tests of ``evalfleet validate`` and ``evalfleet score`` on the example packs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from workers.cli import main
+
+PACKS = Path(__file__).parents[3] / "examples" / "packs"
+
+
+def invoke(*args: str) -> Any:
+    """Run the CLI in-process, keeping stdout and stderr apart."""
+    return CliRunner().invoke(main, list(args))
+
+
+def score(pack: str, events: str, *extra: str) -> dict[str, Any]:
+    """The scorecard JSON of one example run."""
+    result = invoke("score", "--spec", str(PACKS / pack / "pack.yaml"),
+                    "--events", str(PACKS / pack / events), *extra)
+    assert result.exit_code == 0, result.stderr
+    return dict(json.loads(result.stdout))
+
+
+@pytest.mark.parametrize("pack", sorted(p.name for p in PACKS.iterdir()))
+def test_every_example_pack_validates(pack: str) -> None:
+    """Each shipped example pack is valid and summarised on one line."""
+    result = invoke("validate", str(PACKS / pack / "pack.yaml"))
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("valid: ")
+    assert len(result.stdout.strip().splitlines()) == 1
+
+
+def test_coding_pack_scores_capture_listing_and_code_execution() -> None:
+    """The coding pack reads captures, a listing and a code_execution record (2/3 passed)."""
+    card = score("fizzbuzz-coding", "events.json")
+
+    details = {d["key"]: d for d in card["validator_details"]}
+    assert {k: d["verdict"] for k, d in details.items()} == {
+        "solution_exists": "pass", "defines_function": "pass", "layout": "pass", "tests": "pass"}
+    assert details["tests"]["normalized_score"] == pytest.approx(2 / 3)
+    assert card["dimensions"]["reliability"]["score"] == 0.0  # one failed tool call
+    assert card["dimensions"]["speed"]["score"] == pytest.approx(0.75)
+    assert card["overall_score"] == pytest.approx(0.6 * (2 / 3 + 1) / 2 + 0.2 + 0.075)
+    assert (card["score"], card["result"], card["passed"]) == (775, "win", True)
+    assert card["validity"] == "valid"
+
+
+def test_json_pack_needs_a_case_when_it_has_several() -> None:
+    """A multi-case pack is scored per case: without --case the CLI refuses, naming cases."""
+    result = invoke("score", "--spec", str(PACKS / "invoice-json" / "pack.yaml"),
+                    "--events", str(PACKS / "invoice-json" / "events.acme.json"))
+
+    assert result.exit_code == 2
+    assert "acme, globex" in result.stderr
+
+
+def test_json_pack_scores_the_chosen_case() -> None:
+    """JSON output is checked against the chosen case's expectations; tokens are normalized."""
+    card = score("invoice-json", "events.acme.json", "--case", "acme")
+
+    assert card["dimensions"]["correctness"]["score"] == 1.0
+    assert card["dimensions"]["token_efficiency"]["score"] == pytest.approx(1 - 500 / 3500)
+    assert (card["score"], card["result"]) == (986, "win")
+
+
+def test_json_pack_fails_the_other_case() -> None:
+    """The same output scored against another case fails that case's expectations."""
+    card = score("invoice-json", "events.acme.json", "--case", "globex")
+
+    verdicts = {d["key"]: d["verdict"] for d in card["validator_details"]}
+    assert verdicts == {"shape": "pass", "total": "fail", "vendor": "fail"}
+    assert card["score"] == round(1000 * (0.9 / 3 + 0.1 * (1 - 500 / 3500)))
+
+
+@pytest.mark.parametrize(("events", "expected"), [
+    ("events.pass.json", (1000, "win", True, 'non-gate weighted score 1.0000')),
+    ("events.rude.json", (0, "loss", False, 'gated dimension "courtesy" below pass_threshold')),
+])
+def test_hybrid_pack_gate_zeroes_the_score(events: str, expected: tuple[Any, ...]) -> None:
+    """Under hybrid, a failed gate zeroes the overall score and the result is a loss."""
+    card = score("support-reply-hybrid", events)
+
+    assert (card["score"], card["result"], card["passed"]) == expected[:3]
+    assert expected[3] in card["overall_reason"]
+
+
+def test_validate_reports_every_problem_with_field_and_line(tmp_path: Path) -> None:
+    """An invalid spec exits 2 with one ``field message`` line per problem on stderr."""
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("name: ''\nversion_number: 0\njudge_mode: deterministic\nvalidators: []\n"
+                    "scorecard:\n  dimensions: [correctness]\n")
+    result = invoke("validate", str(spec))
+
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "evaluation_spec.name is required (line 1)",
+        "evaluation_spec.version_number must be greater than 0 (line 2)",
+        "evaluation_spec.validators must contain at least one validator (line 4)",
+    ]
+
+
+def test_score_accepts_jsonl_and_stored_results(tmp_path: Path) -> None:
+    """Events may come as JSON lines or inside a stored result object's ``events``."""
+    events = json.loads((PACKS / "support-reply-hybrid" / "events.pass.json").read_text())
+    jsonl = tmp_path / "events.jsonl"
+    jsonl.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    stored = tmp_path / "result.json"
+    stored.write_text(json.dumps({"run_id": "r1", "events": events}))
+    pack = str(PACKS / "support-reply-hybrid" / "pack.yaml")
+
+    cards = [invoke("score", "--spec", pack, "--events", str(p)) for p in (jsonl, stored)]
+
+    assert [json.loads(c.stdout)["score"] for c in cards] == [1000, 1000]
+
+
+def test_summary_format_is_one_line() -> None:
+    """``--format summary`` prints the score, result and reason on one line."""
+    result = invoke("score", "--spec", str(PACKS / "support-reply-hybrid" / "pack.yaml"),
+                    "--events", str(PACKS / "support-reply-hybrid" / "events.rude.json"),
+                    "--format", "summary")
+
+    assert result.exit_code == 0
+    assert result.stdout.split()[:3] == ["0/1000", "loss", "failed"]
+
+
+def test_console_script_is_installed() -> None:
+    """The ``evalfleet`` console script runs the same CLI as a separate process."""
+    exe = shutil.which("evalfleet") or str(Path(__file__).parents[3] / ".venv/bin/evalfleet")
+    done = subprocess.run([exe, "validate", str(PACKS / "fizzbuzz-coding" / "pack.yaml")],
+                          capture_output=True, text=True, check=False)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("valid: fizzbuzz-coding v1")
