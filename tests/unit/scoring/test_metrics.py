@@ -228,3 +228,16 @@ def test_total_latency_ms_for_the_latency_dimension() -> None:
     """total_latency_ms gives the same integer the collector reports, or None."""
     assert (total_latency_ms(evidence_of(RUN)), total_latency_ms(evidence_of([STARTED]))) == (
         1234, None)
+
+
+def test_unknown_collector_makes_the_scorecard_invalid() -> None:
+    """Through the engine: an unsupported collector is a metric error ⇒ validity invalid."""
+    from scoring.engine import evaluate
+
+    spec = spec_with(VALIDATOR, metrics=[
+        {"key": "ok", "type": "numeric", "collector": "run_failure_count"},
+        {"key": "bad", "type": "numeric", "collector": "run_vibes"}])
+    card = evaluate(spec, [event("system.run.completed", 1, final_output="x")],
+                    [{"payload": {"q": 1}}])
+    assert card.validity == "invalid"
+    assert 'collector "run_vibes" is not supported' in card.validity_reason
