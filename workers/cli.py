@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from scoring import Case, Pack, Scorecard, SpecError, evaluate, load_pack
+from scoring.spec import spec_json_schema
 
 EXIT_INVALID = 2
 
@@ -79,6 +81,19 @@ def summary_line(card: Scorecard) -> str:
     verdict = {True: "passed", False: "failed", None: "no verdict"}[card.passed]
     return (f"{points:>4}/1000 {card.result or 'no contest':<10} {verdict:<10} "
             f"{card.validity:<8} {card.overall_reason}")
+
+
+SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
+    "spec": spec_json_schema,
+    "scorecard": lambda: Scorecard.model_json_schema(by_alias=True),
+}
+
+
+@main.command()
+@click.argument("name", type=click.Choice(sorted(SCHEMAS)))
+def schema(name: str) -> None:
+    """Print the JSON Schema of a document evalfleet reads or writes."""
+    click.echo(json.dumps(SCHEMAS[name](), indent=2, sort_keys=True))
 
 
 def read_events(path: Path) -> list[Any]:

@@ -141,3 +141,19 @@ def test_console_script_is_installed() -> None:
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("valid: fizzbuzz-coding v1")
+
+
+def test_spec_schema_validates_an_example_spec() -> None:
+    """``evalfleet schema spec`` is a JSON Schema that accepts a real spec and rejects typos."""
+    import jsonschema
+    import yaml
+
+    result = invoke("schema", "spec")
+    schema = json.loads(result.stdout)
+    pack = yaml.safe_load((PACKS / "fizzbuzz-coding" / "pack.yaml").read_text())
+    spec = pack["version"]["evaluation_spec"]
+
+    jsonschema.validate(spec, schema)
+    jsonschema.validate({**spec, "scorecard": {"dimensions": ["correctness"]}}, schema)
+    with pytest.raises(jsonschema.ValidationError, match="wieght"):
+        jsonschema.validate({**spec, "wieght": 1}, schema)
