@@ -273,3 +273,12 @@ BUILTIN_DIMENSIONS: dict[str, tuple[str, str]] = {
 }
 
 Direction = Literal["higher", "lower"]
+
+
+def spec_json_schema() -> dict[str, Any]:
+    """JSON Schema of an ``evaluation_spec`` (string-form dimensions included)."""
+    schema = EvaluationSpec.model_json_schema()
+    items = schema["$defs"]["Scorecard"]["properties"]["dimensions"]["items"]
+    schema["$defs"]["Scorecard"]["properties"]["dimensions"]["items"] = {
+        "anyOf": [items, {"type": "string", "description": "a built-in dimension key"}]}
+    return schema
