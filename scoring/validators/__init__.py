@@ -8,7 +8,24 @@ from __future__ import annotations
 
 from typing import Final
 
-from . import contains, exact_match, regex_match
+from . import (
+    bleu_score,
+    boolean_assert,
+    chrf_score,
+    code_execution,
+    contains,
+    directory_structure,
+    exact_match,
+    file_content_match,
+    file_exists,
+    fuzzy_match,
+    normalized_match,
+    numeric_match,
+    regex_match,
+    rouge_score,
+    token_f1,
+    tool_call_assertion,
+)
 from .base import Kind
 
 VALIDATOR_TYPES: Final = (
@@ -20,9 +37,22 @@ VALIDATOR_TYPES: Final = (
 )
 
 VALIDATORS: Final[dict[str, Kind]] = {
+    "bleu_score": bleu_score.KIND,
+    "boolean_assert": boolean_assert.KIND,
+    "chrf_score": chrf_score.KIND,
+    "code_execution": code_execution.KIND,
     "contains": contains.KIND,
+    "directory_structure": directory_structure.KIND,
     "exact_match": exact_match.KIND,
+    "file_content_match": file_content_match.KIND,
+    "file_exists": file_exists.KIND,
+    "fuzzy_match": fuzzy_match.KIND,
+    "normalized_match": normalized_match.KIND,
+    "numeric_match": numeric_match.KIND,
     "regex_match": regex_match.KIND,
+    "rouge_score": rouge_score.KIND,
+    "token_f1": token_f1.KIND,
+    "tool_call_assertion": tool_call_assertion.KIND,
 }
 
 
