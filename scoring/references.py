@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from .cases import Case, CaseEntry
 from .evidence import Evidence, Turn
-from .textform import go_json, stringify
+from .textform import go_json, loose_string, stringify
 
 State = Literal["available", "unavailable", "error"]
 MAX_INPUT_CHAIN = 8
@@ -56,7 +56,7 @@ def is_supported(reference: str, *, allow_tool_calls: bool = False) -> bool:
         return bool(reference[5:].strip())
     if reference.startswith("transcript.last_n:"):
         count = reference.removeprefix("transcript.last_n:")
-        return count.isdigit() and int(count) > 0
+        return count.isascii() and count.isdigit() and int(count) > 0
     return _dotted_ok(reference)
 
 
@@ -89,16 +89,19 @@ def _final_output(evidence: Evidence) -> Resolution:
 def _challenge_input(evidence: Evidence) -> Resolution:
     if evidence.case is None:
         return unavailable("challenge input evidence is unavailable")
-    payload = evidence.case.payload
-    return found(payload if isinstance(payload, str) else stringify_raw(payload))
+    return found(stringify_raw(evidence.case.payload))
 
 
 def stringify_raw(payload: Any) -> str:
-    """A payload as ``challenge_input`` text: its loose string, else its JSON text."""
-    from .textform import loose_string
+    """A payload as ``challenge_input`` text: its loose string, else its raw trimmed text.
 
-    loose = loose_string(payload)
-    return loose if loose is not None else go_json(payload).strip()
+    A text payload is the raw JSON (as ``case.payload`` reads it): decoded for the loose
+    string, kept verbatim otherwise; a decoded payload is re-encoded as Go's JSON.
+    """
+    loose = loose_string(_decoded(payload))
+    if loose is not None:
+        return loose
+    return payload.strip() if isinstance(payload, str) else go_json(payload).strip()
 
 
 def _the_case(evidence: Evidence) -> Case | Resolution:
@@ -130,11 +133,16 @@ def _walk(value: Any, path: list[str]) -> Resolution:
     for segment in path:
         if isinstance(value, dict) and segment in value:
             value = value[segment]
-        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
+        elif isinstance(value, list) and _index(segment) < len(value):
             value = value[int(segment)]
         else:
             return unavailable("evidence path is unavailable")
     return found(stringify(value))
+
+
+def _index(segment: str) -> int:
+    """An array index segment (ASCII digits), or a huge number when it is none."""
+    return int(segment) if segment.isascii() and segment.isdigit() else 1 << 62
 
 
 def _case_entries(kind: Literal["inputs", "expectations"]) -> Any:
