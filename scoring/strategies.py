@@ -43,11 +43,14 @@ def weighted_mean(pairs: list[Pair]) -> float:
     return sum(w * (r.score or 0.0) for w, (_, r) in zip(weights(pairs), pairs, strict=True))
 
 
-def _problem(dimension: Dimension, result: DimensionResult, required: bool) -> str | None:
-    """Why a required dimension blocks the verdict, or None."""
-    label = "gated dimension" if dimension.gate else "dimension"
-    if not required:
+def _problem(dimension: Dimension, result: DimensionResult, binary: bool) -> str | None:
+    """Why a required dimension blocks the verdict, or None.
+
+    Under binary every dimension is required and is named a plain "dimension" (§12).
+    """
+    if not (binary or dimension.gate):
         return None
+    label = "dimension" if binary else "gated dimension"
     if result.state == "error":
         return f'{label} "{dimension.key}" has evaluator error'
     if not is_available(result):
@@ -59,7 +62,7 @@ def _problem(dimension: Dimension, result: DimensionResult, required: bool) -> s
 
 def _first_problem(pairs: list[Pair], binary: bool) -> str | None:
     for dimension, result in pairs:
-        problem = _problem(dimension, result, binary or dimension.gate)
+        problem = _problem(dimension, result, binary)
         if problem:
             return problem
     return None
