@@ -85,6 +85,8 @@ def _quote_char(char: str) -> str:
         return "'\\''"
     if char == '"':
         return "'\"'"
+    if char == "\\":
+        return "'\\\\'"
     return repr(char) if not char.isprintable() else f"'{char}'"
 
 
