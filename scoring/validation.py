@@ -94,6 +94,8 @@ def _validators(spec: EvaluationSpec, out: Findings) -> None:
         kind = lookup(decl.type)
         if kind is None:
             out.append(FieldError(f"{path}.type", "is not a supported validator type"))
+            out.extend(_reference(decl.target, f"{path}.target"))
+            out.extend(_reference(decl.expected_from, f"{path}.expected_from"))
             continue
         out.extend(_config(kind, decl, path))
         out.extend(_target(kind, decl, path, spec))
@@ -117,11 +119,19 @@ def _target(kind: Kind, decl: ValidatorDecl, path: str, spec: EvaluationSpec) ->
         return [FieldError(field, "is required")]
     if kind.name == "tool_call_assertion":
         return [] if decl.target == "tool_calls" else [FieldError(field, 'must be "tool_calls"')]
-    if not references.is_supported(decl.target):
-        return [FieldError(field, "must be a supported evidence reference")]
+    found = _reference(decl.target, field)
     if kind.needs_file_target and not decl.target.startswith("file:"):
-        return [FieldError(field, "must use file: prefix for file validators")]
-    return _check_reference(kind, decl, field, spec)
+        found.append(FieldError(field, "must use file: prefix for file validators"))
+    return found or _check_reference(kind, decl, field, spec)
+
+
+def _reference(value: str, field: str) -> Findings:
+    """``is required`` when blank, else whether ``value`` is a supported evidence reference."""
+    if not value:
+        return [FieldError(field, "is required")]
+    if not references.is_supported(value):
+        return [FieldError(field, "must be a supported evidence reference")]
+    return []
 
 
 def _check_reference(kind: Kind, decl: ValidatorDecl, field: str,
@@ -146,11 +156,7 @@ def _expected_from(kind: Kind, decl: ValidatorDecl, path: str) -> Findings:
         return [FieldError(field, message)] if decl.expected_from else []
     if kind.expected == "ignored":
         return []
-    if not decl.expected_from:
-        return [FieldError(field, "is required")]
-    if not references.is_supported(decl.expected_from):
-        return [FieldError(field, "must be a supported evidence reference")]
-    return []
+    return _reference(decl.expected_from, field)
 
 
 def _checks(spec: EvaluationSpec, out: Findings) -> None:
