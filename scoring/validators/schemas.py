@@ -1,0 +1,132 @@
+"""JSON Schema checking shared by json_schema and file_json_schema (§5.5, §5.17).
+
+AgentClash validates with a 2020-12 engine: ``$schema`` absent, empty or
+``https://json-schema.org/draft/2020-12/schema`` means 2020-12; the draft-07 URIs
+(``http://`` or ``https://json-schema.org/draft-07/schema#``) are accepted but validated with
+the same 2020-12 engine (the shared keyword subset); any other ``$schema`` is an error
+"unsupported JSON schema draft". Integral numbers satisfy ``type: integer`` (``1.0`` too).
+``pattern`` and ``patternProperties`` are RE2, as in Go.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
+from jsonschema.exceptions import (  # type: ignore[import-untyped]
+    SchemaError,
+    ValidationError,
+    best_match,
+)
+from referencing.exceptions import Unresolvable
+
+from ..jsondoc import DocumentError, parse_document
+from ..patterns import PatternError, compile_pattern
+from .base import Outcome
+
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+DRAFT_07 = ("http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#")
+
+
+class SchemaProblem(ValueError):
+    """The schema cannot be used: not JSON, not a schema, or an unsupported draft."""
+
+
+def _re2_pattern(validator: Any, pattern: str, instance: Any,
+                 schema: Mapping[str, Any]) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and compile_pattern(pattern).search(instance) is None:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _re2_pattern_properties(validator: Any, patterns: Mapping[str, Any], instance: Any,
+                            schema: Mapping[str, Any]) -> Iterator[ValidationError]:
+    if not isinstance(instance, dict):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if compile_pattern(pattern).search(key) is not None:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+_Engine = validators.extend(Draft202012Validator, {
+    "pattern": _re2_pattern, "patternProperties": _re2_pattern_properties})
+
+
+def parse_schema_text(text: str) -> Any:
+    """Decode schema text as Go's ``json.Unmarshal`` does (one value, nothing after it).
+
+    Raises:
+        SchemaProblem: when the text is not JSON.
+    """
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as err:
+        raise SchemaProblem(str(err)) from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"invalid character {name[0]!r} looking for beginning of value")
+
+
+def schema_draft(schema: Any) -> str:
+    """The draft URI a schema declares (2020-12 when absent).
+
+    Raises:
+        SchemaProblem: when the schema is not an object/boolean or names another draft.
+    """
+    if isinstance(schema, bool):
+        return DRAFT_2020_12
+    if not isinstance(schema, dict):
+        raise SchemaProblem("json: cannot unmarshal non-object into Go value of type "
+                            "jsonschema.Schema")
+    declared = schema.get("$schema", "")
+    if not isinstance(declared, str):
+        raise SchemaProblem("json: cannot unmarshal non-string into Go struct field "
+                            "Schema.$schema of type string")
+    if declared not in ("", DRAFT_2020_12, *DRAFT_07):
+        raise SchemaProblem(f'unsupported JSON schema draft "{declared}"')
+    return declared or DRAFT_2020_12
+
+
+def load_schema(schema: Any) -> tuple[Any, str]:
+    """A ready validator for ``schema`` and its draft URI.
+
+    Raises:
+        SchemaProblem: when the schema is unusable (see :func:`schema_draft`) or invalid
+            against the 2020-12 meta-schema.
+    """
+    draft = schema_draft(schema)
+    if isinstance(schema, dict) and draft in DRAFT_07:
+        schema = {key: value for key, value in schema.items() if key != "$schema"}
+    try:
+        _Engine.check_schema(schema, format_checker=None)
+    except SchemaError as err:
+        raise SchemaProblem(err.message) from None
+    return _Engine(schema), draft
+
+
+def check_document(actual: str, schema: Any) -> Outcome:
+    """Validate the actual text (one JSON value) against a decoded schema."""
+    try:
+        document = parse_document(actual)
+    except DocumentError as err:
+        return Outcome.error(f"parse actual JSON document: {err}", error=str(err))
+    try:
+        engine, draft = load_schema(schema)
+    except SchemaProblem as err:
+        return Outcome.error(f"parse JSON schema: {err}", "pack_error", error=str(err))
+    return _validate(engine, draft, document)
+
+
+def _validate(engine: Any, draft: str, document: Any) -> Outcome:
+    try:
+        problem = best_match(engine.iter_errors(document))
+    except (Unresolvable, PatternError, RecursionError) as err:
+        return Outcome.error(f"resolve JSON schema: {err}", "pack_error",
+                             schema_draft=draft, error=str(err))
+    if problem is None:
+        return Outcome.passed(schema_draft=draft)
+    return Outcome.failed("json schema validation failed", schema_draft=draft,
+                          validation_error=problem.message, validation_target="actual_value")

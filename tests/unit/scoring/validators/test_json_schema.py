@@ -1,0 +1,101 @@
+"""json_schema (§5.5): one JSON value validated with the 2020-12 engine; draft-07 accepted."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from unit.scoring.helpers import run_one
+
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+DRAFT_07_TLS = "https://json-schema.org/draft-07/schema#"
+DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
+
+CASES = [
+    ('{"a": 1}', '{"type": "object", "required": ["a"]}', "pass"),
+    ('{"b": 1}', '{"type": "object", "required": ["a"]}', "fail"),
+    ("7", '{"type": "integer"}', "pass"),
+    ("1.0", '{"type": "integer"}', "pass"),
+    ("1.5", '{"type": "integer"}', "fail"),
+    ('  [1, 2]\n', '{"type": "array", "items": {"type": "number"}}', "pass"),
+    ('{"a": 1}}', "{}", "pass"),
+    ('"x"', "true", "pass"),
+    ('"x"', "false", "fail"),
+    ('"123"', '{"pattern": "^\\\\d+$"}', "pass"),
+    ('"١٢٣"', '{"pattern": "^\\\\d+$"}', "fail"),
+    ('{}', f'{{"$schema": "{DRAFT_2020}", "required": ["x"]}}', "fail"),
+    ('{"x": 1}', f'{{"$schema": "{DRAFT_07}", "required": ["x"]}}', "pass"),
+    ('{}', f'{{"$schema": "{DRAFT_07_TLS}", "required": ["x"]}}', "fail"),
+    ('{"n": {"v": 2}}', '{"$defs": {"p": {"type": "object"}}, '
+                        '"properties": {"n": {"$ref": "#/$defs/p"}}}', "pass"),
+]
+
+
+@pytest.mark.parametrize(("actual", "schema", "verdict"), CASES)
+def test_validation(actual: str, schema: str, verdict: str) -> None:
+    """The document passes iff it is valid against the schema (integers include 1.0)."""
+    result = run_one("json_schema", actual, schema)
+
+    assert (verdict, 1.0 if verdict == "pass" else 0.0) == (result.verdict,
+                                                            result.normalized_score)
+
+
+def test_failure_records_the_validator_message() -> None:
+    """A failure says "json schema validation failed" and keeps the message as evidence."""
+    result = run_one("json_schema", '{"b": 1}', '{"required": ["a"]}')
+
+    assert result.reason == "json schema validation failed"
+    assert result.evidence["validation_error"] == "'a' is a required property"
+    assert result.evidence["schema_draft"] == DRAFT_2020
+
+
+def test_draft_07_is_recorded() -> None:
+    """A draft-07 schema is validated but its draft URI is what the evidence records."""
+    result = run_one("json_schema", "{}", f'{{"$schema": "{DRAFT_07}"}}')
+
+    assert (result.verdict, result.evidence["schema_draft"]) == ("pass", DRAFT_07)
+
+
+@pytest.mark.parametrize("actual", ["", "   ", "{", '{"a": 1} x', "1 2", "123abc", "NaN",
+                                    "{'a': 1}"])
+def test_actual_not_one_json_value(actual: str) -> None:
+    """A malformed actual, or a second value after it, is the agent's error."""
+    result = run_one("json_schema", actual, "{}")
+
+    assert (result.state, result.outcome_class) == ("error", "evaluator_error")
+    assert result.reason.startswith("parse actual JSON document")
+
+
+@pytest.mark.parametrize(("schema", "reason"), [
+    ('{"$schema": "http://json-schema.org/draft-04/schema#"}', "unsupported JSON schema draft"),
+    (f'{{"$schema": "{DRAFT_2020}#"}}', "unsupported JSON schema draft"),
+    ("{not json", "parse JSON schema"),
+    ("{} {}", "parse JSON schema"),
+    ('{"type": 5}', "parse JSON schema"),
+    ('"a string"', "parse JSON schema"),
+    ('{"$schema": 7}', "parse JSON schema"),
+])
+def test_schema_problems_are_pack_errors(schema: str, reason: str) -> None:
+    """An unusable schema or an unsupported $schema draft is the pack's error."""
+    result = run_one("json_schema", "{}", schema)
+
+    assert (result.state, result.outcome_class) == ("error", "pack_error")
+    assert reason in result.reason
+
+
+def test_bad_actual_is_reported_before_bad_schema() -> None:
+    """AgentClash parses the actual document first."""
+    result = run_one("json_schema", "nope", "{nope")
+
+    assert result.reason.startswith("parse actual JSON document")
+
+
+def test_config_is_ignored() -> None:
+    """Config is never read."""
+    assert run_one("json_schema", "1", "{}", {"anything": True}).verdict == "pass"
+
+
+@given(st.text(), st.text())
+def test_never_raises(actual: str, schema: str) -> None:
+    """Arbitrary strings give a result, never an exception."""
+    assert run_one("json_schema", actual, schema).state in {"available", "error"}
