@@ -106,7 +106,7 @@ class JudgeDecl(Strict):
     mode: str = ""
     model: str = ""
     models: list[str] = Field(default_factory=list)
-    samples: int = 0
+    samples: int = Field(default=0, validate_default=True)
     consensus: Consensus | None = None
     context_from: list[str] = Field(default_factory=list)
     output_schema: Any = None
@@ -190,7 +190,7 @@ class Scorecard(Strict):
     @field_validator("strategy")
     @classmethod
     def _default_strategy(cls, strategy: str) -> str:
-        return strategy.strip() or "weighted"
+        return strategy or "weighted"
 
 
 class EvaluationSpec(Strict):
@@ -235,9 +235,9 @@ def _expand_builtin(dimension: Dimension, spec: EvaluationSpec) -> None:
         return
     dimension.source, dimension.better_direction = source, direction
     if source == "latency":
-        dimension.normalization = _legacy_latency(spec) or dimension.normalization
+        dimension.normalization = dimension.normalization or _legacy_latency(spec)
     elif source == "cost":
-        dimension.normalization = _legacy_cost(spec) or dimension.normalization
+        dimension.normalization = dimension.normalization or _legacy_cost(spec)
 
 
 def _legacy_latency(spec: EvaluationSpec) -> Envelope | None:
