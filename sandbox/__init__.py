@@ -1,0 +1,1 @@
+"""Sandboxes: the contract every driver meets, and the Docker driver."""

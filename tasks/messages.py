@@ -1,0 +1,221 @@
+"""The wire format: :class:`RunRequest` in, :class:`RunResult` out (``schema_version`` 1).
+
+Both are pydantic models with an exportable JSON Schema (``evalfleet schema request`` /
+``evalfleet schema result``). Requests are decoded strictly: an unknown field, a wrong type
+or a missing required field is a *rejection* — a published RunResult with ``outcome:
+rejected`` and field-path errors — never an exception and never retried.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from scoring import Scorecard
+
+SCHEMA_VERSION: Literal[1] = 1
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+Outcome = Literal["scored", "rejected", "infra_error", "internal_error"]
+
+
+class Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SubmissionFile(Wire):
+    """A file to seed into the workspace: text, or base64 for bytes."""
+
+    content: str
+    encoding: Literal["text", "base64"] = "text"
+    mode: int = Field(0o644, ge=0, le=0o777)
+
+    def data(self) -> bytes:
+        """The file's bytes.
+
+        Raises:
+            ValueError: the base64 content does not decode.
+        """
+        if self.encoding == "text":
+            return self.content.encode("utf-8")
+        try:
+            return base64.b64decode(self.content, validate=True)
+        except binascii.Error as err:
+            raise ValueError(f"invalid base64: {err}") from None
+
+
+class SubmissionCommand(Wire):
+    """One command of the submission: a shell string (``sh -c``) or an argv list."""
+
+    run: str | list[str] = Field(min_length=1)
+    timeout_ms: int = Field(30_000, gt=0)
+    stdin: str = ""
+
+
+class Submission(Wire):
+    """What the candidate submitted: files, commands, and optionally its own story."""
+
+    files: dict[str, str | SubmissionFile] = Field(default_factory=dict)
+    commands: list[SubmissionCommand] = Field(default_factory=list)
+    final_output: str | None = None
+    """The agent's final answer; default: the last command's stdout."""
+    events: list[dict[str, Any]] | None = None
+    """The agent's trajectory as AgentClash events; the worker adds sandbox/grader events."""
+
+
+class SandboxOverrides(Wire):
+    """Per-run limits, clamped to what the pack and the operator allow (never raised)."""
+
+    memory_mb: int | None = Field(None, gt=0)
+    cpus: float | None = Field(None, gt=0)
+    pids: int | None = Field(None, gt=0)
+    output_cap_bytes: int | None = Field(None, gt=0)
+
+
+class RunRequest(Wire):
+    """One run: one submission for one case of one pack."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
+    """The idempotency key: one scorecard is ever published per run id."""
+    pack: dict[str, Any] | str | None = None
+    """The pack inline: a mapping, or its YAML/JSON text."""
+    pack_ref: str | None = None
+    """The name of a pack registered with the fleet (``EVALFLEET_PACKS_DIR``)."""
+    case_key: str | None = None
+    submission: Submission = Field(default_factory=Submission)
+    sandbox: SandboxOverrides | None = None
+    priority: int = Field(5, ge=0, le=9)
+    time_limit_ms: int | None = Field(None, gt=0)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Opaque; echoed back in the result."""
+
+    @model_validator(mode="after")
+    def _one_pack(self) -> RunRequest:
+        if (self.pack is None) == (self.pack_ref is None):
+            raise ValueError("exactly one of pack or pack_ref must be set")
+        return self
+
+
+class FieldProblem(Wire):
+    field: str
+    message: str
+
+
+class RunResult(BaseModel):
+    """What the fleet publishes for a run: the scorecard plus the run's own record."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: str
+    outcome: Outcome
+    reason: str = ""
+    errors: list[FieldProblem] = Field(default_factory=list)
+    scorecard: Scorecard | None = None
+    pack: str | None = None
+    case_key: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    attempt: int = 1
+    """How many times this run was delivered to a worker (1 = first delivery)."""
+    worker: str = ""
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    """Per phase: queue_wait, sandbox_acquire, seed, commands, code_execution, capture,
+    scoring, publish, total."""
+    resources: dict[str, Any] = Field(default_factory=dict)
+    """The sandbox's profile, image and limits, and what the run used of them."""
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    """All evidence, as AgentClash events: ``evalfleet score`` re-scores a stored result."""
+    dropped: list[str] = Field(default_factory=list)
+    """What was cut to keep the result under its size cap (see :func:`cap_size`)."""
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+
+class Rejection(Exception):
+    """A request that will never succeed: published as ``rejected``, never retried."""
+
+    def __init__(self, problems: list[FieldProblem], reason: str = "invalid request") -> None:
+        self.problems = problems
+        self.reason = reason
+        super().__init__("; ".join(f"{p.field} {p.message}" for p in problems) or reason)
+
+
+def parse_request(body: str | bytes | dict[str, Any], max_bytes: int) -> RunRequest:
+    """Decode and validate a request.
+
+    Raises:
+        Rejection: the body is too large, not JSON, or not a valid RunRequest.
+    """
+    if isinstance(body, str | bytes):
+        if len(body) > max_bytes:
+            raise Rejection([FieldProblem(field="request",
+                                          message=f"is larger than {max_bytes} bytes")])
+        try:
+            body = json.loads(body)
+        except ValueError as err:
+            problem = FieldProblem(field="request", message=f"invalid JSON: {err}")
+            raise Rejection([problem]) from None
+    try:
+        return RunRequest.model_validate(body)
+    except ValidationError as err:
+        raise Rejection([_problem(e) for e in err.errors()]) from None
+
+
+def _problem(error: Any) -> FieldProblem:
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+    field = ("request" + loc) if loc else "request"
+    if error["type"] == "extra_forbidden":
+        return FieldProblem(field=field, message=f'unknown field "{error["loc"][-1]}"')
+    return FieldProblem(field=field, message=str(error["msg"]))
+
+
+def decode_loosely(body: Any) -> Any:
+    """The request body as JSON data when it parses, else as given."""
+    if isinstance(body, str | bytes):
+        try:
+            return json.loads(body)
+        except ValueError:
+            return body
+    return body
+
+
+def fallback_run_id(body: Any) -> str:
+    """A stable id for a request whose own ``run_id`` is unusable (so it can be rejected)."""
+    raw = body.get("run_id") if isinstance(body, dict) else None
+    if isinstance(raw, str) and raw and len(raw) <= 128:
+        return raw
+    text = body if isinstance(body, str | bytes) else json.dumps(body, sort_keys=True, default=str)
+    data = text.encode() if isinstance(text, str) else text
+    return "invalid-" + hashlib.sha256(data).hexdigest()[:24]
+
+
+def cap_size(result: RunResult, max_bytes: int) -> RunResult:
+    """Keep a result under ``max_bytes``: drop event payload texts first, then events.
+
+    Captures are already capped by the sandbox (10 MiB per run); what goes first is the
+    bulky copy of outputs inside ``events`` (stdout/stderr/content), then whole events.
+    """
+    if len(result.to_json()) <= max_bytes:
+        return result
+    slim = [_slim_event(e) for e in result.events]
+    capped = result.model_copy(update={"events": slim, "dropped": [*result.dropped,
+                                                                   "event output texts"]})
+    if len(capped.to_json()) <= max_bytes:
+        return capped
+    return capped.model_copy(update={"events": [], "dropped": [*capped.dropped, "events"]})
+
+
+_BULKY = ("stdout", "stderr", "content", "output", "final_output")
+
+
+def _slim_event(event: dict[str, Any]) -> dict[str, Any]:
+    payload = dict(event.get("payload") or {})
+    for key in _BULKY:
+        if isinstance(payload.get(key), str) and len(payload[key]) > 1024:
+            payload[key] = payload[key][:1024]
+            payload[f"{key}_truncated"] = True
+    return {**event, "payload": payload}

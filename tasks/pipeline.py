@@ -1,0 +1,272 @@
+"""The run pipeline as a plain function: request in, :class:`RunResult` out. No Celery.
+
+validate (spec errors stop here, before any container) → acquire a sandbox → run the plan
+(seed → commands → stop the candidate → tests → captures) → close → score. A candidate's
+failure is a scored result; a bad request is a ``rejected`` result; our infrastructure's
+failure is an exception (:class:`~sandbox.errors.SandboxUnavailable`) for the caller to
+retry. ``run_pipeline`` is what the Celery task and ``evalfleet run`` both call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sandbox.base import SandboxFactory
+from sandbox.plan import Plan, PlanResult
+from sandbox.profile import Limits, Profile
+from scoring import Case, EvaluationSpec, Pack, evaluate
+
+from . import recording
+from .limits import enforce_budgets
+from .messages import (
+    FieldProblem,
+    Rejection,
+    RunRequest,
+    RunResult,
+    cap_size,
+    decode_loosely,
+    fallback_run_id,
+    parse_request,
+)
+from .packs import SandboxBlock, resolve_pack, sandbox_block
+from .planning import build_plan
+
+MiB = 1024 * 1024
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class ProfileBounds:
+    """An operator-registered profile: the ceiling every run on it is clamped to."""
+
+    profile: Profile
+    allow_network: bool = False
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """What the pipeline needs from the operator (built from ``workers.settings``)."""
+
+    profiles: dict[str, ProfileBounds] = field(default_factory=dict)
+    packs_dir: Path | None = None
+    max_request_bytes: int = 8 * MiB
+    max_result_bytes: int = 32 * MiB
+    worker_id: str = ""
+
+
+@dataclass
+class Timer:
+    """Per-phase wall times in milliseconds."""
+
+    phases: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    def mark(self, phase: str, since: float) -> float:
+        now = time.perf_counter()
+        self.phases[phase] = round((now - since) * 1000, 3)
+        return now
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
+                 config: PipelineConfig, clock: Clock = utc_now) -> RunResult:
+    """Run one request end to end and return its result (not yet published).
+
+    Raises:
+        SandboxUnavailable: the engine or the container failed; retry the run.
+    """
+    timer = Timer()
+    try:
+        run = prepare(parse_request(body, config.max_request_bytes), config)
+    except Rejection as rejection:
+        return rejected(body, rejection, config)
+    plan_result, started = _sandbox(run, factory, timer, clock)
+    result = _score(run, plan_result, started, timer, clock)
+    result.worker = config.worker_id
+    return cap_size(result, config.max_result_bytes)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run with everything decided that can be decided before a container starts."""
+
+    request: RunRequest
+    pack: Pack
+    case: Case | None
+    block: SandboxBlock
+    profile: Profile
+    plan: Plan
+
+
+def prepare(request: RunRequest, config: PipelineConfig) -> Prepared:
+    """Resolve the pack, case, profile and sandbox plan of a request.
+
+    Raises:
+        Rejection: the pack, case, sandbox block, limits or files do not fit.
+    """
+    pack = resolve_pack(request, config.packs_dir)
+    case = pick_case(pack, request.case_key)
+    block = sandbox_block(pack)
+    profile = choose_profile(request, pack.spec, block, config)
+    plan = build_plan(pack.spec, case, block, request, profile.limits.output_cap_bytes)
+    return Prepared(request, pack, case, block, profile, plan)
+
+
+def pick_case(pack: Pack, case_key: str | None) -> Case | None:
+    """The case to score (required when the pack has several).
+
+    Raises:
+        Rejection: no such case, or several cases and no ``case_key``.
+    """
+    if case_key is None and len(pack.cases) > 1:
+        keys = ", ".join(c.case_key for c in pack.cases)
+        raise Rejection([FieldProblem(field="request.case_key",
+                                      message=f"is required: the pack has cases {keys}")])
+    case = pack.case(case_key)
+    if case is None and case_key is not None:
+        raise Rejection([FieldProblem(field="request.case_key",
+                                      message=f'names no case of the pack: "{case_key}"')])
+    return case
+
+
+def choose_profile(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
+                   config: PipelineConfig) -> Profile:
+    """The operator's profile, clamped by the pack's and the request's limits (never raised).
+
+    Raises:
+        Rejection: unknown profile, or network access on a profile that forbids it.
+    """
+    name = block.profile_name(set(config.profiles))
+    bounds = config.profiles.get(name)
+    if bounds is None:
+        known = ", ".join(sorted(config.profiles)) or "none"
+        raise Rejection([FieldProblem(field="pack.version.sandbox.profile",
+                                      message=f'names no registered profile "{name}" '
+                                              f"(registered: {known})")])
+    if block.network_access and not bounds.allow_network:
+        raise Rejection([FieldProblem(
+            field="pack.version.sandbox.network_access",
+            message=f'needs a profile that allows egress; profile "{name}" does not')])
+    limits = clamp(bounds.profile.limits, block, request, spec)
+    env = {**bounds.profile.env, **block.env_vars}
+    return replace(bounds.profile, limits=limits, env=env)
+
+
+def clamp(ceiling: Limits, block: SandboxBlock, request: RunRequest,
+          spec: EvaluationSpec) -> Limits:
+    """The smallest of the operator's, the pack's and the request's limits."""
+    overrides = request.sandbox
+    walls = [ceiling.wall_timeout_s, _s(block.limits.wall_timeout_ms), _s(request.time_limit_ms),
+             _s(spec.runtime_limits.max_duration_ms if spec.runtime_limits else None)]
+    memory = [ceiling.memory_bytes, _mib(block.limits.memory_mb),
+              _mib(overrides.memory_mb if overrides else None)]
+    cpus = [ceiling.cpus, block.limits.cpus, overrides.cpus if overrides else None]
+    pids = [ceiling.pids, block.limits.pids, overrides.pids if overrides else None]
+    output = [ceiling.output_cap_bytes, overrides.output_cap_bytes if overrides else None]
+    return replace(ceiling, wall_timeout_s=_least(walls), memory_bytes=int(_least(memory)),
+                   cpus=_least(cpus), pids=int(_least(pids)), output_cap_bytes=int(_least(output)))
+
+
+def _least(values: list[Any]) -> Any:
+    return min(v for v in values if v is not None)
+
+
+def _s(ms: int | None) -> float | None:
+    return ms / 1000 if ms is not None else None
+
+
+def _mib(mb: int | None) -> int | None:
+    return mb * MiB if mb is not None else None
+
+
+def _sandbox(run: Prepared, factory: SandboxFactory, timer: Timer, clock: Clock
+             ) -> tuple[PlanResult, datetime]:
+    mark = timer.started
+    sandbox = factory.acquire(run.profile, run_id=run.request.run_id)
+    mark = timer.mark("sandbox_acquire", mark)
+    started = clock()
+    try:
+        result = sandbox.run_plan(run.plan)
+    finally:
+        sandbox.close()
+    timer.mark("sandbox", mark)
+    _split_plan_time(timer, result)
+    return result, started
+
+
+def _split_plan_time(timer: Timer, result: PlanResult) -> None:
+    commands = sum(c.duration_s for c in result.commands) * 1000
+    tests = sum(t.duration_s for t in result.tests) * 1000
+    timer.phases["commands"] = round(commands, 3)
+    timer.phases["code_execution"] = round(tests, 3)
+    timer.phases["seed_and_capture"] = round(max(0.0, result.duration_s * 1000 - commands
+                                                 - tests), 3)
+
+
+def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Timer,
+           clock: Clock) -> RunResult:
+    mark = time.perf_counter()
+    request, pack, case = run.request, run.pack, run.case
+    events = _events(request, pack.spec, run.block, plan_result, started, clock)
+    card = evaluate(pack.spec, events, [case] if case else [])
+    timer.mark("scoring", mark)
+    timer.phases["total"] = round((time.perf_counter() - timer.started) * 1000, 3)
+    return RunResult(
+        run_id=request.run_id, outcome="scored", scorecard=card, pack=pack.spec.name,
+        case_key=case.case_key if case else None, metadata=request.metadata,
+        timings_ms=dict(timer.phases), resources=_resources(plan_result), events=events)
+
+
+def _events(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
+            result: PlanResult, started: datetime, clock: Clock) -> list[dict[str, Any]]:
+    supplied = request.submission.events
+    recorder = recording.Recorder(supplied or [], clock())
+    if supplied is None:
+        recording.run_story(recorder, started, result, _final_output(request, block, result))
+    recording.command_events(recorder, result)
+    recording.grader_events(recorder, result)
+    return enforce_budgets(recorder, spec)
+
+
+def _final_output(request: RunRequest, block: SandboxBlock, result: PlanResult) -> str | None:
+    if request.submission.final_output is not None:
+        return request.submission.final_output
+    if block.final_output == "none" or not result.commands:
+        return None
+    return recording.text(result.commands[-1].stdout)
+
+
+def _resources(result: PlanResult) -> dict[str, Any]:
+    limits = result.limits
+    return {
+        "sandbox_id": result.sandbox_id, "profile": result.profile, "image": result.image,
+        "limits": {"memory_bytes": limits.memory_bytes, "cpus": limits.cpus,
+                   "pids": limits.pids, "wall_timeout_s": limits.wall_timeout_s,
+                   "output_cap_bytes": limits.output_cap_bytes},
+        "oom_killed": any(c.oom_killed for c in result.commands),
+        "timed_out": any(c.timed_out for c in result.commands),
+        "output_truncated": any(c.stdout_truncated or c.stderr_truncated
+                                for c in result.commands),
+        "deadline_exceeded": result.deadline_exceeded,
+        "commands_skipped": result.commands_skipped,
+        "capture_bytes": sum(len(c.content or b"") for c in result.captures),
+        "captures_truncated": sum(c.truncated for c in result.captures),
+    }
+
+
+def rejected(body: Any, rejection: Rejection, config: PipelineConfig) -> RunResult:
+    """The published answer to a request that can never succeed."""
+    decoded = decode_loosely(body)
+    metadata = decoded.get("metadata") if isinstance(decoded, dict) else None
+    run_id = fallback_run_id(decoded if isinstance(decoded, dict) else body)
+    return RunResult(run_id=run_id, outcome="rejected", reason=rejection.reason,
+                     errors=rejection.problems, worker=config.worker_id,
+                     metadata=metadata if isinstance(metadata, dict) else {})

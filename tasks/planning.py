@@ -1,0 +1,93 @@
+"""From a request, its pack and its case to a sandbox :class:`~sandbox.plan.Plan`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sandbox.capture import CaptureCheck, Check, ListingCheck
+from sandbox.command import Command, SeedFile
+from sandbox.execution import CodeExecution
+from sandbox.plan import Plan
+from scoring import Case, EvaluationSpec
+
+from .messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
+from .packs import SandboxBlock
+
+
+def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
+               request: RunRequest, output_cap: int | None = None) -> Plan:
+    """Everything the run needs from its sandbox, in the pipeline's order.
+
+    Raises:
+        Rejection: a submission file collides with a pack file or does not decode.
+    """
+    pack_files = {**block.files, **block.test_files}
+    clashes = sorted(set(request.submission.files) & set(pack_files))
+    if clashes:
+        raise Rejection([FieldProblem(field=f"request.submission.files.{path}",
+                                      message="collides with a file of the pack")
+                         for path in clashes])
+    files = seed_files(block.files, "pack.version.sandbox.files")
+    files += seed_files(request.submission.files, "request.submission.files")
+    commands = [command(c, block.env_vars, output_cap) for c in block.setup_commands]
+    commands += [command(c, block.env_vars, output_cap) for c in request.submission.commands]
+    return Plan(files=tuple(files), commands=tuple(commands), tests=code_executions(spec),
+                checks=checks(spec), context=case_context(case))
+
+
+def seed_files(files: Mapping[str, str | SubmissionFile], field: str) -> list[SeedFile]:
+    """Seed files from the wire form.
+
+    Raises:
+        Rejection: base64 content that does not decode.
+    """
+    seeds: list[SeedFile] = []
+    for path, spec in files.items():
+        item = SubmissionFile(content=spec) if isinstance(spec, str) else spec
+        try:
+            seeds.append(SeedFile(path=path, content=item.data(), mode=item.mode))
+        except ValueError as err:
+            raise Rejection([FieldProblem(field=f"{field}.{path}", message=str(err))]) from None
+    return seeds
+
+
+def command(spec: SubmissionCommand, env: Mapping[str, str], output_cap: int | None) -> Command:
+    argv: tuple[str, ...] | str = spec.run if isinstance(spec.run, str) else tuple(spec.run)
+    return Command(argv=argv, stdin=spec.stdin.encode(), env=dict(env),
+                   timeout_s=spec.timeout_ms / 1000, output_cap_bytes=output_cap)
+
+
+def code_executions(spec: EvaluationSpec) -> tuple[CodeExecution, ...]:
+    """One test run per ``code_execution`` validator whose target is a file capture."""
+    runs: list[CodeExecution] = []
+    for decl in spec.validators:
+        check = spec.check(decl.target.removeprefix("file:").strip())
+        if decl.type != "code_execution" or check is None or check.type != "file_capture":
+            continue
+        config: dict[str, Any] = decl.config or {}
+        runs.append(CodeExecution(
+            validator_key=decl.key, target=decl.target, target_path=check.path,
+            test_command=str(config.get("test_command", "")).strip(),
+            timeout_ms=int(config.get("timeout_ms") or 30_000),
+            pass_threshold=float(config.get("pass_threshold", 1.0)),
+            scoring=str(config.get("scoring") or "fraction_passed")))
+    return tuple(runs)
+
+
+def checks(spec: EvaluationSpec) -> tuple[Check, ...]:
+    """The post-execution checks, in declaration order."""
+    return tuple(
+        CaptureCheck(key=c.key, path=c.path, max_size_bytes=c.max_size_bytes or None)
+        if c.type == "file_capture" else ListingCheck(key=c.key, path=c.path,
+                                                      recursive=c.recursive)
+        for c in spec.post_execution_checks)
+
+
+def case_context(case: Case | None) -> dict[str, Any]:
+    """``{{ path }}`` context: the payload object merged with inputs that carry a value."""
+    if case is None:
+        return {}
+    context = dict(case.payload) if isinstance(case.payload, dict) else {}
+    context.update({entry.key: entry.value for entry in case.inputs if entry.has_value})
+    return context

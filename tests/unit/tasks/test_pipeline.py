@@ -1,0 +1,214 @@
+"""The run pipeline against the in-memory sandbox: rejections, limits, events, scoring."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from sandbox.fake import FakeFactory
+from sandbox.profile import Limits, Profile
+from sandbox.results import ExecResult
+from scoring import evaluate, load_pack
+from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+
+MiB = 1024 * 1024
+PACK: dict[str, Any] = {
+    "pack": {"slug": "answer"},
+    "version": {
+        "sandbox": {"files": {"README.md": "write 42 to answer.txt"}},
+        "evaluation_spec": {
+            "name": "answer", "version_number": 1, "judge_mode": "deterministic",
+            "runtime_limits": {"max_duration_ms": 3000, "max_total_tokens": 1000},
+            "post_execution_checks": [{"key": "answer", "type": "file_capture",
+                                       "path": "/workspace/answer.txt"}],
+            "validators": [
+                {"key": "says_42", "type": "contains", "target": "final_output",
+                 "expected_from": "literal:42"},
+                {"key": "file_42", "type": "exact_match", "target": "file:answer",
+                 "expected_from": "literal:42"},
+                {"key": "tests", "type": "code_execution", "target": "file:answer",
+                 "config": {"test_command": "run-tests {{ n }}"}},
+            ],
+            "metrics": [{"key": "ok", "type": "boolean", "collector": "run_completed_successfully"},
+                        {"key": "fails", "type": "numeric", "collector": "run_failure_count"}],
+            "scorecard": {"dimensions": ["correctness", "reliability"]},
+        },
+    },
+    "input_sets": [{"key": "default", "cases": [{"case_key": "c1", "payload": {"n": 7}}]}],
+}
+TESTS_PASS = ExecResult(exit_code=0, stdout=b"3 passed in 0.01s\n")
+
+
+def config(**profile: Any) -> PipelineConfig:
+    """A pipeline config with one registered profile ``default`` (and ``egress``)."""
+    base = Profile(name="default", image="fake", limits=Limits(**profile))
+    return PipelineConfig(profiles={
+        "default": ProfileBounds(base),
+        "egress": ProfileBounds(Profile(name="egress", image="fake"), allow_network=True)})
+
+
+def request(**overrides: Any) -> dict[str, Any]:
+    """A valid request that seeds and prints 42."""
+    body: dict[str, Any] = {
+        "run_id": "run-1", "pack": copy.deepcopy(PACK), "metadata": {"team": "blue"},
+        "submission": {"files": {"answer.txt": "42"}, "commands": [{"run": "echo 42"}]}}
+    body.update(overrides)
+    return body
+
+
+def run(body: Any, **profile: Any) -> tuple[Any, FakeFactory]:
+    """Run the pipeline with a fake factory whose test command passes 3 tests."""
+    factory = FakeFactory(script={"run-tests 7": TESTS_PASS})
+    return run_pipeline(body, factory, config(**profile)), factory
+
+
+def test_a_passing_submission_is_scored() -> None:
+    """Files are seeded, commands run, tests and captures feed the scorecard."""
+    result, factory = run(request())
+
+    assert result.outcome == "scored"
+    card = result.scorecard
+    assert card is not None
+    assert {d.key: d.verdict for d in card.validator_details} == {
+        "says_42": "pass", "file_42": "pass", "tests": "pass"}
+    assert (card.score, card.result) == (1000, "win")
+    assert result.metadata == {"team": "blue"}
+    assert factory.sandboxes[0].closed
+
+
+def test_the_placeholder_is_rendered_from_the_case() -> None:
+    """``{{ n }}`` in a test command is rendered from the case payload."""
+    result, _ = run(request())
+
+    executed = [e for e in result.events if e["type"] == "grader.verification.code_executed"]
+    assert executed[0]["payload"]["test_command"] == "run-tests 7"
+    assert executed[0]["payload"]["passed_tests"] == 3
+
+
+def test_a_failing_command_is_a_scored_candidate_failure() -> None:
+    """A candidate command that fails is evidence (sandbox.command.failed), not an error."""
+    body = request(submission={"files": {"answer.txt": "41"}, "commands": [{"run": "false"}]})
+    result, _ = run(body)
+
+    assert result.outcome == "scored"
+    assert any(e["type"] == "sandbox.command.failed" for e in result.events)
+    card = result.scorecard
+    assert card is not None
+    assert card.dimensions["reliability"].score == 0.0
+    assert card.validity == "valid"
+
+
+def test_the_result_can_be_rescored_offline() -> None:
+    """The result's events re-score to the same scorecard without a sandbox."""
+    result, _ = run(request())
+    pack = load_pack(copy.deepcopy(PACK))
+
+    again = evaluate(pack.spec, result.events, pack.cases)
+
+    assert result.scorecard is not None
+    assert again.model_dump() == result.scorecard.model_dump()
+
+
+def test_wall_limit_is_the_smallest_of_request_pack_and_operator() -> None:
+    """The spec's max_duration_ms (3 s) beats the request (5 s) and the operator (600 s)."""
+    result, _ = run(request(time_limit_ms=5000))
+
+    assert result.resources["limits"]["wall_timeout_s"] == 3.0
+
+
+def test_request_overrides_can_lower_but_never_raise_limits() -> None:
+    """Memory above the operator's ceiling is clamped; below it is kept."""
+    raised, _ = run(request(sandbox={"memory_mb": 4096}), memory_bytes=256 * MiB)
+    lowered, _ = run(request(sandbox={"memory_mb": 64}), memory_bytes=256 * MiB)
+
+    assert raised.resources["limits"]["memory_bytes"] == 256 * MiB
+    assert lowered.resources["limits"]["memory_bytes"] == 64 * MiB
+
+
+def test_supplied_events_tell_the_run_story() -> None:
+    """With agent events, the worker adds only sandbox and grader events."""
+    events = [{"type": "system.run.started", "sequence_number": 1,
+               "occurred_at": "2026-01-01T00:00:00Z", "payload": {}},
+              {"type": "system.run.completed", "sequence_number": 2,
+               "occurred_at": "2026-01-01T00:00:01Z", "payload": {"final_output": "42"}}]
+    body = request(submission={"files": {"answer.txt": "42"}, "events": events})
+    result, _ = run(body)
+
+    types = [e["type"] for e in result.events]
+    assert types.count("system.run.started") == 1
+    assert [e["sequence_number"] for e in result.events] == list(range(1, len(types) + 1))
+
+
+def test_token_budget_exceeded_ends_the_run_as_failed() -> None:
+    """Events reporting more tokens than max_total_tokens end in system.run.failed."""
+    events = [{"type": "system.run.completed", "sequence_number": 1,
+               "occurred_at": "2026-01-01T00:00:01Z",
+               "payload": {"final_output": "42", "total_tokens": 5000}}]
+    result, _ = run(request(submission={"files": {"answer.txt": "42"}, "events": events}))
+
+    failed = [e for e in result.events if e["type"] == "system.run.failed"]
+    assert "5000 tokens, over max_total_tokens 1000" in failed[0]["payload"]["reason"]
+    assert result.scorecard is not None
+    assert result.scorecard.dimensions["reliability"].score == 0.0
+
+
+def _with_pack(change: Any) -> dict[str, Any]:
+    body = request()
+    change(body["pack"])
+    return body
+
+
+REJECTIONS = [
+    ("not-json", "{nope", "request", "invalid JSON"),
+    ("unknown-field", request(colour="red"), "request.colour", 'unknown field "colour"'),
+    ("no-pack", {"run_id": "r"}, "request", "exactly one of pack or pack_ref"),
+    ("bad-run-id", request(run_id="no spaces"), "request.run_id", "should match pattern"),
+    ("spec-error", _with_pack(lambda p: p["version"]["evaluation_spec"].update(name="")),
+     "pack.version.evaluation_spec.name", "is required"),
+    ("unknown-ref", {"run_id": "r", "pack_ref": "nope"}, "request.pack_ref",
+     'names no registered pack "nope"'),
+    ("no-such-case", request(case_key="c9"), "request.case_key", 'names no case of the pack'),
+    ("unknown-profile", _with_pack(lambda p: p["version"]["sandbox"].update(profile="gpu")),
+     "pack.version.sandbox.profile", 'names no registered profile "gpu"'),
+    ("network", _with_pack(lambda p: p["version"]["sandbox"].update(network_access=True)),
+     "pack.version.sandbox.network_access", "needs a profile that allows egress"),
+    ("collision", request(submission={"files": {"README.md": "mine"}}),
+     "request.submission.files.README.md", "collides with a file of the pack"),
+    ("bad-base64", request(submission={"files": {"a.bin": {"content": "!!", "encoding":
+                                                           "base64"}}}),
+     "request.submission.files.a.bin", "invalid base64"),
+    ("too-large", json.dumps(request(metadata={"pad": "x" * 9 * MiB})), "request",
+     "is larger than"),
+]
+
+
+@pytest.mark.parametrize(("body", "field", "message"), [r[1:] for r in REJECTIONS],
+                         ids=[r[0] for r in REJECTIONS])
+def test_bad_requests_are_rejected_before_any_sandbox(body: Any, field: str,
+                                                      message: str) -> None:
+    """A request that cannot succeed is a rejected result naming the field; no container."""
+    result, factory = run(body)
+
+    assert result.outcome == "rejected"
+    assert factory.sandboxes == []
+    assert any(p.field == field and message in p.message for p in result.errors), result.errors
+
+
+def test_network_access_runs_on_an_egress_profile() -> None:
+    """A pack that needs the network runs on a profile the operator marked for egress."""
+    body = _with_pack(lambda p: p["version"]["sandbox"].update(network_access=True,
+                                                               profile="egress"))
+    result, factory = run(body)
+
+    assert result.outcome == "scored"
+    assert factory.sandboxes[0].profile.name == "egress"
+
+
+def test_a_rejected_request_keeps_its_run_id_and_metadata() -> None:
+    """Rejections are published under the request's own run id with its metadata."""
+    result, _ = run(request(colour="red"))
+
+    assert (result.run_id, result.metadata) == ("run-1", {"team": "blue"})

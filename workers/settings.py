@@ -1,0 +1,95 @@
+"""The one settings object: every ``EVALFLEET_*`` environment variable is defined here.
+
+Read once, at the process edge (``evalfleet worker``, the CLI), and passed down; no other
+module reads the environment. Nested sections use ``__``:
+``EVALFLEET_PROFILES__DEFAULT__MEMORY_MB=1024``. Secrets may also come from files in
+``/run/secrets`` (Docker/Kubernetes secrets), e.g. ``/run/secrets/evalfleet_redis_url``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sandbox.profile import Limits, Profile
+from tasks.pipeline import PipelineConfig, ProfileBounds
+
+MiB = 1024 * 1024
+SECRETS_DIR = Path("/run/secrets")
+
+
+class ProfileSettings(BaseModel):
+    """One sandbox profile registered by the operator; packs select it by name."""
+
+    image: str = "evalfleet/python:latest"
+    """The sandbox image (must exist locally or be pullable)."""
+    memory_mb: int = Field(512, gt=5)
+    cpus: float = Field(1.0, gt=0)
+    pids: int = Field(256, gt=0)
+    max_wall_s: float = Field(600.0, gt=0)
+    """Ceiling of a run's wall time on this profile (the request and pack may lower it)."""
+    workspace_mb: int = Field(64, gt=0)
+    output_cap_kb: int = Field(1024, gt=0)
+    allow_network: bool = False
+    """Only a profile marked so may run a pack with ``network_access: true``."""
+    pool_size: int = Field(0, ge=0)
+    """Warm, started, never-used sandboxes kept ready (0 = off)."""
+
+    def bounds(self, name: str) -> ProfileBounds:
+        """The operator's ceiling for this profile, as the pipeline applies it."""
+        limits = Limits(memory_bytes=self.memory_mb * MiB, cpus=self.cpus, pids=self.pids,
+                        wall_timeout_s=self.max_wall_s,
+                        workspace_bytes=self.workspace_mb * MiB,
+                        output_cap_bytes=self.output_cap_kb * 1024)
+        return ProfileBounds(profile=Profile(name=name, image=self.image, limits=limits),
+                             allow_network=self.allow_network)
+
+
+def _default_worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class Settings(BaseSettings):
+    """evalfleet's configuration (environment prefix ``EVALFLEET_``)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="EVALFLEET_", env_nested_delimiter="__", extra="ignore",
+        secrets_dir=str(SECRETS_DIR) if SECRETS_DIR.is_dir() else None)
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    """Broker and result store (``redis://[:password@]host:port/db``)."""
+    docker_url: str | None = None
+    """The Docker engine (default: the local socket / ``DOCKER_HOST``)."""
+    worker_id: str = Field(default_factory=_default_worker_id)
+    """This worker's identity: container labels, heartbeats and results name it."""
+    queues: list[str] = Field(default_factory=lambda: ["default"])
+    """Profiles this worker serves; each is the queue ``evalfleet.<profile>``."""
+    concurrency: int = Field(2, gt=0)
+    profiles: dict[str, ProfileSettings] = Field(
+        default_factory=lambda: {"default": ProfileSettings()})
+    packs_dir: Path | None = None
+    """Packs registered with the fleet: ``<packs_dir>/<name>/pack.yaml`` serves pack_ref name."""
+    max_request_bytes: int = Field(8 * MiB, gt=0)
+    max_result_bytes: int = Field(32 * MiB, gt=0)
+    delivery_cap: int = Field(3, gt=0)
+    """Deliveries of one run before it is published as failed instead of retried."""
+    retry_backoff_s: float = Field(2.0, ge=0)
+    visibility_timeout_s: int = Field(3600, gt=0)
+    """Redis redelivers a reserved, unacked run after this; keep it above the longest run."""
+    result_ttl_s: int = Field(7 * 24 * 3600, gt=0)
+    stream_maxlen: int = Field(100_000, gt=0)
+    metrics_port: int = Field(9808, ge=0)
+    """Prometheus metrics port of the worker (0 = off)."""
+    heartbeat_interval_s: float = Field(5.0, gt=0)
+    heartbeat_ttl_s: float = Field(30.0, gt=0)
+
+    def pipeline_config(self) -> PipelineConfig:
+        """What the run pipeline needs from the operator."""
+        return PipelineConfig(
+            profiles={name: p.bounds(name) for name, p in self.profiles.items()},
+            packs_dir=self.packs_dir, max_request_bytes=self.max_request_bytes,
+            max_result_bytes=self.max_result_bytes, worker_id=self.worker_id)
