@@ -202,12 +202,22 @@ def _tool_call(ev: Evidence, event: Event) -> None:
 
 
 def _canonical_arguments(arguments: Any) -> str:
+    """Sorted compact JSON of the arguments; ``{}`` when missing or not JSON to Go.
+
+    Go cannot decode ``NaN``/``Infinity`` or an out-of-range number: such arguments are
+    ``{}`` there, and must not raise here (they are the candidate's output).
+    """
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
         except ValueError:
             arguments = None
-    return canonical_json(arguments) if isinstance(arguments, dict) else "{}"
+    if not isinstance(arguments, dict):
+        return "{}"
+    try:
+        return canonical_json(arguments)
+    except ValueError:
+        return "{}"
 
 
 def _error_message(content: Any) -> str:
