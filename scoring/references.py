@@ -162,7 +162,7 @@ def _case_entries(kind: Literal["inputs", "expectations"]) -> Any:
 
 def _entry(entry: CaseEntry, path: list[str], case: Case, depth: int) -> Resolution:
     if entry.has_value:
-        return _walk(_decoded(entry.value), path)
+        return _walk(entry.value, path)  # already a decoded JSON value: never re-parsed
     if entry.source.startswith("input:"):
         return _follow_input(entry.source.removeprefix("input:"), path, case, depth)
     if entry.source.startswith("artifact:"):
