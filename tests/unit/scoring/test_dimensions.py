@@ -40,7 +40,7 @@ def spec(*dimensions: dict[str, Any], **extra: Any) -> EvaluationSpec:
 def vres(key: str, state: str = "available", score: float | None = 1.0,
          reason: str = "") -> ValidatorResult:
     """A validator result."""
-    return ValidatorResult(key=key, type="exact_match", state=state,  # type: ignore[arg-type]
+    return ValidatorResult(key=key, type="exact_match", state=state,
                            outcome_class="pass", normalized_score=score, reason=reason)
 
 
@@ -48,7 +48,7 @@ def mres(key: str, collector: str, state: str = "available", numeric: float | No
          boolean: bool | None = None, reason: str = "") -> MetricResult:
     """A metric result."""
     return MetricResult(key=key, type="numeric", collector=collector,
-                        state=state, numeric_value=numeric,  # type: ignore[arg-type]
+                        state=state, numeric_value=numeric,
                         boolean_value=boolean, reason=reason)
 
 

@@ -60,7 +60,7 @@ def card(the_spec: scoring.EvaluationSpec, events: list[dict[str, Any]] | None =
 
 def dres(state: str, score: float | None = None, key: str = "d") -> DimensionResult:
     """A dimension result."""
-    return DimensionResult(key=key, state=state, score=score)  # type: ignore[arg-type]
+    return DimensionResult(key=key, state=state, score=score)
 
 
 @pytest.mark.parametrize(("dimensions", "expected"), [
@@ -90,14 +90,14 @@ def test_status_through_evaluate(the_spec: scoring.EvaluationSpec,
 
 def vres(state: str, key: str = "v") -> ValidatorResult:
     """A validator result in ``state``."""
-    return ValidatorResult(key=key, type="exact_match", state=state,  # type: ignore[arg-type]
+    return ValidatorResult(key=key, type="exact_match", state=state,
                            outcome_class=state, reason="r")
 
 
 def mres(state: str, key: str = "m") -> MetricResult:
     """A metric result in ``state``."""
     return MetricResult(key=key, type="numeric", collector="c",
-                        state=state, reason="r")  # type: ignore[arg-type]
+                        state=state, reason="r")
 
 
 OKD = dres("available", 1.0)

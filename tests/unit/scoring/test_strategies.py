@@ -8,7 +8,7 @@ import pytest
 
 import scoring
 from scoring.results import DimensionResult
-from scoring.strategies import decide
+from scoring.strategies import Verdict, decide
 
 GONE, ERR = "unavailable", "error"
 
@@ -27,7 +27,7 @@ def dim(key: str, weight: float | None = None, gate: bool = False,
 
 
 def verdict(strategy: str, dims: list[dict[str, Any]], results: list[float | str],
-            pass_threshold: float | None = None) -> tuple[float | None, bool | None, str]:
+            pass_threshold: float | None = None) -> Verdict:
     """Decide ``strategy`` over ``dims`` whose results are scores or a state name."""
     scorecard: dict[str, Any] = {"strategy": strategy, "dimensions": dims}
     if pass_threshold is not None:
@@ -38,7 +38,7 @@ def verdict(strategy: str, dims: list[dict[str, Any]], results: list[float | str
                         "expected_from": "literal:x"}],
         "scorecard": scorecard})
     dimension_results = [
-        DimensionResult(key=d["key"], state=r, reason="why")  # type: ignore[arg-type]
+        DimensionResult(key=d["key"], state=r, reason="why")
         if isinstance(r, str) else DimensionResult(key=d["key"], state="available", score=r)
         for d, r in zip(dims, results, strict=True)]
     return decide(spec, dimension_results)
