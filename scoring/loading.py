@@ -141,8 +141,19 @@ def _read(source: Source) -> tuple[Any, LineMap]:
     return parse_text(source)
 
 
+_SPEC_SUFFIXES = (".json", ".yaml", ".yml")
+
+
 def _looks_like_path(text: str) -> bool:
-    return "\n" not in text and not text.lstrip().startswith(("{", "[")) and Path(text).is_file()
+    """One line naming a spec file (read errors are reported), or naming an existing file."""
+    if "\n" in text or text.lstrip().startswith(("{", "[")):
+        return False
+    if text.strip().lower().endswith(_SPEC_SUFFIXES) and ": " not in text:
+        return True
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # too long or NUL: text, not a path
+        return False
 
 
 def _read_file(path: Path) -> str:
@@ -193,7 +204,8 @@ def _parse_yaml(text: str) -> tuple[Any, LineMap]:
         line = mark.line + 1 if mark else None
         raise SpecError.single("manifest", f"invalid YAML: {err}", line) from None
     if len(nodes) > 1:
-        raise SpecError.single("manifest", "unexpected trailing data after YAML document")
+        line = nodes[1].start_mark.line + 1 if nodes[1] is not None else None
+        raise SpecError.single("manifest", "unexpected trailing data after YAML document", line)
     if not nodes or nodes[0] is None:
         return None, {}
     lines: LineMap = {}
