@@ -8,12 +8,25 @@ a candidate supplies goes through here.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import re2
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with lone surrogates (from JSON ``\\ud800`` escapes) as U+FFFD, as Go has it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 class PatternError(ValueError):
@@ -28,7 +41,7 @@ def compile_pattern(pattern: str) -> Any:
         PatternError: with RE2's own message, when the pattern does not compile.
     """
     try:
-        return re2.compile(pattern, _OPTIONS)
+        return re2.compile(valid_text(pattern), _OPTIONS)
     except re2.error as err:
         detail = err.args[0] if err.args else "invalid pattern"
         text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
@@ -41,4 +54,4 @@ def search(pattern: str, text: str) -> bool:
     Raises:
         PatternError: when the pattern does not compile.
     """
-    return compile_pattern(pattern).search(text) is not None
+    return compile_pattern(pattern).search(valid_text(text)) is not None
