@@ -1,0 +1,65 @@
+"""A plain-Redis way in for platforms that do not speak Celery.
+
+A platform appends ``XADD evalfleet:intake * request <RunRequest JSON>``; a forwarder in
+each worker reads the stream through the consumer group ``evalfleet-intake`` and enqueues
+each request as an ``evalfleet.run`` task, acknowledging the entry only after the task is
+sent. Entries a dead forwarder had claimed are reclaimed after ``reclaim_after_ms``.
+Invalid requests are forwarded as they are: the worker publishes them as ``rejected``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from celery import Celery
+
+from .queueing import TASK_NAME, broker_priority, profile_of, queue_for
+
+INTAKE_STREAM = "evalfleet:intake"
+INTAKE_GROUP = "evalfleet-intake"
+
+
+@dataclass
+class IntakeForwarder:
+    """Moves intake-stream entries into the Celery queues."""
+
+    redis: Any
+    app: Celery
+    consumer: str
+    reclaim_after_ms: int = 60_000
+
+    def ensure_group(self) -> None:
+        try:
+            self.redis.xgroup_create(INTAKE_STREAM, INTAKE_GROUP, id="0", mkstream=True)
+        except redis.ResponseError as err:
+            if "BUSYGROUP" not in str(err):
+                raise
+
+    def forward_once(self, block_ms: int = 1000) -> int:
+        """Forward what is waiting (and what a dead forwarder left); returns how many."""
+        _, claimed, *_ = self.redis.xautoclaim(INTAKE_STREAM, INTAKE_GROUP, self.consumer,
+                                               self.reclaim_after_ms, count=100)
+        batch = self.redis.xreadgroup(INTAKE_GROUP, self.consumer, {INTAKE_STREAM: ">"},
+                                      count=100, block=block_ms)
+        entries = list(claimed) + [e for _, items in batch or [] for e in items]
+        for entry_id, fields in entries:
+            self._send(fields.get(b"request", b""))
+            self.redis.xack(INTAKE_STREAM, INTAKE_GROUP, entry_id)
+        return len(entries)
+
+    def _send(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        body = data if isinstance(data, dict) else {}
+        raw_priority = body.get("priority")
+        priority = raw_priority if isinstance(raw_priority, int) else 5
+        self.app.send_task(TASK_NAME, args=[text], kwargs={"enqueued_at": time.time()},
+                           queue=queue_for(profile_of(body.get("pack"))),
+                           priority=broker_priority(priority))

@@ -1,0 +1,82 @@
+"""What a worker process hands the Celery task: the pipeline's collaborators.
+
+``tasks`` never imports ``workers``: the worker builds a :class:`Runtime` at process start
+and :func:`install`\\ s it; the task reads it with :func:`current`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sandbox.base import SandboxFactory
+
+from .messages import RunResult
+from .pipeline import PipelineConfig
+from .publish import Publisher
+
+
+class Observer(Protocol):
+    """Hooks the metrics plugin implements (all optional in effect: see NullObserver)."""
+
+    def run_finished(self, result: RunResult, queue: str) -> None: ...
+    def duplicate(self) -> None: ...
+    def redelivered(self) -> None: ...
+
+
+class NullObserver:
+    def run_finished(self, result: RunResult, queue: str) -> None:
+        """Nothing."""
+
+    def duplicate(self) -> None:
+        """Nothing."""
+
+    def redelivered(self) -> None:
+        """Nothing."""
+
+
+@dataclass
+class Runtime:
+    """One worker process's collaborators."""
+
+    config: PipelineConfig
+    factory: SandboxFactory
+    redis: Any
+    publisher: Publisher
+    delivery_cap: int = 3
+    retry_backoff_s: float = 2.0
+    delivery_ttl_s: int = 7 * 24 * 3600
+    observer: Observer = field(default_factory=NullObserver)
+
+
+Builder = Callable[[], Runtime]
+_current: Runtime | None = None
+_builder: Builder | None = None
+_built_in: int | None = None
+
+
+def install(runtime: Runtime | None) -> None:
+    """Make ``runtime`` the one the task uses in this process."""
+    global _current, _built_in
+    _current, _built_in = runtime, os.getpid()
+
+
+def install_builder(builder: Builder | None) -> None:
+    """Build the runtime lazily, once per process (after a prefork pool forks)."""
+    global _builder, _current
+    _builder, _current = builder, None
+
+
+def current() -> Runtime:
+    """The runtime of this process, built on first use if a builder was installed.
+
+    Raises:
+        RuntimeError: neither a runtime nor a builder was installed.
+    """
+    if (_current is None or _built_in != os.getpid()) and _builder is not None:
+        install(_builder())
+    if _current is None:
+        raise RuntimeError("no evalfleet runtime installed in this worker process")
+    return _current

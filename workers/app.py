@@ -1,0 +1,52 @@
+"""The Celery app and the settings that make a Redis-broker fleet safe (one comment each)."""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from tasks.queueing import queue_for, transport_options
+
+from .settings import Settings
+
+#: Seconds between the sandbox's own deadline and Celery's soft / hard time limits.
+SOFT_LIMIT_MARGIN_S = 60
+HARD_LIMIT_MARGIN_S = 120
+
+
+def make_app(settings: Settings) -> Celery:
+    """The evalfleet Celery app for ``settings`` (registers ``evalfleet.run``)."""
+    app = Celery("evalfleet", broker=settings.redis_url)
+    longest_run_s = max(p.max_wall_s for p in settings.profiles.values())
+    app.conf.update(
+        # A run is acknowledged only after its result is published: a worker that dies
+        # mid-run leaves it in the queue. Safe because publication is idempotent (SET NX).
+        task_acks_late=True,
+        # ... and a worker process killed by a signal (OOM killer, SIGKILL) requeues it too.
+        task_reject_on_worker_lost=True,
+        # One reserved run per process: nothing waits behind a long run on a busy worker.
+        worker_prefetch_multiplier=1,
+        # Redis redelivers unacked runs after the visibility timeout; priority sub-queues.
+        broker_transport_options=transport_options(settings.visibility_timeout_s),
+        # Celery's own limits sit above the sandbox deadline, which normally fires first.
+        task_soft_time_limit=longest_run_s + SOFT_LIMIT_MARGIN_S,
+        task_time_limit=longest_run_s + HARD_LIMIT_MARGIN_S,
+        # On broker connection loss, acks_late runs will be redelivered: stop them here.
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+        # On SIGTERM, let in-flight runs finish for this long before a cold shutdown.
+        worker_soft_shutdown_timeout=float(longest_run_s),
+        worker_enable_soft_shutdown_on_idle=True,
+        # Task events for Flower and celery-exporter.
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        # Results are published by evalfleet itself (tasks.publish), not Celery's backend.
+        task_ignore_result=True,
+        task_default_queue=queue_for("default"),
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+    )
+    app.evalfleet_settings = settings
+    import tasks.run  # noqa: F401  (registers the shared task on this app)
+
+    return app
