@@ -17,6 +17,9 @@ import click
 
 from scoring import Case, Pack, Scorecard, SpecError, evaluate, load_pack
 from scoring.spec import spec_json_schema
+from tasks.messages import RunRequest, RunResult
+
+from .fleet_cli import COMMANDS
 
 EXIT_INVALID = 2
 
@@ -86,6 +89,8 @@ def summary_line(card: Scorecard) -> str:
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "spec": spec_json_schema,
     "scorecard": lambda: Scorecard.model_json_schema(by_alias=True),
+    "request": lambda: RunRequest.model_json_schema(),
+    "result": lambda: RunResult.model_json_schema(by_alias=True),
 }
 
 
@@ -129,3 +134,7 @@ def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
     if not chosen:
         _fail([f'case: no case "{case_key}" in the input set'])
     return chosen
+
+
+for _command in COMMANDS:
+    main.add_command(_command)

@@ -84,8 +84,11 @@ class Settings(BaseSettings):
     stream_maxlen: int = Field(100_000, gt=0)
     metrics_port: int = Field(9808, ge=0)
     """Prometheus metrics port of the worker (0 = off)."""
+    metrics_addr: str = "0.0.0.0"
     heartbeat_interval_s: float = Field(5.0, gt=0)
     heartbeat_ttl_s: float = Field(30.0, gt=0)
+    heartbeat_file: Path | None = None
+    """Where the worker writes its liveness beat (default: ``<tmp>/evalfleet-worker.heartbeat``)."""
 
     def pipeline_config(self) -> PipelineConfig:
         """What the run pipeline needs from the operator."""

@@ -1,0 +1,150 @@
+"""Fleet commands of the ``evalfleet`` CLI: worker, run, submit, result, watch, health."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from tasks.messages import RunRequest, RunResult
+from tasks.submissions import load_submission
+
+from .settings import Settings
+
+PACK = click.Path(exists=True, dir_okay=False, path_type=Path)
+SUBMISSION = click.Path(exists=True, path_type=Path)
+
+
+def pack_mapping(path: Path) -> dict[str, Any]:
+    """A pack file as the mapping a request carries inline."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise click.BadParameter(f"{path} is not a pack (a mapping)")
+    return data
+
+
+def build_request(pack: Path, submission: Path, case: str | None,
+                  run_id: str | None = None, **extra: Any) -> RunRequest:
+    """A request for one submission to one case of a pack file."""
+    return RunRequest(run_id=run_id or f"cli-{uuid.uuid4().hex[:12]}", pack=pack_mapping(pack),
+                      case_key=case, submission=load_submission(submission), **extra)
+
+
+def print_result(result: RunResult, output: str) -> None:
+    if output == "json":
+        click.echo(result.model_dump_json(by_alias=True, indent=2))
+        return
+    card = result.scorecard
+    if card is None:
+        problems = "; ".join(f"{e.field} {e.message}" for e in result.errors)
+        click.echo(f"{result.run_id}: {result.outcome}: {result.reason} {problems}".rstrip())
+        return
+    click.echo(f"{result.run_id}: {card.score}/1000 {card.result or 'no contest'} "
+               f"({card.validity}) {card.overall_reason}")
+
+
+@click.command()
+@click.option("--concurrency", "-c", type=int, help="Runs in parallel (pool processes).")
+@click.option("--queues", "-Q", help="Comma-separated sandbox profiles to serve.")
+@click.option("--pool", type=click.Choice(["prefork", "solo", "threads"]), default="prefork",
+              show_default=True)
+def worker(concurrency: int | None, queues: str | None, pool: str) -> None:
+    """Run a worker node (Celery worker + metrics + heartbeat + intake + reaper)."""
+    from .worker import run_worker
+
+    overrides: dict[str, Any] = {}
+    if concurrency:
+        overrides["concurrency"] = concurrency
+    if queues:
+        overrides["queues"] = [q.strip() for q in queues.split(",") if q.strip()]
+    run_worker(Settings(**overrides), pool=pool)
+
+
+@click.command("run")
+@click.argument("pack", type=PACK)
+@click.option("--submission", "-s", type=SUBMISSION, required=True)
+@click.option("--case", "case_key")
+@click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
+def run_local(pack: Path, submission: Path, case_key: str | None, output: str) -> None:
+    """Evaluate one submission in-process (real sandbox, no queue): for pack authors."""
+    from tasks.pipeline import run_pipeline
+
+    from .worker import docker_client
+
+    settings = Settings()
+    from sandbox.docker.factory import DockerFactory
+
+    factory = DockerFactory(docker_client(settings), worker=settings.worker_id)
+    request = build_request(pack, submission, case_key)
+    result = run_pipeline(request.model_dump(mode="json"), factory, settings.pipeline_config())
+    print_result(result, output)
+    sys.exit(0 if result.outcome == "scored" else 2)
+
+
+@click.command()
+@click.argument("pack", type=PACK)
+@click.option("--submission", "-s", "submissions", type=SUBMISSION, required=True,
+              multiple=True, help="Repeat for a batch.")
+@click.option("--case", "case_key")
+@click.option("--wait", "wait", is_flag=True, help="Wait for the scorecards.")
+@click.option("--timeout", type=float, default=600.0, show_default=True)
+def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, wait: bool,
+           timeout: float) -> None:
+    """Enqueue submissions to the fleet; print run ids (or, with --wait, scorecards)."""
+    from tasks.client import EvalfleetClient
+
+    client = EvalfleetClient(Settings().redis_url)
+    run_ids = client.submit_many([build_request(pack, s, case_key) for s in submissions])
+    if not wait:
+        click.echo("\n".join(run_ids))
+        return
+    with click.progressbar(run_ids, label="waiting for scorecards") as bar:
+        results = [client.wait(run_id, timeout) for run_id in bar]
+    for result in results:
+        print_result(result, "summary")
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--format", "output", type=click.Choice(["summary", "json"]), default="json")
+def result(run_id: str, output: str) -> None:
+    """Print a run's published result (exit 1 if there is none yet)."""
+    from tasks.client import EvalfleetClient
+
+    found = EvalfleetClient(Settings().redis_url).result(run_id)
+    if found is None:
+        click.echo(f"no result for {run_id}", err=True)
+        sys.exit(1)
+    print_result(found, output)
+
+
+@click.command()
+@click.option("--group", default="evalfleet-watch", show_default=True)
+def watch(group: str) -> None:
+    """Follow published results as they arrive (resumable through a consumer group)."""
+    from tasks.client import EvalfleetClient
+
+    for found in EvalfleetClient(Settings().redis_url).results(group=group):
+        print_result(found, "summary")
+
+
+@click.command()
+@click.option("--ready", is_flag=True, help="Readiness: also require a reachable broker.")
+def health(ready: bool) -> None:
+    """Exit 0 when this worker is live (heartbeat fresh) [and ready], else 1."""
+    from .health import is_live, is_ready
+    from .worker import heartbeat_path, redis_client
+
+    settings = Settings()
+    path = heartbeat_path(settings)
+    ok, why = (is_ready(path, settings.heartbeat_ttl_s, redis_client(settings)) if ready
+               else is_live(path, settings.heartbeat_ttl_s))
+    click.echo(why, err=not ok)
+    sys.exit(0 if ok else 1)
+
+
+COMMANDS = [worker, run_local, submit, result, watch, health]

@@ -1,0 +1,82 @@
+"""Liveness and readiness: a heartbeat file and key, and the ``evalfleet health`` check.
+
+Liveness needs no network: the worker's main process rewrites a local heartbeat file every
+``heartbeat_interval_s``; a file older than ``heartbeat_ttl_s`` means the process is gone or
+stuck. Readiness is liveness plus a reachable broker — so a Redis blip makes pods unready,
+never restarts them. The same beat is written to ``evalfleet:heartbeat:<worker_id>`` (with a
+TTL) so that the sandbox reaper can tell live workers' containers from orphans.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HEARTBEAT_KEY = "evalfleet:heartbeat:{worker_id}"
+
+
+def heartbeat_key(worker_id: str) -> str:
+    return HEARTBEAT_KEY.format(worker_id=worker_id)
+
+
+class Heartbeat:
+    """A daemon thread that beats until stopped."""
+
+    def __init__(self, redis: Any, worker_id: str, path: Path, interval_s: float,
+                 ttl_s: float) -> None:
+        self.redis, self.worker_id, self.path = redis, worker_id, path
+        self.interval_s, self.ttl_s = interval_s, ttl_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="evalfleet-heartbeat",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self.beat()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.interval_s + 1)
+        self.path.unlink(missing_ok=True)
+
+    def beat(self) -> None:
+        """One beat: the file always, the Redis key when Redis answers."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(f"{self.worker_id} {time.time():.3f}\n")
+        with contextlib.suppress(Exception):  # Redis away: liveness must not depend on it
+            self.redis.set(heartbeat_key(self.worker_id), time.time(), ex=int(self.ttl_s))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.beat()
+
+
+def is_live(path: Path, ttl_s: float, now: float | None = None) -> tuple[bool, str]:
+    """Whether the heartbeat file is fresh, and why not."""
+    try:
+        age = (now or time.time()) - path.stat().st_mtime
+    except FileNotFoundError:
+        return False, f"no heartbeat file at {path}"
+    if age > ttl_s:
+        return False, f"heartbeat is {age:.0f} s old (limit {ttl_s:.0f} s)"
+    return True, f"heartbeat {age:.1f} s old"
+
+
+def is_ready(path: Path, ttl_s: float, redis: Any) -> tuple[bool, str]:
+    """Liveness plus a broker that answers PING."""
+    live, why = is_live(path, ttl_s)
+    if not live:
+        return live, why
+    try:
+        redis.ping()
+    except Exception as err:  # any failure to reach the broker means not ready
+        return False, f"broker unreachable: {err}"
+    return True, why + "; broker reachable"
+
+
+def worker_alive(redis: Any, worker_id: str) -> bool:
+    """Whether ``worker_id`` beat recently (for the reaper)."""
+    return bool(redis.exists(heartbeat_key(worker_id)))

@@ -1,0 +1,136 @@
+"""Every Prometheus collector evalfleet exports, defined once (names are contracts).
+
+Works under Celery's prefork pool: the worker sets ``PROMETHEUS_MULTIPROC_DIR`` *before*
+``prometheus_client`` is imported (see :mod:`workers.worker`), each pool process writes its
+own files, and the main process serves the merged view plus live collectors (queue depth,
+unacked runs, containers alive) computed at scrape time. Labels come from small closed sets;
+never a run id.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from tasks.messages import RunResult
+from tasks.queueing import PRIORITY_STEPS, queue_for
+
+PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+SCORE_BUCKETS = tuple(range(100, 1001, 100))
+
+RUNS = Counter("evalfleet_runs_total", "Runs finished and published, by outcome.",
+               ["outcome", "queue"])
+RUN_SECONDS = Histogram("evalfleet_run_duration_seconds", "A run's total time in the worker.",
+                        ["queue"], buckets=PHASE_BUCKETS)
+PHASE_SECONDS = Histogram("evalfleet_run_phase_seconds", "Time per pipeline phase.",
+                          ["phase"], buckets=PHASE_BUCKETS)
+VERDICTS = Counter("evalfleet_validator_verdicts_total", "Validator outcomes by type.",
+                   ["validator_type", "outcome_class"])
+RESULTS = Counter("evalfleet_results_total", "Scorecards by Clawdiators result.", ["result"])
+SCORES = Histogram("evalfleet_score", "Scorecard scores on the 0-1000 scale.",
+                   buckets=SCORE_BUCKETS)
+REDELIVERIES = Counter("evalfleet_redeliveries_total", "Runs delivered more than once.")
+DUPLICATES = Counter("evalfleet_duplicate_publications_total",
+                     "Executions whose result was already published (nothing new published).")
+CAPTURE_BYTES = Counter("evalfleet_capture_bytes_total", "Bytes captured from sandboxes.")
+CAPTURE_TRUNCATIONS = Counter("evalfleet_capture_truncations_total",
+                              "File captures cut at their cap.")
+SANDBOX_EVENTS = Counter("evalfleet_sandbox_events_total",
+                         "Candidate limits hit in sandboxes.", ["event"])
+
+
+class FleetMetrics:
+    """The :class:`tasks.runtime.Observer` that records into the collectors above."""
+
+    def run_finished(self, result: RunResult, queue: str) -> None:
+        RUNS.labels(result.outcome, queue).inc()
+        for phase, ms in result.timings_ms.items():
+            PHASE_SECONDS.labels(phase).observe(ms / 1000)
+        RUN_SECONDS.labels(queue).observe(result.timings_ms.get("total", 0.0) / 1000)
+        self._sandbox(result.resources)
+        card = result.scorecard
+        if card is None:
+            return
+        for detail in card.validator_details:
+            VERDICTS.labels(detail.type, detail.outcome_class).inc()
+        RESULTS.labels(card.result or "none").inc()
+        if card.score is not None:
+            SCORES.observe(card.score)
+
+    def _sandbox(self, resources: dict[str, Any]) -> None:
+        CAPTURE_BYTES.inc(int(resources.get("capture_bytes", 0)))
+        CAPTURE_TRUNCATIONS.inc(int(resources.get("captures_truncated", 0)))
+        for event in ("oom_killed", "timed_out", "output_truncated", "deadline_exceeded"):
+            if resources.get(event):
+                SANDBOX_EVENTS.labels(event).inc()
+
+    def duplicate(self) -> None:
+        DUPLICATES.inc()
+
+    def redelivered(self) -> None:
+        REDELIVERIES.inc()
+
+
+class QueueCollector(Collector):
+    """Queue depth per queue (every priority sub-list) and unacked runs, read at scrape."""
+
+    def __init__(self, redis: Any, queues: list[str]) -> None:
+        self.redis, self.queues = redis, queues
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        depth = GaugeMetricFamily("evalfleet_queue_depth", "Runs waiting, by queue.",
+                                  labels=["queue"])
+        unacked = GaugeMetricFamily("evalfleet_queue_unacked",
+                                    "Runs reserved by a worker and not yet acknowledged.")
+        oldest = GaugeMetricFamily("evalfleet_queue_oldest_unacked_seconds",
+                                   "Age of the oldest unacknowledged run.")
+        try:
+            for profile in self.queues:
+                depth.add_metric([queue_for(profile)], self._depth(queue_for(profile)))
+            unacked.add_metric([], float(self.redis.hlen("unacked")))
+            oldest.add_metric([], self._oldest())
+        except Exception:  # a scrape must not fail because Redis blipped
+            return
+        yield from (depth, unacked, oldest)
+
+    def _depth(self, queue: str) -> float:
+        names = [queue] + [f"{queue}:{step}" for step in PRIORITY_STEPS[1:]]
+        return float(sum(self.redis.llen(name) for name in names))
+
+    def _oldest(self) -> float:
+        first = self.redis.zrange("unacked_index", 0, 0, withscores=True)
+        return max(0.0, time.time() - float(first[0][1])) if first else 0.0
+
+
+class ContainerCollector(Collector):
+    """Sandbox containers alive on this worker's engine (evalfleet-labelled)."""
+
+    def __init__(self, docker_client: Any, worker_id: str) -> None:
+        self.docker, self.worker_id = docker_client, worker_id
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        alive = GaugeMetricFamily("evalfleet_sandbox_containers_alive",
+                                  "evalfleet sandbox containers on this worker's engine.")
+        try:
+            found = self.docker.containers.list(
+                all=True, filters={"label": f"evalfleet.worker={self.worker_id}"})
+        except Exception:  # the engine being away is reported elsewhere
+            return
+        alive.add_metric([], float(len(found)))
+        yield alive
+
+
+def serving_registry(*live: Collector) -> CollectorRegistry:
+    """The registry the main process serves: pool processes' files plus live collectors."""
+    from prometheus_client import multiprocess
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    for collector in live:
+        registry.register(collector)
+    return registry

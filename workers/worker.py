@@ -1,0 +1,134 @@
+"""``evalfleet worker``: one worker node — a Celery worker plus its main-process services.
+
+The main process serves metrics, beats the heartbeat, forwards the intake stream and runs
+the sandbox reaper; each pool process builds its own runtime (Docker client, sandbox
+factory, Redis, publisher) lazily after the fork.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .settings import Settings
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def prepare_metrics_dir(settings: Settings) -> Path:
+    """Point prometheus-client's multiprocess mode at a fresh directory (before importing it)."""
+    path = Path(os.environ.get(MULTIPROC_ENV) or
+                Path(tempfile.gettempdir()) / f"evalfleet-metrics-{settings.worker_id}")
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    os.environ[MULTIPROC_ENV] = str(path)
+    return path
+
+
+def docker_client(settings: Settings) -> Any:
+    import docker
+
+    if settings.docker_url:
+        return docker.DockerClient(base_url=settings.docker_url)
+    return docker.from_env()
+
+
+def redis_client(settings: Settings) -> Any:
+    import redis
+
+    return redis.Redis.from_url(settings.redis_url, health_check_interval=30,
+                                socket_keepalive=True)
+
+
+def build_runtime(settings: Settings) -> Any:
+    """A pool process's runtime (called lazily, after the fork)."""
+    from sandbox.docker.factory import DockerFactory
+    from tasks.publish import Publisher
+    from tasks.runtime import Runtime
+
+    from .metrics import FleetMetrics
+
+    client = redis_client(settings)
+    return Runtime(
+        config=settings.pipeline_config(),
+        factory=DockerFactory(docker_client(settings), worker=settings.worker_id),
+        redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.stream_maxlen),
+        delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
+        delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics())
+
+
+class Loop:
+    """A daemon thread running ``step`` every ``interval_s`` until stopped."""
+
+    def __init__(self, name: str, step: Callable[[], Any], interval_s: float) -> None:
+        self.step, self.interval_s = step, interval_s
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                self.step()
+            except Exception:  # a blip must not kill the loop; the next step retries
+                self.stopped.wait(1.0)
+            self.stopped.wait(self.interval_s)
+
+    def start(self) -> Loop:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+def heartbeat_path(settings: Settings) -> Path:
+    return settings.heartbeat_file or Path(tempfile.gettempdir()) / "evalfleet-worker.heartbeat"
+
+
+def main_services(settings: Settings, app: Any) -> list[Any]:
+    """Start the main process's services; returns what to stop at exit."""
+    from prometheus_client import start_http_server
+
+    from tasks.intake import IntakeForwarder
+
+    from .health import Heartbeat
+    from .metrics import ContainerCollector, QueueCollector, serving_registry
+
+    redis = redis_client(settings)
+    beat = Heartbeat(redis, settings.worker_id, heartbeat_path(settings),
+                     settings.heartbeat_interval_s, settings.heartbeat_ttl_s)
+    beat.start()
+    if settings.metrics_port:
+        registry = serving_registry(QueueCollector(redis, settings.queues),
+                                    ContainerCollector(docker_client(settings), settings.worker_id))
+        start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
+    forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id)
+    forwarder.ensure_group()
+    intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
+    return [beat, intake]
+
+
+def run_worker(settings: Settings, pool: str = "prefork") -> None:
+    """Run a worker node until it is stopped (SIGTERM: soft shutdown)."""
+    prepare_metrics_dir(settings)
+    from tasks import runtime
+    from tasks.queueing import queue_for
+
+    from .app import make_app
+
+    app = make_app(settings)
+    runtime.install_builder(lambda: build_runtime(settings))
+    services = main_services(settings, app)
+    queues = ",".join(queue_for(q) for q in settings.queues)
+    try:
+        app.worker_main(["worker", "--loglevel=INFO", "-Q", queues, "-P", pool,
+                         "-c", str(settings.concurrency), "-n", f"{settings.worker_id}@%h",
+                         "--without-mingle", "--without-gossip"])
+    finally:
+        for service in services:
+            service.stop()
