@@ -32,8 +32,9 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
     files += seed_files(request.submission.files, "request.submission.files")
     commands = [command(c, block.env_vars, output_cap) for c in block.setup_commands]
     commands += [command(c, block.env_vars, output_cap) for c in request.submission.commands]
-    return Plan(files=tuple(files), commands=tuple(commands), tests=code_executions(spec),
-                checks=checks(spec), context=case_context(case))
+    tests = seed_files(block.test_files, "pack.version.sandbox.test_files")
+    return Plan(files=tuple(files), commands=tuple(commands), test_files=tuple(tests),
+                tests=code_executions(spec), checks=checks(spec), context=case_context(case))
 
 
 def seed_files(files: Mapping[str, str | SubmissionFile], field: str) -> list[SeedFile]:

@@ -49,8 +49,10 @@ def test_coding_pack_scores_capture_listing_and_code_execution() -> None:
     assert details["tests"]["normalized_score"] == pytest.approx(2 / 3)
     assert card["dimensions"]["reliability"]["score"] == 0.0  # one failed tool call
     assert card["dimensions"]["speed"]["score"] == pytest.approx(0.75)
-    assert card["overall_score"] == pytest.approx(0.6 * (2 / 3 + 1) / 2 + 0.2 + 0.075)
-    assert (card["score"], card["result"], card["passed"]) == (775, "win", True)
+    assert card["overall_score"] == pytest.approx(0.7 * 2 / 3 + 0.1 + 0.075)
+    assert (card["score"], card["result"], card["passed"]) == (642, "draw", False)
+    assert card["overall_reason"] == ("weighted: overall score 0.6417 below scorecard "
+                                      "pass_threshold 0.7000")
     assert card["validity"] == "valid"
 
 

@@ -1,0 +1,186 @@
+"""The sandbox contract: what every driver (the Docker driver, the fake) provides.
+
+A driver implements a few primitives (:meth:`Sandbox.write_files`, :meth:`Sandbox.exec`,
+:meth:`Sandbox.stop_candidate`, :meth:`Sandbox.read_file`, :meth:`Sandbox.list_dir`,
+:meth:`Sandbox.close`); the AgentClash rules (capture caps, code execution, the plan's
+order) live here once, so every driver applies them the same way. A driver may override
+:meth:`Sandbox.run_plan` to do the same work in fewer round trips.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Protocol
+
+from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from sandbox.command import Command, SeedFile
+from sandbox.execution import (
+    CodeExecution,
+    CodeExecutionRecord,
+    record,
+    shell_command,
+    working_directory,
+)
+from sandbox.paths import PathRejected, sandbox_path
+from sandbox.plan import Plan, PlanResult
+from sandbox.profile import Profile
+from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
+
+
+class Sandbox(ABC):
+    """One started sandbox, used by exactly one run, then closed."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+
+    @property
+    @abstractmethod
+    def id(self) -> str:
+        """A stable identifier (the container id for Docker)."""
+
+    @property
+    def deadline_exceeded(self) -> bool:
+        """Whether the sandbox's wall deadline has ended it."""
+        return False
+
+    @abstractmethod
+    def write_files(self, files: Sequence[SeedFile]) -> None:
+        """Write files into the workspace (parents created, modes applied).
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+
+    @abstractmethod
+    def exec(self, command: Command) -> ExecResult:
+        """Run one command as the candidate's user; every candidate outcome is a result.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+
+    @abstractmethod
+    def stop_candidate(self) -> None:
+        """Kill every process the candidate's commands started (the sandbox stays up).
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+
+    @abstractmethod
+    def read_file(self, path: str, limit: int) -> FileRead:
+        """Read a regular file (never through a link): its full size, ``limit`` bytes.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+
+    @abstractmethod
+    def list_dir(self, path: str, max_entries: int) -> Listing:
+        """List everything below ``path`` (recursively), at most ``max_entries`` entries.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Remove the sandbox and everything it owns; safe to call twice, never raises."""
+
+    def capture(self, check: CaptureCheck, budget: CaptureBudget) -> FileCapture:
+        """Capture one file under the §7.2 caps, charging ``budget``.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        try:
+            path = sandbox_path(check.path, self.profile.workdir)
+        except PathRejected as rejected:
+            return FileCapture(key=check.key, path=check.path, exists=False, error=str(rejected))
+        limit = budget.limit_for(check.max_size_bytes)
+        return budget.record(check, check.path, self.read_file(path, max(limit, 0)), limit)
+
+    def list_directory(self, check: ListingCheck) -> DirectoryListing:
+        """List one directory under the profile's entry cap.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        cap = self.profile.limits.listing_entries
+        try:
+            listing = self.list_dir(sandbox_path(check.path, self.profile.workdir), cap)
+        except PathRejected as rejected:
+            listing = Listing(error=str(rejected))
+        return DirectoryListing(key=check.key, path=check.path, entries=listing.entries,
+                                max_entries=cap, truncated=listing.truncated,
+                                error=listing.error)
+
+    def code_execution(self, spec: CodeExecution,
+                       context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
+        """Run a ``code_execution`` test command as §7.3 says and parse its counts.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        command, unresolved = shell_command(spec, context or {})
+        result = self.exec(Command(
+            argv=("sh", "-lc", command), timeout_s=spec.timeout_ms / 1000,
+            workdir=working_directory(spec.target_path, self.profile.workdir),
+            output_cap_bytes=spec.output_cap_bytes))
+        return record(spec, command, result, unresolved)
+
+    def run_plan(self, plan: Plan) -> PlanResult:
+        """Carry out a whole :class:`~sandbox.plan.Plan` and return one result.
+
+        Raises:
+            SandboxConfigError: a seed file breaks the rules.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        started = time.monotonic()
+        self.write_files(plan.files)
+        commands = self._run_commands(plan)
+        self.stop_candidate()
+        if plan.test_files:
+            self.write_files(plan.test_files)
+        tests = tuple(self.code_execution(spec, plan.context) for spec in plan.tests)
+        self.stop_candidate()
+        budget = CaptureBudget(plan.capture_total_bytes)
+        checks = tuple(self.capture(c, budget) if isinstance(c, CaptureCheck)
+                       else self.list_directory(c) for c in plan.checks)
+        return PlanResult(
+            sandbox_id=self.id, profile=self.profile.name, image=self.profile.image,
+            limits=self.profile.limits, commands=commands, tests=tests, checks=checks,
+            files_written=len(plan.files), commands_skipped=len(plan.commands) - len(commands),
+            deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started)
+
+    def _run_commands(self, plan: Plan) -> tuple[ExecResult, ...]:
+        results: list[ExecResult] = []
+        for command in plan.commands:
+            results.append(self.exec(command))
+            if plan.stop_on_command_failure and not results[-1].ok:
+                break
+        return tuple(results)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+
+class SandboxFactory(Protocol):
+    """Gives out started sandboxes (cold, or from a warm pool)."""
+
+    def acquire(self, profile: Profile, *, run_id: str) -> Sandbox:
+        """A started, never-used sandbox for ``run_id``; the caller closes it.
+
+        Raises:
+            SandboxConfigError: the profile cannot work (image missing, bad limits).
+            SandboxUnavailable: the engine is not there.
+        """
+        ...

@@ -1,0 +1,67 @@
+"""A whole run's sandbox work as one value, and its one result.
+
+The pipeline hands a :class:`Plan` to :meth:`sandbox.base.Sandbox.run_plan`: seed files →
+commands (each with its own timeout and caps) → stop every candidate process → test files
+→ test commands (``code_execution``) → stop again → captures and listings in declaration order
+under one capture budget. A driver may carry that out in as few round trips as it likes
+(one exec, or none) as long as the result is the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.capture import DEFAULT_MAX_TOTAL_BYTES, Check
+from sandbox.command import Command, SeedFile
+from sandbox.execution import CodeExecution, CodeExecutionRecord
+from sandbox.profile import Limits
+from sandbox.results import DirectoryListing, ExecResult, FileCapture
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything one run needs from its sandbox."""
+
+    files: tuple[SeedFile, ...] = ()
+    commands: tuple[Command, ...] = ()
+    test_files: tuple[SeedFile, ...] = ()
+    """The pack's own test files: written only after the candidate is stopped, so a
+    submission can neither read nor rewrite them."""
+    tests: tuple[CodeExecution, ...] = ()
+    checks: tuple[Check, ...] = ()
+    """``file_capture`` / ``directory_listing`` checks, in declaration order."""
+    context: Mapping[str, Any] = field(default_factory=dict)
+    """Case context for ``{{ path }}`` placeholders (payload merged with inline inputs)."""
+    stop_on_command_failure: bool = False
+    """Skip the remaining commands once one does not exit 0 (tests and captures still run)."""
+    capture_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """One result with a record per step."""
+
+    sandbox_id: str
+    profile: str
+    image: str
+    limits: Limits
+    commands: tuple[ExecResult, ...]
+    tests: tuple[CodeExecutionRecord, ...]
+    checks: tuple[FileCapture | DirectoryListing, ...]
+    files_written: int = 0
+    commands_skipped: int = 0
+    deadline_exceeded: bool = False
+    """The sandbox's wall deadline ended it; later steps report timeouts / missing files."""
+    duration_s: float = 0.0
+
+    @property
+    def captures(self) -> tuple[FileCapture, ...]:
+        """The file captures among :attr:`checks`."""
+        return tuple(c for c in self.checks if isinstance(c, FileCapture))
+
+    @property
+    def listings(self) -> tuple[DirectoryListing, ...]:
+        """The directory listings among :attr:`checks`."""
+        return tuple(c for c in self.checks if isinstance(c, DirectoryListing))
