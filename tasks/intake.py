@@ -41,6 +41,15 @@ class IntakeForwarder:
 
     def forward_once(self, block_ms: int = 1000) -> int:
         """Forward what is waiting (and what a dead forwarder left); returns how many."""
+        try:
+            return self._forward(block_ms)
+        except redis.ResponseError as err:
+            if "NOGROUP" not in str(err):
+                raise
+            self.ensure_group()  # the stream or group was deleted (e.g. FLUSHDB): recreate
+            return 0
+
+    def _forward(self, block_ms: int) -> int:
         _, claimed, *_ = self.redis.xautoclaim(INTAKE_STREAM, INTAKE_GROUP, self.consumer,
                                                self.reclaim_after_ms, count=100)
         batch = self.redis.xreadgroup(INTAKE_GROUP, self.consumer, {INTAKE_STREAM: ">"},

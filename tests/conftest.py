@@ -7,14 +7,13 @@ A real service that is missing **skips** a test on a laptop but **fails** it in 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from services import missing_service
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 TESTS = Path(__file__).parent
 LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "integration"}
 
@@ -26,14 +25,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         lane = LANE_BY_FOLDER.get(folder)
         if lane and lane not in {m.name for m in item.iter_markers()}:
             item.add_marker(getattr(pytest.mark, lane))
-
-
-def missing_service(what: str, error: BaseException) -> None:
-    """Skip locally, fail in CI: a CI run must never silently skip a real-service test."""
-    message = f"{what} is not available: {error}"
-    if IN_CI:
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

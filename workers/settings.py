@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     """Broker and result store (``redis://[:password@]host:port/db``)."""
     docker_url: str | None = None
     """The Docker engine (default: the local socket / ``DOCKER_HOST``)."""
+    docker_api_version: str = "1.41"
+    """Docker API version (``auto`` asks the engine at start; a fixed one starts offline)."""
     worker_id: str = Field(default_factory=_default_worker_id)
     """This worker's identity: container labels, heartbeats and results name it."""
     queues: list[str] = Field(default_factory=lambda: ["default"])

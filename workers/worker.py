@@ -34,8 +34,9 @@ def docker_client(settings: Settings) -> Any:
     import docker
 
     if settings.docker_url:
-        return docker.DockerClient(base_url=settings.docker_url)
-    return docker.from_env()
+        return docker.DockerClient(base_url=settings.docker_url,
+                                   version=settings.docker_api_version)
+    return docker.from_env(version=settings.docker_api_version)
 
 
 def redis_client(settings: Settings) -> Any:

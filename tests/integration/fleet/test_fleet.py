@@ -1,0 +1,191 @@
+"""The fleet end to end: client → Redis → worker processes → Docker sandboxes → scorecards."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tasks.intake import INTAKE_STREAM
+from tasks.messages import RunRequest
+from tasks.publish import RESULTS_CHANNEL, RESULTS_STREAM, result_key
+from tasks.queueing import TASK_NAME, queue_for
+from tasks.submissions import load_submission
+
+PACKS = Path(__file__).parents[3] / "examples" / "packs"
+EXPECTED = {  # pack → (case, result of the passing submission, result of the failing one)
+    "fizzbuzz-coding": (None, "win", "loss"),
+    "invoice-json": ("acme", "win", "loss"),
+    "support-reply-hybrid": (None, "win", "loss"),
+}
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def request_for(pack: str, submission: str, case: str | None = None, **extra: Any) -> RunRequest:
+    """A request for an example pack's example submission."""
+    mapping = yaml.safe_load((PACKS / pack / "pack.yaml").read_text())
+    return RunRequest(run_id=new_id(pack), pack=mapping, case_key=case,
+                      submission=load_submission(PACKS / pack / "submissions" / submission),
+                      **extra)
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """The value of one sample in a Prometheus exposition (0 when absent)."""
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    for line in text.splitlines():
+        match = re.match(rf"^{re.escape(name)}(?:{{(.*)}})? (\S+)$", line)
+        if match and ",".join(sorted((match.group(1) or "").split(","))) == wanted:
+            return float(match.group(2))
+    return 0.0
+
+
+def fleet_metric(fleet: list[Any], name: str, **labels: str) -> float:
+    return sum(metric(node.metrics(), name, **labels) for node in fleet)
+
+
+@pytest.mark.parametrize("pack", sorted(EXPECTED))
+def test_example_pack_runs_end_to_end(pack: str, fleet: Any, client: Any) -> None:
+    """A passing and a failing submission of each example pack are scored in sandboxes."""
+    case, win, lose = EXPECTED[pack]
+    requests = [request_for(pack, "pass", case), request_for(pack, "fail", case)]
+    with client.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
+        pubsub.subscribe(RESULTS_CHANNEL)
+        client.submit_many(requests)
+        results = [client.wait(r.run_id, timeout=120) for r in requests]
+        announced = _announced(pubsub, {r.run_id for r in requests})
+
+    assert [r.outcome for r in results] == ["scored", "scored"]
+    assert [r.scorecard.result for r in results] == [win, lose]
+    assert all(r.scorecard.validity != "invalid" for r in results)
+    assert announced == {r.run_id for r in requests}
+    streamed = _streamed(client, {r.run_id for r in requests})
+    assert streamed == {r.run_id: r.model_dump_json() for r in results}
+
+
+def _announced(pubsub: Any, wanted: set[str]) -> set[str]:
+    seen: set[str] = set()
+    deadline = time.monotonic() + 10
+    while seen != wanted and time.monotonic() < deadline:
+        message = pubsub.get_message(timeout=0.5)
+        if message and message["data"].decode() in wanted:
+            seen.add(message["data"].decode())
+    return seen
+
+
+def _streamed(client: Any, wanted: set[str]) -> dict[str, str]:
+    from tasks.messages import RunResult
+
+    found: dict[str, str] = {}
+    for _, fields in client.redis.xrange(RESULTS_STREAM):
+        run_id = fields[b"run_id"].decode()
+        if run_id in wanted:
+            assert run_id not in found, f"{run_id} published twice"
+            found[run_id] = RunResult.model_validate_json(fields[b"result"]).model_dump_json()
+    return found
+
+
+def test_result_carries_the_run_record(fleet: Any, client: Any) -> None:
+    """A result has timings per phase, resources, the attempt, the worker and its evidence."""
+    request = request_for("fizzbuzz-coding", "pass", metadata={"ticket": 7})
+    client.submit(request)
+    result = client.wait(request.run_id, timeout=120)
+
+    assert result.metadata == {"ticket": 7}
+    assert result.attempt == 1
+    assert result.worker in {node.worker_id for node in fleet}
+    assert {"queue_wait", "sandbox_acquire", "commands", "code_execution", "scoring",
+            "total"} <= set(result.timings_ms)
+    assert result.resources["limits"]["memory_bytes"] > 0
+    types = {e["type"] for e in result.events}
+    assert {"grader.verification.code_executed", "grader.verification.file_captured",
+            "grader.verification.directory_listed", "system.run.completed"} <= types
+
+
+def test_invalid_requests_through_the_intake_stream_are_rejected(fleet: Any,
+                                                                   client: Any) -> None:
+    """A non-Python platform's XADD reaches the fleet; bad requests come back rejected."""
+    good = request_for("support-reply-hybrid", "pass")
+    bad_id = new_id("bad")
+    client.redis.xadd(INTAKE_STREAM, {"request": good.model_dump_json()})
+    client.redis.xadd(INTAKE_STREAM, {"request": json.dumps(
+        {"run_id": bad_id, "pack": good.pack, "submission": {"files": {"x": 1}}})})
+
+    scored = client.wait(good.run_id, timeout=60)
+    rejected = client.wait(bad_id, timeout=60)
+
+    assert scored.outcome == "scored"
+    assert rejected.outcome == "rejected"
+    assert rejected.errors and rejected.errors[0].field.startswith("request.submission.files.x")
+    assert rejected.attempt == 1
+
+
+def test_a_duplicate_delivery_publishes_once(fleet: Any, client: Any) -> None:
+    """The same run delivered twice gets one published result; the second is a duplicate."""
+    request = request_for("support-reply-hybrid", "pass")
+    before = fleet_metric(fleet, "evalfleet_duplicate_publications_total")
+    body = request.model_dump_json()
+    client.app.send_task(TASK_NAME, args=[body], queue=queue_for("default"))
+    first = client.wait(request.run_id, timeout=60)
+    client.app.send_task(TASK_NAME, args=[body], queue=queue_for("default"))
+
+    _wait_for(lambda: fleet_metric(fleet, "evalfleet_duplicate_publications_total") > before)
+    assert _streamed(client, {request.run_id}) == {request.run_id: first.model_dump_json()}
+    assert client.redis.get(result_key(request.run_id)) is not None
+
+
+def _wait_for(check: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.1)
+
+
+def test_a_batch_of_fifty_runs_is_all_published(fleet: Any, client: Any) -> None:
+    """submit_many enqueues a batch; every run gets exactly one scorecard."""
+    requests = [request_for("support-reply-hybrid", "pass" if i % 2 else "fail")
+                for i in range(50)]
+    client.submit_many(requests)
+
+    results = [client.wait(r.run_id, timeout=300) for r in requests]
+
+    assert [r.outcome for r in results] == ["scored"] * 50
+    assert [r.scorecard.result for r in results] == ["loss", "win"] * 25
+    assert len(_streamed(client, {r.run_id for r in requests})) == 50
+
+
+def test_metrics_count_exactly_what_happened(fleet: Any, client: Any) -> None:
+    """After N runs of known outcomes the scraped counters moved by exactly N."""
+    def snapshot() -> dict[str, float]:
+        return {
+            "scored": fleet_metric(fleet, "evalfleet_runs_total", outcome="scored",
+                                   queue="evalfleet.default"),
+            "rejected": fleet_metric(fleet, "evalfleet_runs_total", outcome="rejected",
+                                     queue="evalfleet.default"),
+            "win": fleet_metric(fleet, "evalfleet_results_total", result="win"),
+            "loss": fleet_metric(fleet, "evalfleet_results_total", result="loss"),
+            "gate_fail": fleet_metric(fleet, "evalfleet_validator_verdicts_total",
+                                      validator_type="regex_match", outcome_class="fail"),
+        }
+
+    before = snapshot()
+    runs = [request_for("support-reply-hybrid", "pass") for _ in range(3)]
+    runs += [request_for("support-reply-hybrid", "fail") for _ in range(2)]
+    client.submit_many(runs)
+    bad_id = new_id("bad")
+    client.app.send_task(TASK_NAME, args=[json.dumps({"run_id": bad_id})],
+                         queue=queue_for("default"))
+    for run_id in [r.run_id for r in runs] + [bad_id]:
+        client.wait(run_id, timeout=120)
+    after = snapshot()
+
+    assert {k: after[k] - before[k] for k in after} == {
+        "scored": 5, "rejected": 1, "win": 3, "loss": 2, "gate_fail": 2}
