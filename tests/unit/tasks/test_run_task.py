@@ -1,0 +1,149 @@
+"""The task body's delivery policy, with an in-memory Redis stand-in (logic only).
+
+The same paths run against real Redis and workers in tests/integration/fleet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from unit.tasks.test_pipeline import TESTS_PASS, request
+
+from sandbox.errors import SandboxConfigError, SandboxUnavailable
+from sandbox.fake import FakeFactory
+from sandbox.profile import Profile
+from tasks.messages import RunResult
+from tasks.pipeline import PipelineConfig, ProfileBounds
+from tasks.run import execute
+from tasks.runtime import Runtime
+
+
+class MemoryRedis:
+    """The few Redis commands the task uses, in a dict."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+
+    def incr(self, key: str) -> int:
+        self.data[key] = int(self.data.get(key, 0)) + 1
+        return int(self.data[key])
+
+    def expire(self, key: str, seconds: int) -> None:
+        """TTLs do not matter here."""
+
+    def exists(self, key: str) -> int:
+        return int(key in self.data)
+
+
+class MemoryPublisher:
+    """SET NX semantics over the same dict."""
+
+    def __init__(self, redis: MemoryRedis) -> None:
+        self.redis = redis
+        self.results: list[RunResult] = []
+
+    def published(self, run_id: str) -> bool:
+        return f"evalfleet:result:{run_id}" in self.redis.data
+
+    def publish(self, run_id: str, body: str) -> bool:
+        if self.published(run_id):
+            return False
+        self.redis.data[f"evalfleet:result:{run_id}"] = body
+        self.results.append(RunResult.model_validate_json(body))
+        return True
+
+
+class Retry(Exception):
+    """What ``task.retry`` raises."""
+
+
+class FakeTask:
+    def __init__(self) -> None:
+        self.retries: list[float] = []
+        self.request = type("R", (), {"delivery_info": {"routing_key": "evalfleet.default"}})()
+
+    def retry(self, exc: BaseException, countdown: float) -> Retry:
+        self.retries.append(countdown)
+        return Retry(str(exc))
+
+
+class Exploding:
+    """A sandbox factory that fails the same way every time."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def acquire(self, profile: Profile, *, run_id: str) -> Any:
+        raise self.error
+
+
+def runtime(factory: Any, cap: int = 3) -> tuple[Runtime, MemoryPublisher]:
+    redis = MemoryRedis()
+    publisher = MemoryPublisher(redis)
+    config = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))})
+    built = Runtime(config=config, factory=factory, redis=redis,
+                    publisher=publisher,  # type: ignore[arg-type]  (a stand-in)
+                    delivery_cap=cap, retry_backoff_s=1.0)
+    return built, publisher
+
+
+def test_a_scored_run_is_published_with_its_attempt() -> None:
+    """The first delivery runs the pipeline and publishes attempt 1."""
+    rt, publisher = runtime(FakeFactory(script={"run-tests 7": TESTS_PASS}))
+
+    outcome = execute(rt, FakeTask(), request(), enqueued_at=None)
+
+    assert outcome == "scored"
+    assert [(r.run_id, r.attempt) for r in publisher.results] == [("run-1", 1)]
+
+
+def test_an_already_published_run_is_not_run_again() -> None:
+    """A redelivered run whose result exists publishes nothing and runs nothing."""
+    factory = FakeFactory(script={"run-tests 7": TESTS_PASS})
+    rt, publisher = runtime(factory)
+    execute(rt, FakeTask(), request(), enqueued_at=None)
+
+    assert execute(rt, FakeTask(), request(), enqueued_at=None) == "duplicate"
+    assert len(factory.sandboxes) == 1
+    assert len(publisher.results) == 1
+
+
+@pytest.mark.parametrize(("error", "outcome"), [
+    (SandboxUnavailable("engine down"), "infra_error"),
+    (ConnectionError("redis blip"), "infra_error"),
+    (ZeroDivisionError("our bug"), "internal_error"),
+])
+def test_failures_retry_with_backoff_then_give_up_at_the_cap(error: BaseException,
+                                                              outcome: str) -> None:
+    """Infra failures and our bugs retry (2^n backoff) and are published at the cap."""
+    rt, publisher = runtime(Exploding(error), cap=3)
+    task = FakeTask()
+
+    for _ in range(2):
+        with pytest.raises(Retry):
+            execute(rt, task, request(), enqueued_at=None)
+    final = execute(rt, task, request(), enqueued_at=None)
+
+    assert task.retries == [1.0, 2.0]
+    assert final == outcome
+    assert [(r.outcome, r.attempt) for r in publisher.results] == [(outcome, 3)]
+    assert publisher.results[0].scorecard is None
+
+
+def test_a_sandbox_configuration_error_is_not_retried() -> None:
+    """A missing image cannot succeed on retry: published as infra_error at once."""
+    rt, publisher = runtime(Exploding(SandboxConfigError("image not found")))
+
+    assert execute(rt, FakeTask(), request(), enqueued_at=None) == "infra_error"
+    assert publisher.results[0].attempt == 1
+
+
+def test_a_rejection_is_published_and_never_retried() -> None:
+    """An invalid request is published as rejected on its first delivery."""
+    rt, publisher = runtime(FakeFactory())
+    task = FakeTask()
+
+    assert execute(rt, task, {"run_id": "r-bad"}, enqueued_at=None) == "rejected"
+    assert task.retries == []
+    assert publisher.results[0].run_id == "r-bad"
