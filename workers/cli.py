@@ -19,6 +19,7 @@ from scoring import Case, Pack, Scorecard, SpecError, evaluate, load_pack
 from scoring.spec import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
+from .demo import demo
 from .fleet_cli import COMMANDS
 
 EXIT_INVALID = 2
@@ -136,5 +137,5 @@ def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
     return chosen
 
 
-for _command in COMMANDS:
+for _command in [*COMMANDS, demo]:
     main.add_command(_command)

@@ -148,3 +148,4 @@ def health(ready: bool) -> None:
 
 
 COMMANDS = [worker, run_local, submit, result, watch, health]
+

@@ -1,0 +1,111 @@
+"""``evalfleet demo``: the example packs through a live local fleet, then a table.
+
+Starts a private Redis (unless ``EVALFLEET_REDIS_URL`` is set) and two worker nodes,
+submits every example pack's passing and failing submission, shows progress, prints one
+row per run, stops everything it started, and exits 0 only when every run was scored.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from tasks.client import EvalfleetClient
+from tasks.messages import RunRequest, RunResult
+
+from .fleet_cli import pack_mapping
+from .localfleet import RedisServer, Starter, free_port
+from .settings import Settings
+
+SUBMISSIONS = ("pass", "fail")
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    pack: str
+    case: str | None
+    submission: str
+    request: RunRequest
+
+
+def demo_runs(packs_dir: Path) -> list[DemoRun]:
+    """One run per example submission; a multi-case pack runs against its first case."""
+    from tasks.submissions import load_submission
+
+    runs: list[DemoRun] = []
+    for pack_file in sorted(packs_dir.glob("*/pack.yaml")):
+        mapping = pack_mapping(pack_file)
+        cases = (mapping.get("input_sets") or [{}])[0].get("cases") or []
+        case = cases[0].get("case_key") if len(cases) > 1 else None
+        for name in SUBMISSIONS:
+            folder = pack_file.parent / "submissions" / name
+            if folder.is_dir():
+                request = RunRequest(run_id=f"demo-{uuid.uuid4().hex[:10]}", pack=mapping,
+                                     case_key=case, submission=load_submission(folder))
+                runs.append(DemoRun(pack_file.parent.name, case, name, request))
+    return runs
+
+
+def row(run: DemoRun, result: RunResult | None) -> str:
+    card = result.scorecard if result else None
+    score = "-" if card is None or card.score is None else str(card.score)
+    verdict = (card.result or "no contest") if card else (result.outcome if result else "missing")
+    validity = card.validity if card else "-"
+    return (f"{run.request.run_id:<16} {run.pack:<22} {run.case or '-':<7} {run.submission:<5} "
+            f"{score:>5} {verdict:<11} {validity}")
+
+
+def run_demo(packs_dir: Path, timeout: float) -> int:
+    """Run the demo; returns the process exit code."""
+    settings = Settings()
+    with tempfile.TemporaryDirectory(prefix="evalfleet-demo-") as tmp:
+        redis = None if _redis_given() else RedisServer(free_port(), Path(tmp)).start()
+        url = redis.url if redis else settings.redis_url
+        starter = Starter(url, Path(tmp))
+        try:
+            click.echo(f"fleet: redis {url}, starting 2 worker nodes")
+            starter("demo"), starter("demo")
+            return _submit_and_report(EvalfleetClient(url), demo_runs(packs_dir), timeout)
+        finally:
+            starter.stop_all()
+            if redis:
+                redis.stop()
+
+
+def _redis_given() -> bool:
+    import os
+
+    return "EVALFLEET_REDIS_URL" in os.environ
+
+
+def _submit_and_report(client: EvalfleetClient, runs: list[DemoRun], timeout: float) -> int:
+    client.submit_many([r.request for r in runs])
+    results: list[RunResult | None] = []
+    with click.progressbar(runs, label=f"scoring {len(runs)} runs") as bar:
+        for run in bar:
+            try:
+                results.append(client.wait(run.request.run_id, timeout))
+            except TimeoutError:
+                results.append(None)
+    click.echo(f"\n{'run':<16} {'pack':<22} {'case':<7} {'sub':<5} {'score':>5} "
+               f"{'result':<11} validity")
+    for run, result in zip(runs, results, strict=True):
+        click.echo(row(run, result))
+    scored = sum(1 for r in results if r is not None and r.outcome == "scored")
+    click.echo(f"\n{scored}/{len(runs)} runs scored")
+    return 0 if scored == len(runs) else 1
+
+
+@click.command()
+@click.option("--packs", "packs_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("examples/packs"), show_default=True)
+@click.option("--timeout", type=float, default=300.0, show_default=True,
+              help="Seconds to wait for each scorecard.")
+def demo(packs_dir: Path, timeout: float) -> None:
+    """Run the example packs through a live local fleet and print their scorecards."""
+    sys.exit(run_demo(packs_dir, timeout))
