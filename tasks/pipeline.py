@@ -46,6 +46,8 @@ class ProfileBounds:
 
     profile: Profile
     allow_network: bool = False
+    network_mode: str = "bridge"
+    """The Docker network a pack with ``network_access: true`` gets on this profile."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,10 @@ def choose_profile(request: RunRequest, spec: EvaluationSpec, block: SandboxBloc
             message=f'needs a profile that allows egress; profile "{name}" does not')])
     limits = clamp(bounds.profile.limits, block, request, spec)
     env = {**bounds.profile.env, **block.env_vars}
-    return replace(bounds.profile, limits=limits, env=env)
+    hardening = bounds.profile.hardening
+    if block.network_access:  # only reachable on a profile the operator allowed egress
+        hardening = replace(hardening, network_mode=bounds.network_mode)
+    return replace(bounds.profile, limits=limits, env=env, hardening=hardening)
 
 
 def clamp(ceiling: Limits, block: SandboxBlock, request: RunRequest,

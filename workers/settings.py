@@ -36,6 +36,8 @@ class ProfileSettings(BaseModel):
     output_cap_kb: int = Field(1024, gt=0)
     allow_network: bool = False
     """Only a profile marked so may run a pack with ``network_access: true``."""
+    network: str = "bridge"
+    """The Docker network such a pack's sandbox joins (packs without network_access get none)."""
     pool_size: int = Field(0, ge=0)
     """Warm, started, never-used sandboxes kept ready (0 = off)."""
 
@@ -46,7 +48,7 @@ class ProfileSettings(BaseModel):
                         workspace_bytes=self.workspace_mb * MiB,
                         output_cap_bytes=self.output_cap_kb * 1024)
         return ProfileBounds(profile=Profile(name=name, image=self.image, limits=limits),
-                             allow_network=self.allow_network)
+                             allow_network=self.allow_network, network_mode=self.network)
 
 
 def _default_worker_id() -> str:

@@ -205,6 +205,15 @@ def test_network_access_runs_on_an_egress_profile() -> None:
 
     assert result.outcome == "scored"
     assert factory.sandboxes[0].profile.name == "egress"
+    assert factory.sandboxes[0].profile.hardening.network_mode == "bridge"
+
+
+def test_packs_without_network_access_get_no_network_even_on_an_egress_profile() -> None:
+    """Egress is opt-in per pack: the egress profile alone does not open the network."""
+    body = _with_pack(lambda p: p["version"]["sandbox"].update(profile="egress"))
+    _, factory = run(body)
+
+    assert factory.sandboxes[0].profile.hardening.network_mode == "none"
 
 
 def test_a_rejected_request_keeps_its_run_id_and_metadata() -> None:
