@@ -154,7 +154,8 @@ class Sandbox(ABC):
         return PlanResult(
             sandbox_id=self.id, profile=self.profile.name, image=self.profile.image,
             limits=self.profile.limits, commands=commands, tests=tests, checks=checks,
-            files_written=len(plan.files), commands_skipped=len(plan.commands) - len(commands),
+            files_written=len(plan.files) + len(plan.test_files),
+            commands_skipped=len(plan.commands) - len(commands),
             deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started)
 
     def _run_commands(self, plan: Plan) -> tuple[ExecResult, ...]:

@@ -1,0 +1,208 @@
+"""The Docker driver: one hardened container per run, driven through ``exec``.
+
+Every command and test runs as the profile's non-root ``user``; the container's own
+keep-alive runs as ``keeper_user``, so ``kill -9 -1`` as ``user`` stops every candidate
+process without stopping the sandbox. A host timer kills the container at the wall
+deadline. Files move as tar streams through exec (:mod:`sandbox.docker.transfer`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import docker.errors
+
+from sandbox.base import Sandbox
+from sandbox.command import Command, SeedFile
+from sandbox.docker import scripts, transfer
+from sandbox.docker.failure import classify, start_error_is_candidates
+from sandbox.docker.stream import ExecRequest, RawExec, run_exec
+from sandbox.errors import SandboxError, SandboxUnavailable
+from sandbox.profile import Profile
+from sandbox.results import ExecResult, FileRead, Listing
+
+log = logging.getLogger(__name__)
+
+#: Timeout of the driver's own execs (stop, capture, listing, OOM counter).
+INTERNAL_TIMEOUT_S = 30.0
+#: Attempts at stopping the candidate when runc cannot start the stop script (no pids left).
+STOP_ATTEMPTS = 20
+#: Exit status of a process killed by SIGKILL (OOM killer, timeout, cap).
+SIGKILL_STATUS = 137
+
+
+class DockerSandbox(Sandbox):
+    """A started container; see :class:`sandbox.docker.factory.DockerFactory`."""
+
+    def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str) -> None:
+        super().__init__(profile)
+        self.client, self.container, self.run_id = client, container, run_id
+        self._oom_seen = 0
+        self._expired = threading.Event()
+        self._closed = False
+        self._timer = threading.Timer(profile.limits.wall_timeout_s, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    @property
+    def id(self) -> str:
+        """The container id."""
+        return str(self.container.id)
+
+    @property
+    def deadline_exceeded(self) -> bool:
+        """Whether the wall deadline killed the container."""
+        return self._expired.is_set()
+
+    def write_files(self, files: Sequence[SeedFile]) -> None:
+        """Extract a tar of ``files`` into the workspace, as the candidate's user.
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone, or ``tar`` failed.
+        """
+        if not files:
+            return
+        limits = self.profile.limits
+        archive = transfer.seed_archive(files, self.profile.workdir, limits.seed_bytes)
+        raw = self._internal(("tar", "-xf", "-", "-C", self.profile.workdir), stdin=archive)
+        if raw.exit_code != 0 and not self.deadline_exceeded:
+            raise SandboxUnavailable(f"seeding failed: {raw.stderr[:300]!r}", sandbox_id=self.id)
+
+    def exec(self, command: Command) -> ExecResult:
+        """Run one command as the candidate (see :meth:`Sandbox.exec`).
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        limits = self.profile.limits
+        request = ExecRequest(
+            argv=command.as_argv(), user=self.profile.hardening.user,
+            workdir=command.workdir or self.profile.workdir,
+            env={**self.profile.env, **command.env}, stdin=command.stdin,
+            timeout_s=command.timeout_s or limits.exec_timeout_s,
+            cap=command.output_cap_bytes or limits.output_cap_bytes)
+        raw = self._run(request, self._kill_candidate)
+        if raw is None:
+            return ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
+        if raw.start_error:
+            return self._start_failure(raw)
+        oom = raw.exit_code == SIGKILL_STATUS and not raw.timed_out and self._oom_happened()
+        return ExecResult(exit_code=raw.exit_code, stdout=raw.stdout, stderr=raw.stderr,
+                          timed_out=raw.timed_out or self.deadline_exceeded,
+                          stdout_truncated=raw.stdout_truncated,
+                          stderr_truncated=raw.stderr_truncated, duration_s=raw.duration_s,
+                          oom_killed=oom)
+
+    def stop_candidate(self) -> None:
+        """Kill every process of the candidate's uid (retrying while pids are exhausted).
+
+        Raises:
+            SandboxUnavailable: the processes could not be stopped, or the container is gone.
+        """
+        for attempt in range(STOP_ATTEMPTS):
+            raw = self._internal(("sh", "-c", scripts.STOP), on_limit=_nothing)
+            if raw.exit_code == 0 or self.deadline_exceeded:
+                return
+            time.sleep(0.05 * attempt)
+        raise SandboxUnavailable("could not stop the candidate's processes", sandbox_id=self.id)
+
+    def read_file(self, path: str, limit: int) -> FileRead:
+        """Read one regular file through ``tar -c`` (links are refused, see ``transfer``).
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        raw = self._internal(transfer.capture_command(path), cap=limit + transfer.TAR_SLACK)
+        if raw.exit_code != 0 and not raw.stdout_truncated:
+            return FileRead(exists=False, error=_first_line(raw.stderr) or "not readable")
+        return transfer.read_archive(raw.stdout, path, limit)
+
+    def list_dir(self, path: str, max_entries: int) -> Listing:
+        """List below ``path`` with ``find`` + ``stat`` in the sandbox, capped in entries.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        raw = self._internal(("sh", "-c", scripts.LIST, "sh", path, str(max_entries + 1)),
+                             cap=(max_entries + 1) * transfer.MAX_LINE)
+        if raw.exit_code != 0:
+            return Listing(error=_first_line(raw.stderr) or "cannot list directory")
+        return transfer.parse_listing(raw.stdout, path, max_entries)
+
+    def close(self) -> None:
+        """Remove the container (force); never raises."""
+        self._timer.cancel()
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.container.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except Exception as error:  # close must not raise; the reaper will retry
+            log.warning("could not remove sandbox %s: %s", self.id[:12], error)
+
+    def _internal(self, argv: Sequence[str], *, stdin: bytes = b"", cap: int = 1 << 20,
+                  on_limit: Callable[[], None] | None = None) -> RawExec:
+        """The driver's own exec as the candidate's uid (so it reads what they can)."""
+        request = ExecRequest(argv=argv, user=self.profile.hardening.user,
+                              workdir=self.profile.workdir, env={}, stdin=stdin,
+                              timeout_s=INTERNAL_TIMEOUT_S, cap=cap)
+        raw = self._run(request, on_limit or self._kill_candidate)
+        return raw or RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0)
+
+    def _run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec | None:
+        """:func:`run_exec` with engine errors classified; ``None`` past the deadline."""
+        if self.deadline_exceeded:
+            return None
+        try:
+            return run_exec(self.client.api, self.id, request, on_limit)
+        except (docker.errors.DockerException, OSError) as error:
+            if self.deadline_exceeded:
+                return None
+            raise classify(error, what="exec", sandbox_id=self.id) from error
+
+    def _start_failure(self, raw: RawExec) -> ExecResult:
+        message = raw.start_error or ""
+        if not start_error_is_candidates(message):
+            raise SandboxUnavailable(f"exec could not start: {message}", sandbox_id=self.id)
+        return ExecResult(exit_code=None, error=message, duration_s=raw.duration_s)
+
+    def _kill_candidate(self) -> None:
+        """Called from the stream when a command passes its timeout or its output cap."""
+        try:
+            self.stop_candidate()
+        except SandboxError as error:
+            log.warning("could not stop the candidate in %s: %s", self.id[:12], error)
+
+    def _oom_happened(self) -> bool:
+        """Whether the memory cgroup's OOM-kill counter moved since we last looked."""
+        request = ExecRequest(argv=("sh", "-c", scripts.OOM_COUNT),
+                              user=self.profile.hardening.keeper_user, workdir="/", env={},
+                              stdin=b"", timeout_s=INTERNAL_TIMEOUT_S, cap=4096)
+        raw = self._run(request, _nothing)
+        fields = raw.stdout.split() if raw else []
+        count = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else self._oom_seen
+        happened, self._oom_seen = count > self._oom_seen, max(count, self._oom_seen)
+        return happened
+
+    def _expire(self) -> None:
+        """The wall deadline: kill the container (``close`` removes it)."""
+        self._expired.set()
+        try:
+            self.container.kill()
+        except Exception as error:  # already gone or stopping: nothing left to kill
+            log.info("deadline kill of %s: %s", self.id[:12], error)
+
+
+def _nothing() -> None:
+    """An ``on_limit`` for the driver's own scripts: let them finish or time out."""
+
+
+def _first_line(data: bytes) -> str:
+    return data.decode(errors="replace").strip().splitlines()[0] if data.strip() else ""

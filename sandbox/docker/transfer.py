@@ -1,0 +1,113 @@
+"""Files in and out as tar streams through ``exec`` stdin/stdout.
+
+The archive API cannot see tmpfs mounts (environment.md), and copying onto the host would
+let a link in the sandbox point the host somewhere else. So files go in as a tar built in
+memory and extracted by ``tar -x`` in the sandbox, and come out as a tar made by ``tar -c``
+in the sandbox and parsed here, in memory, with a whitelist: one regular file with the
+expected name; links, devices, directories, absolute or ``..`` names are refused. The
+host never opens a path from the sandbox.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import tarfile
+import time
+from collections.abc import Sequence
+
+from sandbox.command import SeedFile
+from sandbox.errors import SandboxConfigError
+from sandbox.paths import relative_to, workspace_path
+from sandbox.results import FileRead, Listing, ListingEntry
+
+#: Bytes of tar framing read past a file's cap (header, a long-name header, padding).
+TAR_SLACK = 8 * 1024
+#: Longest listing line we accept (``size|type|path``); longer ones are dropped.
+MAX_LINE = 8 * 1024
+
+
+def seed_archive(files: Sequence[SeedFile], workspace: str, max_bytes: int) -> bytes:
+    """A tar of ``files`` with names relative to ``workspace`` (parents included).
+
+    Raises:
+        SandboxConfigError: a path breaks the rules or the total passes ``max_bytes``.
+    """
+    if sum(len(file.data) for file in files) > max_bytes:
+        raise SandboxConfigError(f"seed files exceed {max_bytes} bytes")
+    buffer = io.BytesIO()
+    now = time.time()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
+        made: set[str] = set()
+        for file in files:
+            name = relative_to(workspace_path(file.path, workspace), workspace)
+            for parent in _parents(name):
+                if parent not in made:
+                    made.add(parent)
+                    archive.addfile(_info(parent, tarfile.DIRTYPE, 0o755, 0, now))
+            archive.addfile(_info(name, tarfile.REGTYPE, file.mode & 0o777, len(file.data), now),
+                            io.BytesIO(file.data))
+    return buffer.getvalue()
+
+
+def capture_command(path: str) -> tuple[str, ...]:
+    """``tar -c`` of one path, not following a link at the path itself."""
+    return ("tar", "-cf", "-", "-C", posixpath.dirname(path) or "/",
+            "./" + posixpath.basename(path))
+
+
+def read_archive(data: bytes, path: str, limit: int) -> FileRead:
+    """The one member of a capture tar: full size from its header, ``limit`` bytes of data."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r|") as archive:
+            member = archive.next()
+            if member is None:
+                return FileRead(exists=False, error="empty archive")
+            refusal = _refusal(member, posixpath.basename(path))
+            if refusal:
+                return FileRead(exists=False, error=refusal)
+            body = archive.extractfile(member)
+            content = body.read(min(limit, member.size)) if body else b""
+    except (tarfile.TarError, EOFError, OSError) as error:
+        return FileRead(exists=False, error=f"unreadable archive: {error}")
+    return FileRead(exists=True, size=member.size, content=content)
+
+
+def parse_listing(output: bytes, root: str, max_entries: int) -> Listing:
+    """Entries from ``scripts.LIST`` output; absolute paths, sorted, at most ``max_entries``."""
+    entries: list[ListingEntry] = []
+    for line in output.decode(errors="replace").splitlines():
+        size, _, rest = line.partition("|")
+        kind, _, name = rest.partition("|")
+        if not size.isdigit() or not name.startswith("./") or len(line) > MAX_LINE:
+            continue
+        is_dir = kind == "directory"
+        entries.append(ListingEntry(path=posixpath.join(root, name[2:]),
+                                    size=0 if is_dir else int(size), is_dir=is_dir))
+    entries.sort(key=lambda entry: entry.path)
+    return Listing(entries=tuple(entries[:max_entries]), truncated=len(entries) > max_entries)
+
+
+def _refusal(member: tarfile.TarInfo, expected: str) -> str | None:
+    name = member.name.removeprefix("./")
+    if member.name.startswith("/") or ".." in member.name.split("/"):
+        return f"refused member name {member.name!r}"
+    if name != expected:
+        return f"unexpected member {member.name!r}"
+    if member.issym() or member.islnk():
+        return "not captured: the path is a link"
+    if not member.isreg():
+        return "not captured: not a regular file"
+    return None
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split("/")[:-1]
+    return ["/".join(parts[:index]) for index in range(1, len(parts) + 1)]
+
+
+def _info(name: str, kind: bytes, mode: int, size: int, mtime: float) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode, info.size, info.mtime = kind, mode, size, mtime
+    info.uid = info.gid = 0
+    return info

@@ -1,0 +1,114 @@
+"""``code_execution`` validators run by the worker (scoring-semantics §7.3).
+
+:class:`CodeExecution` is what the pipeline asks for; :class:`CodeExecutionRecord` is what
+the ``grader.verification.code_executed`` event carries, plus per-test JUnit verdicts.
+The sandbox renders the command, picks the working directory, runs ``sh -lc`` under the
+timeout and parses counts; scoring decides what the record is worth.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sandbox.counts import TestVerdict, junit_verdicts, parse_counts
+from sandbox.paths import PathRejected, is_under, sandbox_path
+from sandbox.results import ExecResult, text
+from sandbox.template import render
+
+#: AgentClash's default ``timeout_ms`` of a code_execution validator.
+DEFAULT_TIMEOUT_MS = 30_000
+
+
+@dataclass(frozen=True)
+class CodeExecution:
+    """One ``code_execution`` validator whose target is a ``file_capture`` check."""
+
+    validator_key: str
+    target: str
+    """The validator's target, e.g. ``file:solution``."""
+    target_path: str
+    """The path of the file_capture check the target names."""
+    test_command: str
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    pass_threshold: float = 1.0
+    scoring: str = "fraction_passed"
+    output_cap_bytes: int | None = None
+    """Cap per output stream; ``None`` means the profile's default."""
+
+
+@dataclass(frozen=True)
+class CodeExecutionRecord:
+    """The ``grader.verification.code_executed`` record, plus JUnit verdicts."""
+
+    validator_key: str
+    target: str
+    target_path: str
+    test_command: str
+    timeout_ms: int
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    execution_error: str
+    passed_tests: int | None
+    failed_tests: int | None
+    error_tests: int | None
+    total_tests: int | None
+    pass_threshold: float
+    scoring: str
+    test_cases: tuple[TestVerdict, ...] = ()
+    truncated: bool = False
+    unresolved_placeholders: tuple[str, ...] = ()
+    duration_s: float = 0.0
+
+    def to_event_payload(self) -> dict[str, Any]:
+        """The event payload: exactly the §7.3 fields."""
+        return {name: getattr(self, name) for name in EVENT_FIELDS}
+
+
+EVENT_FIELDS = ("validator_key", "target", "target_path", "test_command", "timeout_ms",
+                "exit_code", "stdout", "stderr", "timed_out", "execution_error",
+                "passed_tests", "failed_tests", "error_tests", "total_tests",
+                "pass_threshold", "scoring")
+
+
+def working_directory(target_path: str, workspace: str) -> str:
+    """The §7.3 rule: the captured file's directory, or the workspace for ``.``, ``/``,
+    empty, relative or anything under the workspace."""
+    try:
+        directory = posixpath.dirname(sandbox_path(target_path, workspace))
+    except PathRejected:
+        return workspace
+    if directory in {"", ".", "/"} or is_under(directory, workspace):
+        return workspace
+    return directory
+
+
+def shell_command(spec: CodeExecution, context: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """The rendered test command and the placeholders that stayed unresolved."""
+    rendered = render(spec.test_command, context)
+    return rendered.text, rendered.unresolved
+
+
+def record(spec: CodeExecution, command: str, result: ExecResult,
+           unresolved: tuple[str, ...] = ()) -> CodeExecutionRecord:
+    """Turn the test command's :class:`ExecResult` into the event record."""
+    stdout, stderr = text(result.stdout), text(result.stderr)
+    counts = None if result.timed_out or result.error else parse_counts(stdout, stderr)
+    return CodeExecutionRecord(
+        validator_key=spec.validator_key, target=spec.target, target_path=spec.target_path,
+        test_command=command, timeout_ms=spec.timeout_ms,
+        exit_code=None if result.timed_out else result.exit_code,
+        stdout=stdout, stderr=stderr, timed_out=result.timed_out,
+        execution_error=result.error or "",
+        passed_tests=counts.passed if counts else None,
+        failed_tests=counts.failed if counts else None,
+        error_tests=counts.errors if counts else None,
+        total_tests=counts.total if counts else None,
+        pass_threshold=spec.pass_threshold, scoring=spec.scoring,
+        test_cases=junit_verdicts(stdout, stderr) if counts else (),
+        truncated=result.truncated, unresolved_placeholders=unresolved,
+        duration_s=result.duration_s)

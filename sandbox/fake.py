@@ -1,0 +1,171 @@
+"""The in-memory sandbox: the stub every unit test of the pipeline uses.
+
+:class:`FakeSandbox` passes the same contract suite as the Docker driver
+(``sandbox/contract.py``). Its commands run in :mod:`sandbox.fakeshell` over an
+in-memory file tree; ``script`` maps a command (the shell string, or the argv joined by
+spaces) to a fixed :class:`~sandbox.results.ExecResult` for anything the tiny shell does
+not know (``pytest -q`` → "3 passed", an OOM kill, …).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+
+from sandbox.base import Sandbox
+from sandbox.command import Command, SeedFile
+from sandbox.errors import SandboxConfigError, SandboxUnavailable
+from sandbox.fakefs import FakeFS
+from sandbox.fakeprograms import PROGRAMS
+from sandbox.fakeshell import Exit, Overflow, Shell, Timeout, run_script, run_tokens
+from sandbox.paths import workspace_path
+from sandbox.profile import Profile
+from sandbox.results import ExecResult, FileRead, Listing
+
+Scripted = ExecResult | Callable[[Command], ExecResult]
+_ids = itertools.count(1)
+
+
+class FakeSandbox(Sandbox):
+    """A sandbox in memory: files in a dict, commands in a tiny shell."""
+
+    def __init__(self, profile: Profile, *, script: Mapping[str, Scripted] | None = None,
+                 run_id: str = "") -> None:
+        super().__init__(profile)
+        self.run_id = run_id
+        self.script = dict(script or {})
+        self.fs = FakeFS(capacity=profile.limits.workspace_bytes)
+        self.jobs: list[list[str]] = []
+        self.executed: list[Command] = []
+        self.closed = False
+        self._id = f"fake-{next(_ids)}"
+
+    @property
+    def id(self) -> str:
+        """``fake-N``."""
+        return self._id
+
+    def write_files(self, files: Sequence[SeedFile]) -> None:
+        """Write files into the in-memory workspace.
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the sandbox was closed.
+        """
+        self._check_open()
+        if sum(len(f.data) for f in files) > self.profile.limits.seed_bytes:
+            raise SandboxConfigError("seed files exceed the seed_bytes limit", sandbox_id=self.id)
+        for file in files:
+            path = workspace_path(file.path, self.profile.workdir)
+            self.fs.remove(path)
+            if not self.fs.write(path, file.data, mode=file.mode):
+                raise SandboxConfigError("seed files do not fit the workspace", sandbox_id=self.id)
+
+    def exec(self, command: Command) -> ExecResult:
+        """Run a command: scripted result first, else the tiny shell.
+
+        Raises:
+            SandboxUnavailable: the sandbox was closed.
+        """
+        self._check_open()
+        self.executed.append(command)
+        self._tick_jobs()
+        key = command.argv if isinstance(command.argv, str) else shlex.join(command.argv)
+        inner = command.argv[2] if command.as_argv()[:2] in {("sh", "-c"), ("sh", "-lc")} else key
+        scripted = self.script.get(key, self.script.get(str(inner)))
+        if scripted is not None:
+            return scripted if isinstance(scripted, ExecResult) else scripted(command)
+        return self._interpret(command)
+
+    def stop_candidate(self) -> None:
+        """Forget every background job.
+
+        Raises:
+            SandboxUnavailable: the sandbox was closed.
+        """
+        self._check_open()
+        self.jobs.clear()
+
+    def read_file(self, path: str, limit: int) -> FileRead:
+        """Read a regular file; a link is reported as not captured.
+
+        Raises:
+            SandboxUnavailable: the sandbox was closed.
+        """
+        self._check_open()
+        kind = self.fs.kind(path)
+        if kind != "file":
+            error = None if kind is None else f"not captured: not a regular file ({kind})"
+            return FileRead(exists=False, error=error)
+        data = self.fs.files[path]
+        return FileRead(exists=True, size=len(data), content=data[:limit])
+
+    def list_dir(self, path: str, max_entries: int) -> Listing:
+        """List the in-memory tree below ``path``.
+
+        Raises:
+            SandboxUnavailable: the sandbox was closed.
+        """
+        self._check_open()
+        if self.fs.kind(self.fs.resolve(path)) != "dir":
+            return Listing(error=f"not a directory: {path}")
+        entries = self.fs.walk(self.fs.resolve(path))
+        return Listing(entries=tuple(entries[:max_entries]), truncated=len(entries) > max_entries)
+
+    def close(self) -> None:
+        """Drop everything."""
+        self.closed = True
+        self.jobs.clear()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise SandboxUnavailable("the sandbox is closed", sandbox_id=self.id)
+
+    def _shell(self, command: Command) -> Shell:
+        limits = self.profile.limits
+        workdir = command.workdir or self.profile.workdir
+        return Shell(fs=self.fs, programs=PROGRAMS, cwd=workdir, background=self.jobs,
+                     cap=command.output_cap_bytes or limits.output_cap_bytes,
+                     timeout_s=command.timeout_s or limits.exec_timeout_s,
+                     uid=int(self.profile.hardening.user.split(":")[0]))
+
+    def _interpret(self, command: Command) -> ExecResult:
+        shell = self._shell(command)
+        if self.fs.kind(shell.cwd) != "dir":
+            return ExecResult(exit_code=None, error=f"working directory {shell.cwd} is missing")
+        status: int | None = None
+        timed_out = False
+        try:
+            status = run_script(shell, shlex.join(command.as_argv()), command.stdin)
+        except Overflow:
+            status = 137
+        except Timeout:
+            timed_out = True
+        return ExecResult(exit_code=status, stdout=bytes(shell.stdout), stderr=bytes(shell.stderr),
+                          timed_out=timed_out, stdout_truncated=shell.stdout_truncated,
+                          stderr_truncated=shell.stderr_truncated,
+                          duration_s=min(shell.elapsed_s, shell.timeout_s))
+
+    def _tick_jobs(self) -> None:
+        """Background jobs get to run once before every command, as a loop would."""
+        for job in list(self.jobs):
+            shell = self._shell(Command(argv="true"))
+            shell.background = []
+            with contextlib.suppress(Overflow, Timeout, Exit):
+                run_tokens(shell, job, b"")
+
+
+class FakeFactory:
+    """Hands out :class:`FakeSandbox` objects; remembers them for assertions."""
+
+    def __init__(self, script: Mapping[str, Scripted] | None = None) -> None:
+        self.script = dict(script or {})
+        self.sandboxes: list[FakeSandbox] = []
+
+    def acquire(self, profile: Profile, *, run_id: str) -> FakeSandbox:
+        """A new fake sandbox for ``run_id``."""
+        sandbox = FakeSandbox(profile, script=self.script, run_id=run_id)
+        self.sandboxes.append(sandbox)
+        return sandbox

@@ -1,0 +1,108 @@
+"""What a sandbox is made from: :class:`Limits`, :class:`Hardening` and :class:`Profile`.
+
+Frozen dataclasses, validated on construction (a bad value raises
+:class:`~sandbox.errors.SandboxConfigError`). ``workers/settings.py`` builds them from
+its own configuration; nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from sandbox.errors import SandboxConfigError
+
+MiB = 1024 * 1024
+
+#: The workspace every profile mounts and the candidate's commands start in.
+WORKSPACE = "/workspace"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandbox; every one is recorded in the run's result."""
+
+    memory_bytes: int = 512 * MiB
+    """Memory limit; swap is set to the same value, so there is no swap."""
+    cpus: float = 1.0
+    """CPU share (``nano_cpus = cpus * 1e9``)."""
+    pids: int = 256
+    """Maximum number of processes and threads in the container."""
+    wall_timeout_s: float = 600.0
+    """Whole-sandbox deadline, enforced from the host by killing the container."""
+    exec_timeout_s: float = 30.0
+    """Default timeout of one command when the command names none."""
+    output_cap_bytes: int = 1 * MiB
+    """Default cap per output stream (stdout, stderr) of one command."""
+    workspace_bytes: int = 64 * MiB
+    """Size of the tmpfs workspace."""
+    tmp_bytes: int = 16 * MiB
+    """Size of the tmpfs ``/tmp``."""
+    seed_bytes: int = 32 * MiB
+    """Cap on the total size of files written into one sandbox by one call."""
+    nofile: int = 1024
+    """Open file descriptors per process."""
+    fsize_bytes: int = 64 * MiB
+    """Largest file a process may write (RLIMIT_FSIZE)."""
+    listing_entries: int = 10_000
+    """Entry cap of a directory listing (the cap and any truncation are reported)."""
+
+    def __post_init__(self) -> None:
+        for name in ("memory_bytes", "pids", "output_cap_bytes", "workspace_bytes",
+                     "tmp_bytes", "seed_bytes", "nofile", "fsize_bytes", "listing_entries"):
+            if getattr(self, name) <= 0:
+                raise SandboxConfigError(f"limit {name} must be positive")
+        for name in ("cpus", "wall_timeout_s", "exec_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise SandboxConfigError(f"limit {name} must be positive")
+        if self.memory_bytes < 6 * MiB:
+            raise SandboxConfigError("limit memory_bytes must be at least 6 MiB (Docker's floor)")
+
+
+@dataclass(frozen=True)
+class Hardening:
+    """Container hardening; the defaults are the safe ones (fleet-anchors §3.2)."""
+
+    network_mode: str = "none"
+    cap_drop: tuple[str, ...] = ("ALL",)
+    cap_add: tuple[str, ...] = ()
+    security_opt: tuple[str, ...] = ("no-new-privileges",)
+    read_only: bool = True
+    init: bool = True
+    user: str = "1000:1000"
+    """Numeric uid:gid every candidate and test command runs as (never root)."""
+    keeper_user: str = "65534:65534"
+    """Numeric uid:gid of the container's keep-alive process; must differ from ``user``
+    so that stopping the candidate (``kill -9 -1`` as ``user``) leaves it running."""
+
+    def __post_init__(self) -> None:
+        if self.user.split(":")[0] in {"0", "root", ""}:
+            raise SandboxConfigError("hardening user must be a non-root numeric uid")
+        if self.user.split(":")[0] == self.keeper_user.split(":")[0]:
+            raise SandboxConfigError("hardening keeper_user must differ from user")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named recipe for sandboxes: image, limits, hardening, environment, labels."""
+
+    name: str
+    image: str
+    limits: Limits = field(default_factory=Limits)
+    hardening: Hardening = field(default_factory=Hardening)
+    env: Mapping[str, str] = field(default_factory=dict)
+    """The only environment commands see besides the image's own ``ENV`` lines."""
+    workdir: str = WORKSPACE
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra container labels (``evalfleet.*`` names are reserved for the driver)."""
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.image:
+            raise SandboxConfigError("a profile needs a name and an image")
+        if not self.workdir.startswith("/") or ".." in self.workdir.split("/"):
+            raise SandboxConfigError(f"profile workdir must be absolute: {self.workdir!r}")
+        if any(key.startswith("evalfleet.") for key in self.labels):
+            raise SandboxConfigError("labels under evalfleet. are reserved for the driver")
+        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))

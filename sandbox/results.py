@@ -1,0 +1,123 @@
+"""Frozen results of sandbox operations.
+
+Everything the candidate can cause (non-zero exit, timeout, truncation, OOM kill, a file
+that is missing or is a link) is a field here, never an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+def text(data: bytes) -> str:
+    """Decode captured bytes for an event payload (invalid UTF-8 becomes U+FFFD)."""
+    return data.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one command did."""
+
+    exit_code: int | None
+    """Exit status; ``None`` when the command never started or its status was lost."""
+    stdout: bytes = b""
+    stderr: bytes = b""
+    timed_out: bool = False
+    """The command's own timeout (or the sandbox's wall deadline) ended it."""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    duration_s: float = 0.0
+    oom_killed: bool = False
+    """The kernel's OOM killer ended a process of this command (memory limit)."""
+    error: str | None = None
+    """Why the command could not be started at all (e.g. its working directory is missing)."""
+
+    @property
+    def truncated(self) -> bool:
+        """Either output stream was cut at its cap."""
+        return self.stdout_truncated or self.stderr_truncated
+
+    @property
+    def ok(self) -> bool:
+        """Started, finished in time and exited 0."""
+        return self.exit_code == 0 and not self.timed_out and self.error is None
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """A driver's raw read of one file: full ``size``, at most ``limit`` bytes of content."""
+
+    exists: bool
+    size: int = 0
+    content: bytes = b""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class FileCapture:
+    """A ``file_capture`` check's result under the §7.2 caps."""
+
+    key: str
+    path: str
+    exists: bool
+    size: int = 0
+    """Full original byte length, even when ``content`` was cut."""
+    content: bytes | None = None
+    truncated: bool = False
+    error: str | None = None
+    """Why an existing-looking path was not captured (a link, ``..``, not a regular file)."""
+
+    def to_event_payload(self) -> dict[str, Any]:
+        """The ``grader.verification.file_captured`` payload."""
+        payload: dict[str, Any] = {"key": self.key, "path": self.path, "exists": self.exists,
+                                   "size": self.size}
+        if self.exists:
+            payload["content"] = text(self.content or b"")
+            if self.truncated:
+                payload["truncated"] = True
+        return payload
+
+
+@dataclass(frozen=True)
+class ListingEntry:
+    """One entry of a directory listing (AgentClash's ``{path, size, is_dir}``)."""
+
+    path: str
+    size: int
+    is_dir: bool
+
+    def to_payload(self) -> dict[str, Any]:
+        """The entry as it appears in the event."""
+        return {"path": self.path, "size": self.size, "is_dir": self.is_dir}
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A driver's raw listing: entries below ``path``, at most ``max_entries`` of them."""
+
+    entries: tuple[ListingEntry, ...] = ()
+    truncated: bool = False
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class DirectoryListing:
+    """A ``directory_listing`` check's result."""
+
+    key: str
+    path: str
+    entries: tuple[ListingEntry, ...]
+    max_entries: int
+    truncated: bool = False
+    error: str | None = None
+    """Why the listing is empty (missing path, not a directory, rejected path)."""
+
+    def to_event_payload(self) -> dict[str, Any]:
+        """The ``grader.verification.directory_listed`` payload (cap shown when hit)."""
+        payload: dict[str, Any] = {"key": self.key, "path": self.path,
+                                   "entries": [entry.to_payload() for entry in self.entries]}
+        if self.truncated:
+            payload["truncated"] = True
+            payload["max_entries"] = self.max_entries
+        return payload
