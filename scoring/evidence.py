@@ -268,19 +268,28 @@ def _keyed(store: str, *keys: str) -> Any:
 
 def _turn(ev: Evidence, event: Event) -> None:
     payload = event.payload
-    index = payload.get("turn_index")
-    if not isinstance(index, int) or isinstance(index, bool):
+    index = _turn_index(payload.get("turn_index"))
+    if index is None:
         return
     turn = ev.turns.setdefault(index, Turn(index=index))
     content = loose_string(payload.get("content")) or ""
+    actor = str(payload.get("actor") or "")
     if event.type == "turn.user.message":
-        turn.user = content
+        turn.user, turn.actor = content, actor or turn.actor
     elif event.type == "turn.assistant.message":
         turn.assistant = content
-    else:
-        turn.mismatch = payload.get("mismatch") is True or turn.mismatch
-    turn.actor = str(payload.get("actor") or turn.actor)
+    else:  # turn.completed: its mismatch flag is the turn's verdict (true or false)
+        if isinstance(payload.get("mismatch"), bool):
+            turn.mismatch = payload["mismatch"]
+        turn.actor = turn.actor or actor
     turn.phase_id = str(payload.get("phase_id") or turn.phase_id)
+
+
+def _turn_index(value: Any) -> int | None:
+    """A JSON number that is a whole number (Go decodes 1.0 as 1), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if float(value).is_integer() else None
 
 
 def _finish(ev: Evidence) -> None:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from helpers import evidence_of
+from helpers import T0, evidence_of
 
 from scoring.evidence import ToolCall
 
@@ -305,3 +305,25 @@ def test_evidence_warnings(events: list[dict[str, Any]], cases: list[dict[str, A
                            expected: list[str]) -> None:
     """Missing final output / terminal evidence and case-count problems become warnings."""
     assert evidence_of(events, cases).warnings == expected
+
+
+def test_turn_completed_can_clear_a_mismatch_and_only_fills_a_missing_actor() -> None:
+    """turn.completed sets the turn's mismatch verdict (also back to false); the user
+    message names the actor, turn.completed only when none was named."""
+    events = [
+        {"type": "turn.user.message", "occurred_at": T0,
+         "payload": {"turn_index": 1.0, "content": "hi", "actor": "alice"}},
+        {"type": "turn.completed", "occurred_at": T0,
+         "payload": {"turn_index": 1, "mismatch": True, "actor": "bob"}},
+        {"type": "turn.completed", "occurred_at": T0,
+         "payload": {"turn_index": 1, "mismatch": False}},
+        {"type": "turn.completed", "occurred_at": T0,
+         "payload": {"turn_index": 2, "actor": "carol"}},
+        {"type": "turn.user.message", "occurred_at": T0,
+         "payload": {"turn_index": 2.5, "content": "ignored"}},
+    ]
+    turns = evidence_of(events).turns
+
+    assert sorted(turns) == [1, 2]
+    assert (turns[1].actor, turns[1].mismatch, turns[1].user) == ("alice", False, "hi")
+    assert turns[2].actor == "carol"
