@@ -148,6 +148,8 @@ def _route(shell: Shell, sink: Shell, redirects: dict[str, str]) -> None:
     out, err = bytes(sink.stdout), bytes(sink.stderr)
     if redirects.get("2>") == "&1":
         out, err = out + err, b""
+    if redirects.get(">&") == "2":
+        out, err = b"", err + out
     for op, stream in ((">", out), (">>", out), ("2>", err)):
         target = redirects.get(op)
         if target and target != "&1":

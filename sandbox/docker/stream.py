@@ -78,12 +78,14 @@ def run_exec(api: Any, container_id: str, request: ExecRequest,
     exec_id = api.exec_create(container_id, list(request.argv), stdin=True, stdout=True,
                               stderr=True, user=request.user, workdir=request.workdir,
                               environment=dict(request.env))["Id"]
-    raw = api.exec_start(exec_id, socket=True)._sock
+    wrapper = api.exec_start(exec_id, socket=True)
+    raw = wrapper._sock
     try:
         _feed(raw, request.stdin)
         streams = {1: Capped(request.cap), 2: Capped(request.cap)}
         timed_out = _pump(raw, streams, started + request.timeout_s, on_limit)
     finally:
+        wrapper.close()
         raw.close()
     exit_code, pid = _exit_status(api, exec_id)
     out = bytes(streams[1].data)

@@ -1,0 +1,237 @@
+"""The conformance checks every :class:`~sandbox.base.Sandbox` driver passes.
+
+``tests/contract`` runs each check against the in-memory fake and against the Docker
+driver (a Debian image and a busybox one). A check is a plain function of a
+:class:`Target`; it raises ``AssertionError`` when the driver breaks the contract. The
+commands used are plain POSIX ``sh`` that the fake's tiny shell also understands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sandbox.base import Sandbox, SandboxFactory
+from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from sandbox.command import Command, SeedFile
+from sandbox.errors import SandboxConfigError, SandboxError, SandboxUnavailable
+from sandbox.execution import CodeExecution
+from sandbox.plan import Plan
+from sandbox.profile import Profile
+
+#: A background loop that rewrites ``out.txt`` forever (started with ``sh tamper.sh &``).
+TAMPER = "while :; do echo tampered > out.txt; sleep 0.05; done\n"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A driver under test: how to get sandboxes, and the profile to start from."""
+
+    factory: SandboxFactory
+    profile: Profile
+
+    @contextmanager
+    def sandbox(self, **limits: Any) -> Iterator[Sandbox]:
+        """A fresh sandbox (``limits`` override the profile's), closed afterwards."""
+        profile = dataclasses.replace(
+            self.profile, limits=dataclasses.replace(self.profile.limits, **limits))
+        sandbox = self.factory.acquire(profile, run_id="contract")
+        try:
+            yield sandbox
+        finally:
+            sandbox.close()
+
+
+def expect_raises(kind: type[BaseException], action: Callable[[], object]) -> None:
+    """Assert that ``action()`` raises ``kind``."""
+    try:
+        action()
+    except kind:
+        return
+    raise AssertionError(f"expected {kind.__name__}")
+
+
+def check_exec_output_and_exit_code(target: Target) -> None:
+    """stdout, stderr and the exit code come back; a non-zero exit is a result."""
+    with target.sandbox() as sandbox:
+        result = sandbox.exec(Command("echo out; echo err >&2; exit 3"))
+        assert (result.exit_code, result.stdout, result.stderr) == (3, b"out\n", b"err\n")
+        assert not result.timed_out and not result.truncated and not result.ok
+        assert sandbox.exec(Command(("echo", "a b"))).stdout == b"a b\n"
+
+
+def check_stdin_reaches_the_command(target: Target) -> None:
+    """``stdin`` bytes are the command's standard input."""
+    with target.sandbox() as sandbox:
+        assert sandbox.exec(Command("cat", stdin=b"payload\x00\xff")).stdout == b"payload\x00\xff"
+
+
+def check_timeout_is_a_result(target: Target) -> None:
+    """A command past its timeout is ended and reported ``timed_out``."""
+    with target.sandbox() as sandbox:
+        result = sandbox.exec(Command("sleep 30", timeout_s=1))
+        assert result.timed_out and not result.ok
+        assert sandbox.exec(Command("echo alive")).stdout == b"alive\n"
+
+
+def check_output_is_capped(target: Target) -> None:
+    """Output beyond the cap is cut (never more than the cap kept) and flagged."""
+    with target.sandbox() as sandbox:
+        result = sandbox.exec(Command("yes", output_cap_bytes=1000, timeout_s=20))
+        assert len(result.stdout) == 1000 and result.stdout_truncated and result.truncated
+        assert not result.timed_out
+
+
+def check_missing_workdir_is_a_result(target: Target) -> None:
+    """A command whose working directory does not exist reports ``error``."""
+    with target.sandbox() as sandbox:
+        result = sandbox.exec(Command("true", workdir="/workspace/missing"))
+        assert result.error and result.exit_code is None and not result.ok
+
+
+def check_files_are_written(target: Target) -> None:
+    """Seed files land in the workspace, with parents, text or bytes."""
+    with target.sandbox() as sandbox:
+        sandbox.write_files([SeedFile("a/b/c.txt", "text\n"), SeedFile("/workspace/d", b"\x01")])
+        assert sandbox.exec(Command("cat a/b/c.txt /workspace/d")).stdout == b"text\n\x01"
+
+
+def check_bad_seed_files_are_config_errors(target: Target) -> None:
+    """``..``, paths outside the workspace and oversize seeds raise ``SandboxConfigError``."""
+    with target.sandbox(seed_bytes=100) as sandbox:
+        for path in ("../x", "/etc/x", "a/../../x", ""):
+            expect_raises(SandboxConfigError, lambda p=path: sandbox.write_files([SeedFile(p, "")]))
+        expect_raises(SandboxConfigError, lambda: sandbox.write_files([SeedFile("f", b"x" * 101)]))
+
+
+def check_capture_reports_size_and_existence(target: Target) -> None:
+    """A capture carries ``exists``, the full ``size`` and the content."""
+    with target.sandbox() as sandbox:
+        sandbox.write_files([SeedFile("out.txt", "hello")])
+        budget = CaptureBudget()
+        found = sandbox.capture(CaptureCheck("k", "out.txt"), budget)
+        assert (found.exists, found.size, found.content, found.truncated) == (
+            True, 5, b"hello", False)
+        missing = sandbox.capture(CaptureCheck("m", "/workspace/nope"), budget)
+        assert not missing.exists and missing.size == 0 and missing.content is None
+        assert budget.charged == 5
+
+
+def check_capture_caps(target: Target) -> None:
+    """Per-file cap cuts bytes; the run budget counts full sizes; spent budget ⇒ ``""``."""
+    with target.sandbox() as sandbox:
+        sandbox.write_files([SeedFile("big", b"a" * 3000), SeedFile("next", b"b" * 10)])
+        budget = CaptureBudget(total_bytes=3500)
+        big = sandbox.capture(CaptureCheck("big", "big", max_size_bytes=1000), budget)
+        assert (big.size, big.content, big.truncated) == (3000, b"a" * 1000, True)
+        nxt = sandbox.capture(CaptureCheck("next", "next"), budget)
+        assert (nxt.content, nxt.truncated) == (b"b" * 10, False)
+        spent = sandbox.capture(CaptureCheck("again", "big"), budget)
+        assert (spent.exists, spent.size, spent.content, spent.truncated) == (
+            True, 3000, b"a" * 490, True)
+        empty = sandbox.capture(CaptureCheck("none", "next"), budget)
+        assert (empty.content, empty.truncated, empty.size) == (b"", True, 10)
+
+
+def check_capture_never_follows_links(target: Target) -> None:
+    """A capture path that is a symlink is not read; ``..`` paths are refused."""
+    with target.sandbox() as sandbox:
+        sandbox.exec(Command("ln -s /etc/passwd link"))
+        budget = CaptureBudget()
+        link = sandbox.capture(CaptureCheck("link", "link"), budget)
+        assert not link.exists and link.content is None and link.error
+        dotdot = sandbox.capture(CaptureCheck("up", "/workspace/../etc/passwd"), budget)
+        assert not dotdot.exists and dotdot.error and budget.charged == 0
+
+
+def check_listing_entries_and_cap(target: Target) -> None:
+    """Listings give ``{path, size, is_dir}`` below the path, capped in entries."""
+    with target.sandbox(listing_entries=3) as sandbox:
+        sandbox.write_files([SeedFile("d/one", "1"), SeedFile("d/sub/two", "22")])
+        listing = sandbox.list_directory(ListingCheck("l", "d"))
+        assert listing.truncated is False and listing.max_entries == 3
+        assert [(e.path, e.size, e.is_dir) for e in listing.entries] == [
+            ("/workspace/d/one", 1, False), ("/workspace/d/sub", 0, True),
+            ("/workspace/d/sub/two", 2, False)]
+        sandbox.write_files([SeedFile("d/three", "333")])
+        capped = sandbox.list_directory(ListingCheck("l", "/workspace/d"))
+        assert capped.truncated and len(capped.entries) == 3
+        missing = sandbox.list_directory(ListingCheck("m", "nowhere"))
+        assert missing.entries == () and missing.error
+
+
+def check_code_execution_record(target: Target) -> None:
+    """Placeholders render, ``sh -lc`` runs in the workspace, counts parse."""
+    with target.sandbox() as sandbox:
+        sandbox.write_files([SeedFile("src/main.py", "x")])
+        spec = CodeExecution(validator_key="v", target="file:main", target_path="src/main.py",
+                             test_command="echo {{ n }} passed, {{ a.b }} failed {{ nope }}",
+                             timeout_ms=5000)
+        record = sandbox.code_execution(spec, {"n": 2, "a": {"b": 1}})
+        assert record.test_command == "echo 2 passed, 1 failed {{ nope }}"
+        assert (record.passed_tests, record.failed_tests, record.total_tests) == (2, 1, 3)
+        assert record.exit_code == 0 and not record.timed_out and record.execution_error == ""
+        slow = sandbox.code_execution(dataclasses.replace(spec, test_command="sleep 30",
+                                                          timeout_ms=500))
+        assert slow.timed_out and slow.total_tests is None
+
+
+def check_stop_candidate_ends_background_processes(target: Target) -> None:
+    """A background process of the submission cannot touch test output or captures."""
+    with target.sandbox() as sandbox:
+        sandbox.write_files([SeedFile("tamper.sh", TAMPER)])
+        sandbox.exec(Command("sh tamper.sh >/dev/null 2>&1 &"))
+        assert sandbox.exec(Command("sleep 0.3; cat out.txt")).stdout == b"tampered\n"
+        spec = CodeExecution(validator_key="v", target="file:out", target_path="out.txt",
+                             test_command="sleep 0.3; cat out.txt")
+        result = sandbox.run_plan(Plan(test_files=(SeedFile("out.txt", "clean\n"),),
+                                       tests=(spec,), checks=(CaptureCheck("o", "out.txt"),)))
+        assert result.tests[0].stdout == "clean\n"
+        assert result.captures[0].content == b"clean\n"
+
+
+def check_plan_records_every_step(target: Target) -> None:
+    """A plan returns one record per step, in order, and its limits."""
+    with target.sandbox() as sandbox:
+        plan = Plan(files=(SeedFile("in.txt", "seed"),),
+                    commands=(Command("cat in.txt > out.txt"), Command("exit 4"),
+                              Command("echo never")),
+                    checks=(CaptureCheck("out", "out.txt"), ListingCheck("ls", ".")),
+                    stop_on_command_failure=True)
+        result = sandbox.run_plan(plan)
+        assert [c.exit_code for c in result.commands] == [0, 4] and result.commands_skipped == 1
+        assert result.captures[0].content == b"seed" and result.limits == sandbox.profile.limits
+        assert {e.path for e in result.listings[0].entries} >= {"/workspace/in.txt"}
+        assert result.sandbox_id == sandbox.id and not result.deadline_exceeded
+
+
+def check_closed_sandbox_is_unavailable(target: Target) -> None:
+    """``close`` is idempotent; using a closed sandbox raises ``SandboxUnavailable``."""
+    with target.sandbox() as sandbox:
+        sandbox.close()
+        sandbox.close()
+        expect_raises(SandboxUnavailable, lambda: sandbox.exec(Command("true")))
+        assert issubclass(SandboxUnavailable, SandboxError)
+
+
+#: Every check, in the order they run.
+CHECKS: tuple[Callable[[Target], None], ...] = (
+    check_exec_output_and_exit_code,
+    check_stdin_reaches_the_command,
+    check_timeout_is_a_result,
+    check_output_is_capped,
+    check_missing_workdir_is_a_result,
+    check_files_are_written,
+    check_bad_seed_files_are_config_errors,
+    check_capture_reports_size_and_existence,
+    check_capture_caps,
+    check_capture_never_follows_links,
+    check_listing_entries_and_cap,
+    check_code_execution_record,
+    check_stop_candidate_ends_background_processes,
+    check_plan_records_every_step,
+    check_closed_sandbox_is_unavailable,
+)
