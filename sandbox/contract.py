@@ -103,7 +103,8 @@ def check_bad_seed_files_are_config_errors(target: Target) -> None:
     """``..``, paths outside the workspace and oversize seeds raise ``SandboxConfigError``."""
     with target.sandbox(seed_bytes=100) as sandbox:
         for path in ("../x", "/etc/x", "a/../../x", ""):
-            expect_raises(SandboxConfigError, lambda p=path: sandbox.write_files([SeedFile(p, "")]))
+            seed = [SeedFile(path, "")]
+            expect_raises(SandboxConfigError, lambda: sandbox.write_files(seed))  # noqa: B023
         expect_raises(SandboxConfigError, lambda: sandbox.write_files([SeedFile("f", b"x" * 101)]))
 
 
