@@ -28,6 +28,8 @@ _VERDICT_TAGS = (("failure", "failed"), ("error", "error"), ("skipped", "skipped
 class TestCounts:
     """Counts parsed from a test run (``total`` is the declared or summed total)."""
 
+    __test__ = False  # not a pytest class, whatever its name
+
     passed: int
     failed: int
     errors: int
@@ -37,6 +39,8 @@ class TestCounts:
 @dataclass(frozen=True)
 class TestVerdict:
     """One JUnit ``<testcase>``: ``passed``, ``failed``, ``error`` or ``skipped``."""
+
+    __test__ = False  # not a pytest class, whatever its name
 
     name: str
     classname: str

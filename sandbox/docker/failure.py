@@ -45,9 +45,9 @@ def classify(error: BaseException, *, what: str, sandbox_id: str | None = None) 
     """The :class:`SandboxError` to raise for a docker SDK exception during ``what``."""
     if isinstance(error, docker.errors.ImageNotFound):
         return SandboxConfigError(f"{what}: image not found: {error}", sandbox_id=sandbox_id)
-    if isinstance(error, OSError):  # requests' ConnectionError is an OSError too
+    if isinstance(error, OSError) and not isinstance(error, docker.errors.APIError):
         return SandboxUnavailable(f"{what}: Docker engine unreachable: {error}",
-                                  sandbox_id=sandbox_id)
+                                  sandbox_id=sandbox_id)  # requests' errors are OSErrors
     status = getattr(getattr(error, "response", None), "status_code", None)
     message = str(error).lower()
     for code, fragment, kind in SIGNATURES:

@@ -57,19 +57,25 @@ def capture_command(path: str) -> tuple[str, ...]:
 
 
 def read_archive(data: bytes, path: str, limit: int) -> FileRead:
-    """The one member of a capture tar: full size from its header, ``limit`` bytes of data."""
+    """The one member of a capture tar: full size from its header, ``limit`` bytes of data.
+
+    ``data`` may be cut anywhere after those bytes (the ``tar`` was stopped at the cap), so
+    the content is sliced from the buffer rather than read through ``tarfile``.
+    """
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r|") as archive:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
             member = archive.next()
-            if member is None:
-                return FileRead(exists=False, error="empty archive")
-            refusal = _refusal(member, posixpath.basename(path))
-            if refusal:
-                return FileRead(exists=False, error=refusal)
-            body = archive.extractfile(member)
-            content = body.read(min(limit, member.size)) if body else b""
     except (tarfile.TarError, EOFError, OSError) as error:
         return FileRead(exists=False, error=f"unreadable archive: {error}")
+    if member is None:
+        return FileRead(exists=False, error="empty archive")
+    refusal = _refusal(member, posixpath.basename(path))
+    if refusal:
+        return FileRead(exists=False, error=refusal)
+    wanted = min(limit, member.size)
+    content = data[member.offset_data:member.offset_data + wanted]
+    if len(content) < wanted:
+        return FileRead(exists=False, error="archive cut short")
     return FileRead(exists=True, size=member.size, content=content)
 
 

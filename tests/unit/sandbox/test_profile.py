@@ -1,0 +1,66 @@
+"""Profiles, limits and hardening validate on construction; docker kwargs are hardened."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, Ownership, create_kwargs
+from sandbox.errors import SandboxConfigError
+from sandbox.paths import PathRejected, sandbox_path
+from sandbox.profile import Hardening, Limits, Profile
+
+
+@pytest.mark.parametrize("bad", [{"memory_bytes": 0}, {"pids": -1}, {"cpus": 0},
+                                 {"wall_timeout_s": 0}, {"memory_bytes": 1024}])
+def test_bad_limits(bad: dict[str, float]) -> None:
+    """Non-positive or below-Docker-floor limits are config errors."""
+    with pytest.raises(SandboxConfigError):
+        Limits(**bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [{"user": "0:0"}, {"user": "root"},
+                                 {"user": "5:5", "keeper_user": "5:6"}])
+def test_bad_hardening(bad: dict[str, str]) -> None:
+    """Root or a candidate uid equal to the keeper's is refused."""
+    with pytest.raises(SandboxConfigError):
+        Hardening(**bad)
+
+
+def test_profile_rules() -> None:
+    """Relative workdirs and our reserved labels are refused."""
+    with pytest.raises(SandboxConfigError):
+        Profile(name="p", image="i", workdir="work")
+    with pytest.raises(SandboxConfigError):
+        Profile(name="p", image="i", labels={"evalfleet.run_id": "x"})
+
+
+def test_docker_kwargs_are_hardened_by_default() -> None:
+    """Every checklist item of fleet-anchors §3.2 is in the create arguments."""
+    profile = Profile(name="p", image="img", env={"A": "1"})
+    kwargs = create_kwargs(profile, Ownership(worker="w1", run_id="r1", deadline=1.0))
+    assert kwargs["network_mode"] == "none" and kwargs["cap_drop"] == ["ALL"]
+    assert kwargs["security_opt"] == ["no-new-privileges"] and kwargs["read_only"] is True
+    assert kwargs["init"] is True and kwargs["user"] == "65534:65534"
+    assert kwargs["mem_limit"] == kwargs["memswap_limit"] == 512 * 1024 * 1024
+    assert kwargs["pids_limit"] == 256 and kwargs["nano_cpus"] == 1_000_000_000
+    assert kwargs["environment"] == {"A": "1"} and kwargs["cap_add"] is None
+    assert {u["Name"]: u["Hard"] for u in kwargs["ulimits"]} == {
+        "nofile": 1024, "fsize": 64 * 1024 * 1024, "core": 0}
+    assert "size=67108864" in kwargs["tmpfs"]["/workspace"]
+    assert "nosuid" in kwargs["tmpfs"]["/workspace"]
+    assert kwargs["labels"][LABEL_RUN] == "r1" and kwargs["labels"][LABEL_WORKER] == "w1"
+    assert "evalfleet.created" in kwargs["labels"]
+
+
+@pytest.mark.parametrize(("path", "resolved"), [("a/b", "/w/a/b"), ("/x/./y", "/x/y"),
+                                                ("/", "/"), ("a//b/", "/w/a/b")])
+def test_sandbox_paths(path: str, resolved: str) -> None:
+    """Relative paths are under the workspace; normalisation never climbs."""
+    assert sandbox_path(path, "/w") == resolved
+
+
+@pytest.mark.parametrize("path", ["", "a/../b", "..", "a\0b"])
+def test_rejected_paths(path: str) -> None:
+    """Empty, NUL and ``..`` paths are rejected."""
+    with pytest.raises(PathRejected):
+        sandbox_path(path, "/w")

@@ -1,0 +1,88 @@
+"""Tar in and out: seed archives, and the whitelist applied to capture archives."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+
+import pytest
+
+from sandbox.command import SeedFile
+from sandbox.docker import transfer
+from sandbox.errors import SandboxConfigError
+
+
+def archive(*members: tuple[str, bytes, bytes]) -> bytes:
+    """A tar of (name, type, data) members, as a hostile sandbox could produce."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, kind, data in members:
+            info = tarfile.TarInfo(name)
+            info.type, info.size = kind, len(data) if kind == tarfile.REGTYPE else 0
+            if kind in (tarfile.SYMTYPE, tarfile.LNKTYPE):
+                info.linkname = "/etc/shadow"
+            tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+    return buffer.getvalue()
+
+
+def test_seed_archive_has_parents_modes_and_relative_names() -> None:
+    """Members are relative to the workspace, parents first, modes kept."""
+    data = transfer.seed_archive([SeedFile("a/b/c.sh", "x", mode=0o755),
+                                  SeedFile("/workspace/d", b"yy")], "/workspace", 100)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = [(m.name, m.type, m.mode) for m in tar.getmembers()]
+    assert members == [("a", tarfile.DIRTYPE, 0o755), ("a/b", tarfile.DIRTYPE, 0o755),
+                       ("a/b/c.sh", tarfile.REGTYPE, 0o755), ("d", tarfile.REGTYPE, 0o644)]
+
+
+@pytest.mark.parametrize("path", ["../x", "/etc/passwd", "a/../../x", "/workspace", ""])
+def test_seed_paths_outside_the_workspace_are_refused(path: str) -> None:
+    """``..``, absolute paths elsewhere and the workspace itself are config errors."""
+    with pytest.raises(SandboxConfigError):
+        transfer.seed_archive([SeedFile(path, "x")], "/workspace", 100)
+
+
+def test_seed_total_cap() -> None:
+    """More than ``max_bytes`` of content is a config error."""
+    with pytest.raises(SandboxConfigError):
+        transfer.seed_archive([SeedFile("a", b"x" * 60), SeedFile("b", b"x" * 41)], "/w", 100)
+
+
+def test_read_archive_keeps_limit_bytes_and_full_size() -> None:
+    """The header's size is the full size; only ``limit`` bytes are read."""
+    read = transfer.read_archive(archive(("./f", tarfile.REGTYPE, b"abcdef")), "/w/f", 4)
+    assert (read.exists, read.size, read.content) == (True, 6, b"abcd")
+
+
+def test_read_archive_survives_a_cut_stream() -> None:
+    """A stream cut after the needed bytes (the tar was killed) still reads."""
+    data = archive(("./f", tarfile.REGTYPE, b"x" * 100_000))[:512 + 1000]
+    read = transfer.read_archive(data, "/w/f", 1000)
+    assert (read.exists, read.size, len(read.content)) == (True, 100_000, 1000)
+
+
+@pytest.mark.parametrize(("name", "kind", "reason"), [
+    ("./f", tarfile.SYMTYPE, "link"), ("./f", tarfile.LNKTYPE, "link"),
+    ("./f", tarfile.DIRTYPE, "regular"), ("./f", tarfile.FIFOTYPE, "regular"),
+    ("/etc/shadow", tarfile.REGTYPE, "refused"), ("../f", tarfile.REGTYPE, "refused"),
+    ("./other", tarfile.REGTYPE, "unexpected"),
+])
+def test_read_archive_whitelist(name: str, kind: bytes, reason: str) -> None:
+    """Only one regular file with the expected name is accepted."""
+    read = transfer.read_archive(archive((name, kind, b"secret")), "/w/f", 100)
+    assert not read.exists and read.content == b"" and reason in (read.error or "")
+
+
+def test_read_archive_garbage() -> None:
+    """Bytes that are not a tar are a failed capture, not an exception."""
+    assert not transfer.read_archive(b"\x00garbage" * 100, "/w/f", 10).exists
+
+
+def test_parse_listing() -> None:
+    """``size|type|./name`` lines become sorted absolute entries; junk lines are dropped."""
+    output = (b"4096|directory|./d\n3|regular file|./d/x y\n7|symbolic link|./l\n"
+              b"junk\n0|regular empty file|./e\n")
+    listing = transfer.parse_listing(output, "/w", 3)
+    assert [(e.path, e.size, e.is_dir) for e in listing.entries] == [
+        ("/w/d", 0, True), ("/w/d/x y", 3, False), ("/w/e", 0, False)]
+    assert listing.truncated
