@@ -91,7 +91,7 @@ def ulimits(profile: Profile) -> list[docker.types.Ulimit]:
 def tmpfs(profile: Profile) -> dict[str, str]:
     """Size-capped tmpfs mounts: the workspace (exec allowed, no setuid) and ``/tmp``."""
     limits = profile.limits
-    inodes = max(limits.workspace_bytes // 4096, 1024)
+    inodes = max(limits.workspace_bytes // 1024, 4096)  # 65,536 for 64 MiB
     return {
         profile.workdir: f"rw,exec,nosuid,nodev,size={limits.workspace_bytes},"
                          f"nr_inodes={inodes},mode=1777",

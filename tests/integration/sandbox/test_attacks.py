@@ -1,0 +1,203 @@
+"""Attacks on the Docker sandbox, each with its specific outcome and a clean host after.
+
+Egress tests only aim at addresses that cannot leave the machine (TEST-NET 192.0.2.1 and
+loopback): they must fail because the sandbox has no network at all.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import OpenSandbox
+
+from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from sandbox.command import Command, SeedFile
+from sandbox.errors import SandboxConfigError
+
+MiB = 1024 * 1024
+
+
+@pytest.mark.parametrize("image", ["python", "busybox"])
+def test_fork_bomb_is_contained(open_sandbox: OpenSandbox, image: str) -> None:
+    """pids_limit holds a fork bomb; the candidate is stopped and the sandbox still works."""
+    sandbox = open_sandbox(image, pids=64)
+    result = sandbox.exec(Command("bomb() { bomb | bomb & }; bomb; sleep 3", timeout_s=6))
+    assert result.exit_code is not None or result.timed_out or result.error
+    sandbox.stop_candidate()
+    assert sandbox.exec(Command("echo alive")).stdout == b"alive\n"
+
+
+def test_memory_bomb_is_oom_killed(open_sandbox: OpenSandbox) -> None:
+    """A process past the memory limit is OOM-killed and reported ``oom_killed``."""
+    sandbox = open_sandbox(memory_bytes=64 * MiB)
+    result = sandbox.exec(Command(
+        ["python3", "-c", "a = []\nwhile True: a.append(bytearray(8 << 20))"], timeout_s=30))
+    assert (result.exit_code, result.oom_killed, result.timed_out) == (137, True, False)
+    killed = sandbox.exec(Command("sleep 30", timeout_s=1))
+    assert killed.timed_out and not killed.oom_killed  # a timeout kill is not an OOM
+
+
+def test_cpu_spin_past_the_wall_deadline(open_sandbox: OpenSandbox) -> None:
+    """The host kills the sandbox at its wall deadline; the spin is reported timed out."""
+    sandbox = open_sandbox("busybox", wall_timeout_s=2)
+    result = sandbox.exec(Command("while :; do :; done", timeout_s=60))
+    assert result.timed_out and sandbox.deadline_exceeded
+    later = sandbox.exec(Command("echo too late"))
+    assert later.timed_out and later.exit_code is None
+    assert not sandbox.capture(CaptureCheck("k", "x"), CaptureBudget()).exists
+
+
+def test_filling_the_workspace_hits_its_size(open_sandbox: OpenSandbox) -> None:
+    """Writing past the workspace tmpfs fails in the sandbox; the file stays ≤ the size."""
+    sandbox = open_sandbox("busybox", workspace_bytes=8 * MiB)
+    result = sandbox.exec(Command("head -c 100000000 /dev/zero > big", timeout_s=20))
+    assert result.exit_code != 0  # ENOSPC (busybox says "I/O error")
+    capture = sandbox.capture(CaptureCheck("big", "big", max_size_bytes=10), CaptureBudget())
+    assert capture.exists and capture.size <= 8 * MiB
+
+
+def test_file_size_limit(open_sandbox: OpenSandbox) -> None:
+    """RLIMIT_FSIZE stops one file before the workspace is full."""
+    sandbox = open_sandbox("busybox", fsize_bytes=1 * MiB)
+    result = sandbox.exec(Command("head -c 5000000 /dev/zero > big", timeout_s=20))
+    assert result.exit_code != 0
+    assert sandbox.capture(CaptureCheck("b", "big", max_size_bytes=1), CaptureBudget()).size == MiB
+
+
+def test_network_egress_is_refused(open_sandbox: OpenSandbox) -> None:
+    """No interface but loopback: TEST-NET and loopback connects fail, nothing leaves."""
+    sandbox = open_sandbox()
+    probe = ("import socket\n"
+             "for host in ('192.0.2.1', '127.0.0.1'):\n"
+             "    s = socket.socket(); s.settimeout(2)\n"
+             "    try:\n        s.connect((host, 80)); print(host, 'CONNECTED')\n"
+             "    except OSError as e:\n        print(host, 'refused', e.errno)\n")
+    result = sandbox.exec(Command(["python3", "-c", probe], timeout_s=20))
+    assert b"CONNECTED" not in result.stdout
+    assert b"192.0.2.1 refused 101" in result.stdout  # ENETUNREACH: no route at all
+    assert sandbox.exec(Command("ls /sys/class/net")).stdout.split() == [b"lo"]
+
+
+def test_a_gibibyte_on_stdout_is_cut_at_the_cap(open_sandbox: OpenSandbox) -> None:
+    """1 GiB written to stdout: exactly the cap is kept, ``truncated`` is set."""
+    sandbox = open_sandbox("busybox")
+    result = sandbox.exec(Command("head -c 1073741824 /dev/zero; echo done >&2",
+                                  output_cap_bytes=MiB, timeout_s=60))
+    assert len(result.stdout) == MiB and result.stdout_truncated and not result.timed_out
+
+
+@pytest.mark.parametrize("target", ["/etc/shadow", "/proc/self/environ", "/etc/passwd"])
+def test_symlinked_capture_is_not_followed(open_sandbox: OpenSandbox, target: str) -> None:
+    """A capture path that is a symlink is refused, whatever it points at."""
+    sandbox = open_sandbox()
+    sandbox.exec(Command(["ln", "-s", target, "answer.txt"]))
+    capture = sandbox.capture(CaptureCheck("a", "answer.txt"), CaptureBudget())
+    assert not capture.exists and capture.content is None and "link" in (capture.error or "")
+
+
+def test_symlinked_parent_directory_stays_inside_the_sandbox(open_sandbox: OpenSandbox) -> None:
+    """A linked parent is resolved by the sandbox's own tar, as the candidate's uid:
+    /etc/shadow stays unreadable, and nothing is read on the host."""
+    sandbox = open_sandbox()
+    sandbox.exec(Command("ln -s /etc out"))
+    shadow = sandbox.capture(CaptureCheck("s", "out/shadow"), CaptureBudget())
+    assert not shadow.exists
+    hostname = sandbox.capture(CaptureCheck("h", "out/hostname"), CaptureBudget())
+    assert hostname.exists and hostname.content == sandbox.exec(
+        Command("cat /etc/hostname")).stdout
+
+
+@pytest.mark.parametrize("path", ["../etc/passwd", "/workspace/../etc/passwd", "a/../../x"])
+def test_dotdot_capture_paths_are_refused(open_sandbox: OpenSandbox, path: str) -> None:
+    """``..`` in a capture or listing path is refused before any exec."""
+    sandbox = open_sandbox("busybox")
+    capture = sandbox.capture(CaptureCheck("k", path), CaptureBudget())
+    assert not capture.exists and "'..'" in (capture.error or "")
+    listing = sandbox.list_directory(ListingCheck("l", path))
+    assert listing.entries == () and listing.error
+
+
+def test_huge_directory_listing_is_capped(open_sandbox: OpenSandbox) -> None:
+    """20,000 files list as the entry cap, flagged truncated."""
+    sandbox = open_sandbox("python", listing_entries=500)
+    made = sandbox.exec(Command("mkdir d && cd d && seq 1 20000 | xargs touch", timeout_s=60))
+    assert made.exit_code == 0
+    listing = sandbox.list_directory(ListingCheck("l", "d"))
+    assert len(listing.entries) == 500 and listing.truncated
+    assert listing.to_event_payload()["max_entries"] == 500
+
+
+def test_tar_bombs(open_sandbox: OpenSandbox) -> None:
+    """Seeds past ``seed_bytes`` are refused; a huge file or a directory cannot flood
+    the host through a capture (bounded by the cap, directories refused)."""
+    sandbox = open_sandbox("busybox", seed_bytes=MiB)
+    with pytest.raises(SandboxConfigError):
+        sandbox.write_files([SeedFile(f"f{i}", b"x" * 300_000) for i in range(4)])
+    sandbox.exec(Command("head -c 50000000 /dev/zero > huge; mkdir dir; cp huge dir/",
+                         timeout_s=30))
+    huge = sandbox.capture(CaptureCheck("h", "huge", max_size_bytes=1024), CaptureBudget())
+    assert (huge.size, len(huge.content or b""), huge.truncated) == (50_000_000, 1024, True)
+    directory = sandbox.capture(CaptureCheck("d", "dir"), CaptureBudget())
+    assert not directory.exists and "regular" in (directory.error or "")
+
+
+def test_no_privilege_escalation(open_sandbox: OpenSandbox) -> None:
+    """Non-root, no capabilities, no-new-privileges: setuid and sudo get nowhere."""
+    sandbox = open_sandbox()
+    status = sandbox.exec(Command("grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs)' /proc/self/status"))
+    fields = dict(line.split(":", 1) for line in status.stdout.decode().splitlines())
+    assert fields["Uid"].split()[0] == "1000" and fields["NoNewPrivs"].strip() == "1"
+    assert int(fields["CapEff"], 16) == 0 and int(fields["CapBnd"], 16) == 0
+    assert sandbox.exec(Command("sudo id")).exit_code == 127
+    su = sandbox.exec(Command("su -c id root < /dev/null", timeout_s=10))
+    assert su.exit_code != 0 and b"uid=0" not in su.stdout
+    setuid = sandbox.exec(Command("cp /bin/cat ./c && chmod u+s ./c && ./c /etc/shadow"))
+    assert setuid.exit_code != 0 and b"root:" not in setuid.stdout
+
+
+def test_worker_environment_is_not_visible(open_sandbox: OpenSandbox,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing of the worker's environment reaches the sandbox."""
+    monkeypatch.setenv("EVALFLEET_TEST_CANARY", "s3cr3t-canary")
+    sandbox = open_sandbox()
+    seen = sandbox.exec(Command("env; cat /proc/1/environ; cat /proc/self/environ")).stdout
+    assert b"s3cr3t-canary" not in seen and os.environ["EVALFLEET_TEST_CANARY"]
+    assert sandbox.exec(Command("cat /proc/1/environ")).exit_code != 0  # the keeper's uid
+
+
+@pytest.mark.parametrize("path", ["/etc/evil", "/evil", "/usr/bin/evil", "/home/evil"])
+def test_writing_outside_the_workspace_fails(open_sandbox: OpenSandbox, path: str) -> None:
+    """The root filesystem is read-only; only the capped workspace and /tmp are writable."""
+    sandbox = open_sandbox("python")
+    result = sandbox.exec(Command(["sh", "-c", 'echo x > "$1"', "sh", path]))
+    assert result.exit_code != 0
+    assert b"Read-only" in result.stderr or b"ermission" in result.stderr
+    tmp = sandbox.exec(Command("head -c 20000000 /dev/zero > /tmp/big", timeout_s=20))
+    assert tmp.exit_code != 0  # /tmp is a 16 MiB tmpfs
+
+
+def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox) -> None:
+    """A double-forked, SIGTERM-ignoring daemon in its own session is stopped before the
+    tests and captures: neither sees its writes."""
+    daemon = ("import os, signal, time\n"
+              "if os.fork() == 0:\n"
+              "    os.setsid()\n"
+              "    if os.fork() == 0:\n"
+              "        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              "        while True:\n"
+              "            open('/workspace/result.txt', 'w').write('tampered')\n"
+              "            print('tampered', flush=True)\n"
+              "            time.sleep(0.01)\n")
+    sandbox = open_sandbox()
+    sandbox.exec(Command(["python3", "-c", daemon], timeout_s=10))
+    assert sandbox.exec(Command("sleep 0.2; cat result.txt")).stdout == b"tampered"
+    from sandbox.execution import CodeExecution
+    from sandbox.plan import Plan
+
+    test = CodeExecution(validator_key="t", target="file:r", target_path="result.txt",
+                         test_command="sleep 0.3; cat result.txt; echo; echo 1 passed")
+    result = sandbox.run_plan(Plan(test_files=(SeedFile("result.txt", "clean"),),
+                                   tests=(test,), checks=(CaptureCheck("r", "result.txt"),)))
+    assert result.tests[0].stdout == "clean\n1 passed\n" and result.tests[0].passed_tests == 1
+    assert result.captures[0].content == b"clean"
