@@ -1,0 +1,115 @@
+"""The reaper: removes evalfleet containers whose worker is gone or whose deadline passed.
+
+Run at worker start and then periodically. The caller says which workers are alive (for
+example, whether a heartbeat key exists); a container of a live worker is never touched
+before its deadline. When the liveness check itself fails, the container is spared: a
+leak is cheaper than killing a live run.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import docker.errors
+
+from sandbox.docker.failure import classify
+from sandbox.docker.limits import LABEL_DEADLINE, LABEL_WORKER
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reaped:
+    """One pass: containers removed (by reason) and spared."""
+
+    orphaned: tuple[str, ...] = ()
+    expired: tuple[str, ...] = ()
+    spared: int = 0
+
+
+@dataclass
+class Reaper:
+    """Removes orphaned and expired evalfleet containers."""
+
+    client: Any
+    is_alive: Callable[[str], bool]
+    """Whether a worker id is alive (e.g. its heartbeat key exists)."""
+    clock: Callable[[], float] = time.time
+    extra_filters: dict[str, str] = field(default_factory=dict)
+    """Further label filters (``{"evalfleet.test": "1"}`` confines it to tests)."""
+
+    def reap_once(self) -> Reaped:
+        """One pass over every container labelled with a worker.
+
+        Raises:
+            SandboxUnavailable: the engine is not there.
+        """
+        orphaned: list[str] = []
+        expired: list[str] = []
+        spared = 0
+        alive: dict[str, bool] = {}
+        for container in self._containers():
+            labels = container.labels or {}
+            worker = labels.get(LABEL_WORKER, "")
+            if self._past_deadline(labels):
+                expired.append(container.id)
+            elif not alive.setdefault(worker, self._alive(worker)):
+                orphaned.append(container.id)
+            else:
+                spared += 1
+                continue
+            _remove(container)
+        return Reaped(orphaned=tuple(orphaned), expired=tuple(expired), spared=spared)
+
+    def run(self, interval_s: float, stop: threading.Event) -> threading.Thread:
+        """Reap now and then every ``interval_s`` until ``stop`` is set (a daemon thread)."""
+
+        def loop() -> None:
+            while True:
+                try:
+                    report = self.reap_once()
+                    if report.orphaned or report.expired:
+                        log.info("reaped %d orphaned, %d expired sandboxes",
+                                 len(report.orphaned), len(report.expired))
+                except Exception as error:  # keep reaping whatever one pass hit
+                    log.warning("reaper pass failed: %s", error)
+                if stop.wait(interval_s):
+                    return
+
+        thread = threading.Thread(target=loop, name="sandbox-reaper", daemon=True)
+        thread.start()
+        return thread
+
+    def _containers(self) -> list[Any]:
+        labels = [LABEL_WORKER] + [f"{k}={v}" for k, v in self.extra_filters.items()]
+        try:
+            return list(self.client.containers.list(all=True, filters={"label": labels}))
+        except (docker.errors.DockerException, OSError) as error:
+            raise classify(error, what="list containers") from error
+
+    def _past_deadline(self, labels: dict[str, str]) -> bool:
+        try:
+            return self.clock() > float(labels.get(LABEL_DEADLINE, "inf"))
+        except ValueError:
+            return False
+
+    def _alive(self, worker: str) -> bool:
+        try:
+            return bool(self.is_alive(worker))
+        except Exception as error:  # unsure means alive: never kill a live worker's run
+            log.warning("liveness check for %r failed: %s", worker, error)
+            return True
+
+
+def _remove(container: Any) -> None:
+    try:
+        container.remove(force=True)
+    except docker.errors.NotFound:
+        pass  # already gone: fine
+    except (docker.errors.DockerException, OSError) as error:  # next pass retries
+        log.warning("could not remove %s: %s", container.id[:12], error)

@@ -1,0 +1,118 @@
+"""The warm pool: takes create nothing on the run's path, containers are never reused."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import docker.errors
+import pytest
+from conftest import TEST_LABELS, WORKER, profile
+
+from sandbox.command import Command
+from sandbox.docker.factory import DockerFactory
+from sandbox.docker.pool import WarmPool
+
+PROFILE = profile("busybox")
+
+
+class CountingFactory(DockerFactory):
+    """Counts container starts per thread."""
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client, worker=WORKER, extra_labels=TEST_LABELS)
+        self.starts: dict[int, int] = {}
+
+    def start(self, *args: Any, **kwargs: Any) -> Any:
+        ident = threading.get_ident()
+        self.starts[ident] = self.starts.get(ident, 0) + 1
+        return super().start(*args, **kwargs)
+
+
+def wait_for(condition: Any, timeout_s: float = 30.0) -> None:
+    give_up = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < give_up, "condition not met in time"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def counting(docker_client: Any) -> CountingFactory:
+    return CountingFactory(docker_client)
+
+
+@pytest.fixture
+def pool(counting: CountingFactory) -> Iterator[WarmPool]:
+    warm = WarmPool(counting, [(PROFILE, 2)]).start()
+    yield warm
+    warm.close()
+
+
+def test_warm_take_creates_no_container_on_the_path(pool: WarmPool,
+                                                    counting: CountingFactory) -> None:
+    """With the pool full, acquire starts nothing on the caller's thread; it is a hit."""
+    wait_for(lambda: pool.stats()[0].idle == 2)
+    with pool.acquire(PROFILE, run_id="warm-take") as sandbox:
+        assert counting.starts.get(threading.get_ident(), 0) == 0
+        assert sandbox.exec(Command("echo warm")).stdout == b"warm\n"
+    stats = pool.stats()[0]
+    assert (stats.hits, stats.misses, stats.target) == (1, 0, 2)
+    wait_for(lambda: pool.stats()[0].idle == 2)  # refilled in the background
+
+
+def test_containers_are_never_reused(pool: WarmPool, docker_client: Any) -> None:
+    """Every take gets a new container; a closed one is gone from the engine."""
+    seen: list[str] = []
+    for index in range(4):
+        wait_for(lambda: pool.stats()[0].idle >= 1)
+        sandbox = pool.acquire(PROFILE, run_id=f"reuse-{index}")
+        sandbox.write_files([])
+        assert sandbox.exec(Command("ls /workspace")).stdout == b""  # never used before
+        sandbox.exec(Command("echo used > /workspace/mark"))
+        seen.append(sandbox.id)
+        sandbox.close()
+        with pytest.raises(docker.errors.NotFound):
+            docker_client.containers.get(sandbox.id)
+    assert len(set(seen)) == 4
+
+
+def test_other_profile_is_a_cold_miss(pool: WarmPool, counting: CountingFactory) -> None:
+    """A profile that differs from the pooled one (same name) gets a cold sandbox."""
+    wait_for(lambda: pool.stats()[0].idle == 2)
+    other = profile("busybox", pids=99)
+    with pool.acquire(other, run_id="miss") as sandbox:
+        assert counting.starts.get(threading.get_ident(), 0) == 1
+        assert sandbox.exec(Command("true")).exit_code == 0
+    assert (pool.stats()[0].hits, pool.stats()[0].misses) == (0, 1)
+
+
+def test_size_zero_is_off(counting: CountingFactory) -> None:
+    """Size 0 starts no thread and no container until asked; every take is cold."""
+    off = WarmPool(counting, [(PROFILE, 0)]).start()
+    try:
+        assert counting.starts == {}
+        with off.acquire(PROFILE, run_id="cold") as sandbox:
+            assert sandbox.exec(Command("true")).exit_code == 0
+        assert off.stats()[0].misses == 1 and off.stats()[0].idle == 0
+    finally:
+        off.close()
+
+
+def test_stale_warm_containers_are_replaced(counting: CountingFactory,
+                                            docker_client: Any) -> None:
+    """A warm container idle past ``max_idle_s`` is removed and replaced."""
+    now = [1000.0]
+    stale = WarmPool(counting, [(PROFILE, 1)], max_idle_s=60, clock=lambda: now[0])
+    try:
+        stale.fill()
+        first = stale._slots[PROFILE.name].idle[0].container.id
+        now[0] += 61
+        stale.fill()
+        stats = stale.stats()[0]
+        assert (stats.created, stats.discarded, stats.idle) == (2, 1, 1)
+        with pytest.raises(docker.errors.NotFound):
+            docker_client.containers.get(first)
+    finally:
+        stale.close()

@@ -1,0 +1,87 @@
+"""The reaper removes orphans of a killed process and expired sandboxes, spares the live."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+from conftest import TEST_LABELS, profile
+
+from sandbox.docker.factory import DockerFactory
+from sandbox.docker.limits import Ownership
+from sandbox.docker.reaper import Reaper
+
+ROOT = Path(__file__).resolve().parents[3]
+
+ORPHAN_MAKER = textwrap.dedent("""
+    import sys, time, docker
+    from sandbox.docker.factory import DockerFactory
+    from sandbox.docker.limits import Ownership
+    from sandbox.profile import Profile
+    factory = DockerFactory(docker.from_env(), worker=sys.argv[1],
+                            extra_labels={"evalfleet.test": "1"})
+    container = factory.start(Profile(name="p", image="evalfleet/busybox:latest"),
+                              Ownership(sys.argv[1], "orphan-run", time.time() + 3600))
+    print(container.id, flush=True)
+    time.sleep(600)
+""")
+
+
+def exists(client: Any, container_id: str) -> bool:
+    try:
+        client.containers.get(container_id)
+    except docker.errors.NotFound:
+        return False
+    return True
+
+
+def test_reaper_removes_orphans_and_expired_and_spares_the_live(docker_client: Any) -> None:
+    """A worker killed with SIGKILL leaves a container: reaped. A live worker's container
+    is spared until its deadline; past it, it is reaped too."""
+    dead_worker, live_worker = f"dead-{os.getpid()}", f"live-{os.getpid()}"
+    child = subprocess.Popen([sys.executable, "-c", ORPHAN_MAKER, dead_worker],
+                             stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert child.stdout is not None
+    orphan = child.stdout.readline().strip()
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+    assert orphan and exists(docker_client, orphan)
+
+    factory = DockerFactory(docker_client, worker=live_worker, extra_labels=TEST_LABELS)
+    live = factory.start(profile("busybox"), Ownership(live_worker, "live-run", time.time() + 3600))
+    expired = factory.start(profile("busybox"), Ownership(live_worker, "old-run", time.time() - 1))
+    try:
+        reaper = Reaper(docker_client, is_alive=lambda worker: worker == live_worker,
+                        extra_filters=TEST_LABELS)
+        report = reaper.reap_once()
+        assert orphan in report.orphaned and expired.id in report.expired
+        assert not exists(docker_client, orphan) and not exists(docker_client, expired.id)
+        assert exists(docker_client, live.id) and report.spared >= 1
+    finally:
+        live.remove(force=True)
+        if exists(docker_client, expired.id):
+            expired.remove(force=True)
+
+
+def test_reaper_spares_when_liveness_is_unknown(docker_client: Any) -> None:
+    """A liveness check that fails counts as alive: nothing is removed."""
+    factory = DockerFactory(docker_client, worker="unsure", extra_labels=TEST_LABELS)
+    container = factory.start(profile("busybox"), Ownership("unsure", "r", time.time() + 600))
+
+    def broken(worker: str) -> bool:
+        raise ConnectionError("redis down")
+
+    try:
+        report = Reaper(docker_client, is_alive=broken, extra_filters=TEST_LABELS).reap_once()
+        assert container.id not in report.orphaned and exists(docker_client, container.id)
+    finally:
+        container.remove(force=True)
