@@ -12,8 +12,9 @@ from typing import Any, Literal, Protocol
 from . import scorecard as card
 from .cases import Case
 from .dimensions import Inputs, score_dimension
-from .events import decode_events
-from .evidence import extract_evidence
+from .events import Event, decode_events, order_events
+from .evidence import Evidence, extract_evidence
+from .judges.results import JudgeOutcome, judge_results
 from .metrics import collect_metric
 from .results import DimensionResult, MetricResult, ValidatorResult
 from .spec import EvaluationSpec
@@ -45,16 +46,27 @@ def evaluate(spec: EvaluationSpec, events: Iterable[Any], cases: Iterable[Any] |
         events: AgentClash events ``{type, sequence_number?, occurred_at, payload}``.
         cases: the case(s) of the run in AgentClash pack form; score per case.
         human_preference: an externally supplied 0–1 score for ``human_preference``.
-        judge_results: aggregated LLM-judge results keyed by judge key.
+        judge_results: aggregated LLM-judge results keyed by judge key; when None, the
+            results are rebuilt from the run's ``grader.judge.*`` events (no model called).
     """
-    evidence = extract_evidence(decode_events(list(events)), _cases(cases))
+    decoded = decode_events(list(events))
+    evidence = extract_evidence(decoded, _cases(cases))
+    judged = _judged(spec, evidence, decoded, judge_results)
     validators = [run_validator(v, spec, evidence) for v in spec.validators]
     metrics = [collect_metric(m, spec, evidence, validators) for m in spec.metrics]
-    given = Inputs(spec, evidence, validators, metrics, judge_results or {}, human_preference)
+    given = Inputs(spec, evidence, validators, metrics, judged.results, human_preference)
     dimensions = [score_dimension(d, given) for d in spec.scorecard.dimensions]
     verdict = decide(spec, dimensions)
-    warnings = _warnings(spec, evidence.warnings, dimensions)
-    return _document(spec, verdict, validators, metrics, dimensions, warnings, judge_results)
+    warnings = _warnings(spec, evidence.warnings, dimensions) + judged.warnings
+    return _document(spec, verdict, validators, metrics, dimensions, warnings, judged.results)
+
+
+def _judged(spec: EvaluationSpec, evidence: Evidence, events: list[Event],
+            supplied: JudgeResults | None) -> JudgeOutcome:
+    """Supplied judge results as given; else rebuilt from the recorded judge calls (§14)."""
+    if supplied is not None or not spec.llm_judges:
+        return JudgeOutcome({k: dict(v) for k, v in (supplied or {}).items()}, [])
+    return judge_results(spec, evidence, order_events(events))
 
 
 def _cases(cases: Iterable[Any] | None) -> list[Case]:
@@ -118,7 +130,13 @@ def _document(spec: EvaluationSpec, verdict: Verdict, validators: list[Validator
         validator_details=[card.validator_detail(v) for v in validators],
         metric_summary=card.metric_summary(metrics),
         metric_details=[card.metric_detail(m) for m in metrics],
-        llm_judge_details=[{"judge_key": k, **dict(v)} for k, v in (judge_results or {}).items()],
+        llm_judge_details=[_judge_detail(spec, k, v) for k, v in (judge_results or {}).items()],
         score=points, result=card.result_for(points, valid),
         score_breakdown=_breakdown(spec, dimensions),
     )
+
+
+def _judge_detail(spec: EvaluationSpec, key: str, result: Mapping[str, Any]) -> dict[str, Any]:
+    """One ``llm_judge_details`` entry; ``mode`` comes from the declaration unless given."""
+    mode = next((j.mode for j in spec.llm_judges if j.key == key), "")
+    return {"judge_key": key, "mode": mode, **dict(result)}

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 from . import references
 from .errors import FieldError
+from .judges.validation import judge_rules
 from .spec import Dimension, EvaluationSpec, ValidatorDecl
 from .validators import lookup
 from .validators.base import Kind
@@ -358,5 +359,5 @@ def _judge_limits(samples: int | None, usd: float | None, tokens: int | None,
 
 RULES: tuple[Callable[[EvaluationSpec, Findings], None], ...] = (
     _top_level, _runtime_limits, _validators, _checks, _metrics, _behavioral, _pricing,
-    _judges, _dimensions, _scorecard,
+    _judges, judge_rules, _dimensions, _scorecard,
 )

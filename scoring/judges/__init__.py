@@ -1,0 +1,21 @@
+"""LLM judges, the pure half: validation, planning, parsing, aggregation, budgets.
+
+The worker (:mod:`tasks.judging`) sends the planned calls over HTTP and records each as
+an event; :func:`judge_results` rebuilds the results from those events, so a stored run
+re-scores offline without calling any model.
+"""
+
+from __future__ import annotations
+
+from .budget import Budget, Charge, Reservation
+from .calls import JudgeCall, JudgePlan, plan_judge, plan_run
+from .prompts import Candidate
+from .records import CALL_COMPLETED, CALL_SKIPPED, call_payload, request_summary
+from .results import JudgeOutcome, judge_results
+from .validation import judge_rules
+
+__all__ = [
+    "CALL_COMPLETED", "CALL_SKIPPED", "Budget", "Candidate", "Charge", "JudgeCall",
+    "JudgeOutcome", "JudgePlan", "Reservation", "call_payload", "judge_results",
+    "judge_rules", "plan_judge", "plan_run", "request_summary",
+]

@@ -1,0 +1,131 @@
+"""Which judge calls a run needs: samples × models per judge, each with its message (§14).
+
+Planning is pure: the worker sends the planned calls and records each as an event
+(:mod:`scoring.judges.records`); scoring rebuilds the judge results from those events.
+``scorecard.judge_limits.max_samples_per_judge`` (when > 0) caps each judge's samples.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ..evidence import Evidence
+from ..spec import EvaluationSpec, JudgeDecl, JudgeLimits
+from .prompts import Candidate, judge_context, judge_message, n_wise_message
+from .providers import infer_provider
+
+DEFAULT_TIMEOUT_MS: Final = 60_000
+N_WISE_ALONE: Final = "n_wise judges require at least two run agents in the run"
+FNV_OFFSET: Final = 0xCBF29CE484222325
+FNV_PRIME: Final = 0x100000001B3
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One call to send: a judge's sample on one model."""
+
+    judge_key: str
+    mode: str
+    model: str
+    provider_key: str
+    sample_index: int
+    """1-based, as AgentClash numbers samples."""
+    message: str
+    timeout_ms: int
+    candidates: tuple[str, ...] = ()
+    """n_wise: the candidate run ids in the order the message shows them."""
+    current: str = ""
+    """n_wise: the run being scored."""
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """A judge's calls, or why it cannot run (``error`` when a reference is malformed)."""
+
+    judge: JudgeDecl
+    calls: tuple[JudgeCall, ...] = ()
+    reason: str = ""
+    error: bool = False
+
+
+def models_of(judge: JudgeDecl) -> list[str]:
+    """The judge's models: ``model``, else the non-blank ``models``."""
+    return [judge.model] if judge.model else [m for m in judge.models if m]
+
+
+def allowed_samples(judge: JudgeDecl, limits: JudgeLimits | None) -> int:
+    """The judge's samples per model, capped by ``max_samples_per_judge`` when that is > 0."""
+    cap = limits.max_samples_per_judge if limits else None
+    return min(judge.samples, cap) if cap else judge.samples
+
+
+def timeout_ms(judge: JudgeDecl) -> int:
+    return judge.timeout_ms if judge.timeout_ms and judge.timeout_ms > 0 else DEFAULT_TIMEOUT_MS
+
+
+def plan_run(spec: EvaluationSpec, evidence: Evidence, run_id: str,
+             peers: Sequence[Candidate] = ()) -> list[JudgePlan]:
+    """Every judge's plan, in declaration order (``peers``: other runs for n_wise)."""
+    limits = spec.scorecard.judge_limits
+    return [plan_judge(j, evidence, run_id, limits, peers) for j in spec.llm_judges]
+
+
+def plan_judge(judge: JudgeDecl, evidence: Evidence, run_id: str,
+               limits: JudgeLimits | None = None,
+               peers: Sequence[Candidate] = ()) -> JudgePlan:
+    """One judge's calls: samples (capped) × models, model-major as AgentClash sends them."""
+    context = judge_context(judge, evidence)
+    if context.reason:
+        reason = context.reason
+        if judge.mode == "n_wise" and not context.error:
+            reason = f"judge context unavailable for run agent {run_id}: {reason}"
+        return JudgePlan(judge, reason=reason, error=context.error)
+    if judge.mode == "n_wise":
+        return _n_wise(judge, Candidate(run_id, "lane-0", 0, context.entries), peers, limits)
+    message = judge_message(judge, context.entries)
+    calls = tuple(JudgeCall(judge.key, judge.mode, model, infer_provider(model), sample,
+                            message, timeout_ms(judge))
+                  for model in models_of(judge)
+                  for sample in range(1, allowed_samples(judge, limits) + 1))
+    return JudgePlan(judge, calls)
+
+
+def _n_wise(judge: JudgeDecl, current: Candidate, peers: Sequence[Candidate],
+            limits: JudgeLimits | None) -> JudgePlan:
+    everyone = sorted([current, *peers], key=lambda c: (c.lane_index, c.run_agent_id))
+    if len(everyone) < 2:
+        return JudgePlan(judge, reason=N_WISE_ALONE)
+    calls = []
+    for model in models_of(judge):
+        for sample in range(1, allowed_samples(judge, limits) + 1):
+            ordered = order_candidates(everyone, current.run_agent_id, judge.key, sample - 1,
+                                       judge.position_debiasing)
+            calls.append(JudgeCall(
+                judge.key, judge.mode, model, infer_provider(model), sample,
+                n_wise_message(judge, ordered), timeout_ms(judge),
+                tuple(c.run_agent_id for c in ordered), current.run_agent_id))
+    return JudgePlan(judge, tuple(calls))
+
+
+def order_candidates(candidates: list[Candidate], run_id: str, judge_key: str,
+                     sample: int, debias: bool) -> list[Candidate]:
+    """Rotate by the 0-based sample index (position debiasing), else a seeded shuffle."""
+    ordered = list(candidates)
+    if len(ordered) <= 1:
+        return ordered
+    if debias:
+        shift = sample % len(ordered)
+        return ordered[shift:] + ordered[:shift]
+    random.Random(shuffle_seed(run_id, judge_key, sample)).shuffle(ordered)
+    return ordered
+
+
+def shuffle_seed(run_id: str, judge_key: str, sample: int) -> int:
+    """FNV-1a (64-bit) over the run id, the judge key and the sample index (4 bytes, LE)."""
+    digest = FNV_OFFSET
+    for byte in [*run_id.encode(), *judge_key.encode(), *sample.to_bytes(4, "little")]:
+        digest = ((digest ^ byte) * FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return digest
