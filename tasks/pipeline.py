@@ -22,6 +22,7 @@ from sandbox.profile import Limits, Profile
 from scoring import Case, EvaluationSpec, Pack, evaluate
 
 from . import recording
+from .judging import JudgingConfig, judged_events
 from .limits import enforce_budgets
 from .messages import (
     FieldProblem,
@@ -59,6 +60,8 @@ class PipelineConfig:
     max_request_bytes: int = 8 * MiB
     max_result_bytes: int = 32 * MiB
     worker_id: str = ""
+    judging: JudgingConfig = field(default_factory=JudgingConfig)
+    """LLM-judge endpoints and call policy (judges run after the sandbox is closed)."""
 
 
 @dataclass
@@ -91,7 +94,7 @@ def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
     except Rejection as rejection:
         return rejected(body, rejection, config)
     plan_result, started = _sandbox(run, factory, timer, clock)
-    result = _score(run, plan_result, started, timer, clock)
+    result = _score(run, plan_result, started, timer, clock, config.judging)
     result.worker = config.worker_id
     return cap_size(result, config.max_result_bytes)
 
@@ -217,10 +220,14 @@ def _split_plan_time(timer: Timer, result: PlanResult) -> None:
 
 
 def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Timer,
-           clock: Clock) -> RunResult:
+           clock: Clock, judging: JudgingConfig | None = None) -> RunResult:
     mark = time.perf_counter()
     request, pack, case = run.request, run.pack, run.case
     events = _events(request, pack.spec, run.block, plan_result, started, clock)
+    if pack.spec.llm_judges:  # the sandbox is closed: judge calls run in the worker
+        events = judged_events(pack.spec, events, [case] if case else [], request.run_id,
+                               judging or JudgingConfig(), clock)
+        mark = timer.mark("judging", mark)
     card = evaluate(pack.spec, events, [case] if case else [])
     timer.mark("scoring", mark)
     timer.phases["total"] = round((time.perf_counter() - timer.started) * 1000, 3)

@@ -1,0 +1,37 @@
+"""What judging needs from the operator, built from ``workers.settings`` (never the env)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import SecretStr
+
+Api = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class ProviderEndpoint:
+    """Where one judge provider (``openai``, ``anthropic``, ``openrouter``, …) is served."""
+
+    api: Api
+    """``openai``: an OpenAI-compatible ``/chat/completions``; ``anthropic``: ``/v1/messages``."""
+    base_url: str
+    api_key: SecretStr = field(default_factory=lambda: SecretStr(""))
+    """Sent in a header only; never logged, never recorded in events."""
+
+
+@dataclass(frozen=True)
+class JudgingConfig:
+    """Judge provider endpoints and call policy."""
+
+    endpoints: dict[str, ProviderEndpoint] = field(default_factory=dict)
+    """By provider key; a judge model whose provider is absent fails its calls."""
+    max_output_tokens: int = 1024
+    """``max_tokens`` of every call, and its output worst case for the budget."""
+    max_retries: int = 2
+    """Retries of a call answered 429 / 5xx (or refused at connect)."""
+    backoff_s: float = 0.5
+    """First retry delay; doubled per retry, capped by ``max_backoff_s`` (Retry-After wins)."""
+    max_backoff_s: float = 8.0
+    anthropic_version: str = "2023-06-01"
