@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sandbox.profile import Limits, Profile
+from tasks.judging import JudgingConfig, ProviderEndpoint
 from tasks.pipeline import PipelineConfig, ProfileBounds
 
 MiB = 1024 * 1024
@@ -49,6 +51,39 @@ class ProfileSettings(BaseModel):
                         output_cap_bytes=self.output_cap_kb * 1024)
         return ProfileBounds(profile=Profile(name=name, image=self.image, limits=limits),
                              allow_network=self.allow_network, network_mode=self.network)
+
+
+class JudgeProviderSettings(BaseModel):
+    """One LLM-judge provider endpoint (``EVALFLEET_JUDGES__PROVIDERS__OPENAI__BASE_URL``)."""
+
+    base_url: str
+    """E.g. ``https://api.openai.com/v1``; nothing is contacted unless the operator sets it."""
+    api_key: SecretStr = SecretStr("")
+    """Never logged or published (also from ``/run/secrets``)."""
+    api: Literal["openai", "anthropic"] | None = None
+    """Wire dialect; default ``anthropic`` for the anthropic provider, else OpenAI-compatible."""
+
+    def endpoint(self, provider_key: str) -> ProviderEndpoint:
+        api = self.api or ("anthropic" if provider_key == "anthropic" else "openai")
+        return ProviderEndpoint(api=api, base_url=self.base_url, api_key=self.api_key)
+
+
+class JudgeSettings(BaseModel):
+    """LLM judges: provider endpoints by provider key, and the call policy."""
+
+    providers: dict[str, JudgeProviderSettings] = Field(default_factory=dict)
+    """Keys: anthropic, openai, gemini, xai, mistral, openrouter (the §3 prefix table)."""
+    max_output_tokens: int = Field(1024, gt=0)
+    max_retries: int = Field(2, ge=0)
+    backoff_s: float = Field(0.5, ge=0)
+    max_backoff_s: float = Field(8.0, ge=0)
+
+    def config(self) -> JudgingConfig:
+        """What the pipeline's judging step needs."""
+        return JudgingConfig(
+            endpoints={k: p.endpoint(k) for k, p in self.providers.items()},
+            max_output_tokens=self.max_output_tokens, max_retries=self.max_retries,
+            backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s)
 
 
 def _default_worker_id() -> str:
@@ -93,10 +128,13 @@ class Settings(BaseSettings):
     heartbeat_ttl_s: float = Field(30.0, gt=0)
     heartbeat_file: Path | None = None
     """Where the worker writes its liveness beat (default: ``<tmp>/evalfleet-worker.heartbeat``)."""
+    judges: JudgeSettings = Field(default_factory=JudgeSettings)
+    """LLM-judge providers (``EVALFLEET_JUDGES__PROVIDERS__<KEY>__BASE_URL`` / ``__API_KEY``)."""
 
     def pipeline_config(self) -> PipelineConfig:
         """What the run pipeline needs from the operator."""
         return PipelineConfig(
             profiles={name: p.bounds(name) for name, p in self.profiles.items()},
             packs_dir=self.packs_dir, max_request_bytes=self.max_request_bytes,
-            max_result_bytes=self.max_result_bytes, worker_id=self.worker_id)
+            max_result_bytes=self.max_result_bytes, worker_id=self.worker_id,
+            judging=self.judges.config())
