@@ -13,12 +13,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from celery.signals import task_prerun
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from tasks.messages import RunResult
-from tasks.queueing import PRIORITY_STEPS, queue_for
+from tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
 
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 SCORE_BUCKETS = tuple(range(100, 1001, 100))
@@ -42,6 +43,20 @@ CAPTURE_TRUNCATIONS = Counter("evalfleet_capture_truncations_total",
                               "File captures cut at their cap.")
 SANDBOX_EVENTS = Counter("evalfleet_sandbox_events_total",
                          "Candidate limits hit in sandboxes.", ["event"])
+# "max" across the node's processes (dead pool processes included): the newest start wins.
+LAST_RUN_STARTED = Gauge("evalfleet_worker_last_run_started_timestamp_seconds",
+                         "Unix time a run last started on this worker node "
+                         "(the node's start until its first run).", multiprocess_mode="max")
+
+
+def _run_started(sender: Any = None, **_: Any) -> None:
+    if getattr(sender, "name", None) == TASK_NAME:
+        LAST_RUN_STARTED.set_to_current_time()
+
+
+# Connected on import: the worker's main process imports this module before the pool forks
+# (workers.worker.main_services), so every pool process inherits the receiver.
+task_prerun.connect(_run_started, weak=False)
 
 
 class FleetMetrics:
@@ -125,12 +140,25 @@ class ContainerCollector(Collector):
         yield alive
 
 
+class ActiveRunsCollector(Collector):
+    """Runs executing on this worker node now, from the Celery main process's own state."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from celery.worker import state
+
+        active = GaugeMetricFamily("evalfleet_worker_runs_active",
+                                   "Runs executing on this worker node.")
+        active.add_metric([], float(sum(1 for r in state.active_requests if r.name == TASK_NAME)))
+        yield active
+
+
 def serving_registry(*live: Collector) -> CollectorRegistry:
     """The registry the main process serves: pool processes' files plus live collectors."""
     from prometheus_client import multiprocess
 
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-    for collector in live:
+    for collector in (ActiveRunsCollector(), *live):
         registry.register(collector)
+    LAST_RUN_STARTED.set_to_current_time()  # a node that never started a run: since its start
     return registry
