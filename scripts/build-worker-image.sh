@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Build the evalfleet worker image (Dockerfile.worker) and the local stand-ins for the public
+# images the compose stack names (Redis, Prometheus, the Redis exporter; deploy/images/).
+#
+#   bash scripts/build-worker-image.sh            # BASE defaults to the mmdebstrap base
+#   BASE=python:3.11-slim-bookworm bash scripts/build-worker-image.sh   # with a registry
+#
+# No registry and no TLS inside containers here (../shared/docs/environment.md): the project
+# and its dependencies are turned into wheels on the host, pinned to the versions the test
+# venv runs, and installed inside `docker build --network none`. An image whose inputs
+# (sources, pyproject, Dockerfile, pins, base image id) hash to its `evalfleet.inputs` label is
+# not rebuilt, so a second run takes about a second and touches no network.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+log() { printf '\033[1mworker-image:\033[0m %s\n' "$*"; }
+export DOCKER_BUILDKIT=0
+BASE=${BASE:-evalfleet/sandbox-base:bookworm}
+WORKER_IMAGE=${WORKER_IMAGE:-evalfleet/worker:latest}
+WHEEL_CACHE=${EVALFLEET_WHEEL_CACHE:-/var/cache/evalfleet/worker-wheels}
+PIP=$ROOT/.venv/bin/pip
+PACKAGES=(scoring sandbox tasks workers)
+
+# build TAG HASH ARGS...: docker build, quietly; the image it replaces is removed if nothing
+# else uses it, so rebuilds do not pile up dangling images.
+build() {
+    local tag=$1 hash=$2 old
+    shift 2
+    old=$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null || true)
+    docker build --force-rm -q --build-arg "BASE=$BASE" --label "evalfleet.inputs=$hash" \
+        -t "$tag" "$@" >/dev/null 2> >(grep -v -e DEPRECATED -e BuildKit -e environment-variable \
+            -e '^ *$' >&2)
+    [[ -n $old && $old != $(docker image inspect -f '{{.Id}}' "$tag") ]] \
+        && docker image rm "$old" >/dev/null 2>&1 || true
+}
+label_of() { docker image inspect -f "{{ index .Config.Labels \"$2\" }}" "$1" 2>/dev/null || true; }
+base_id() { docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null || echo "$BASE"; }
+
+# What the image is made of, pinned: every installed distribution of the test venv except
+# evalfleet itself (dev tools in the list are harmless: constraints only pin what is needed).
+pins() { "$PIP" freeze --exclude-editable --disable-pip-version-check | grep -v '^evalfleet' | sort; }
+
+inputs_hash() {
+    {
+        find "${PACKAGES[@]}" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 \
+            | sort -z | xargs -0 sha256sum
+        sha256sum pyproject.toml README.md Dockerfile.worker
+        pins
+        base_id
+    } | sha256sum | cut -c1-16
+}
+
+# The build context: Dockerfile + wheels/ (evalfleet, its dependencies and pip itself).
+prepare_context() {
+    local ctx=$1 src=$1/src
+    mkdir -p "$src" "$ctx/wheels" "$WHEEL_CACHE"
+    # Build the project wheel from a copy, so nothing (build/, egg-info) lands in the tree.
+    cp -r "${PACKAGES[@]}" pyproject.toml README.md "$src/"
+    find "$src" -name __pycache__ -prune -exec rm -rf {} +
+    "$PIP" wheel -q --disable-pip-version-check --no-deps -w "$ctx/wheels" "$src" >/dev/null
+    pins >"$ctx/pins.txt"
+    # async-timeout: redis needs it below Python 3.11.3 and Debian 12 ships 3.11.2, while the
+    # host resolves for its own interpreter (pip's --python-version does not set
+    # python_full_version), so it is named here; unused on a newer Python.
+    local want=("$ctx"/wheels/evalfleet-*.whl "pip==$("$PIP" --version | awk '{print $2}')"
+                "async-timeout>=4.0.3")
+    local download=("$PIP" download -q --disable-pip-version-check --only-binary=:all:
+                    -c "$ctx/pins.txt")
+    # Offline from the cache first; only what is missing is fetched from the index.
+    if ! "${download[@]}" --no-index --find-links "$WHEEL_CACHE" -d "$ctx/wheels" "${want[@]}" \
+            >/dev/null 2>&1; then
+        log "downloading wheels into $WHEEL_CACHE"
+        "${download[@]}" -d "$WHEEL_CACHE" "${want[@]}" 2> >(grep -v "is ignored: it is neither" >&2)
+        "${download[@]}" --no-index --find-links "$WHEEL_CACHE" -d "$ctx/wheels" "${want[@]}"
+    fi
+    cp Dockerfile.worker "$ctx/Dockerfile"
+    rm -rf "$src"
+}
+
+build_worker() {
+    local hash ctx
+    hash=$(inputs_hash)
+    [[ $(label_of "$WORKER_IMAGE" evalfleet.inputs) == "$hash" ]] && return 0
+    ctx=$(mktemp -d)
+    trap 'rm -rf "$ctx"' RETURN
+    log "building $WORKER_IMAGE"
+    prepare_context "$ctx"
+    build "$WORKER_IMAGE" "$hash" --network none "$ctx"
+}
+
+# build_standin TAG DIR: the local image a public one is replaced with here (apt over http
+# works from a RUN step, so these build with the network).
+build_standin() {
+    local tag=$1 dir=$2 hash
+    hash=$( { find "$dir" -type f -print0 | sort -z | xargs -0 sha256sum; base_id; } \
+        | sha256sum | cut -c1-16)
+    [[ $(label_of "$tag" evalfleet.inputs) == "$hash" ]] && return 0
+    log "building $tag"
+    build "$tag" "$hash" --network host "$dir"
+}
+
+build_worker
+build_standin evalfleet/redis:local deploy/images/redis
+build_standin evalfleet/redis-exporter:local deploy/images/redis-exporter
+build_standin evalfleet/prometheus:local deploy/images/prometheus
