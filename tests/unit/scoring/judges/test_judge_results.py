@@ -41,8 +41,8 @@ def test_scores_rebuild_from_recorded_calls() -> None:
                     call("tone", "claude-x", 1, 'Sure: {"score": 3} done'),
                     call("tone", "claude-x", 2, '{"score": 3}'),
                     call("apology", "gpt-4o", 1, '{"pass": true}'))
-    assert {
-        k: d.score for k, d in card.dimensions.items() if k != "correctness"} == {"tone": 0.6875, "apology": 1.0}
+    judged = {k: d.score for k, d in card.dimensions.items() if k != "correctness"}
+    assert judged == {"tone": 0.6875, "apology": 1.0}
     details = {d["judge_key"]: d for d in card.llm_judge_details}
     assert [d["judge_key"] for d in card.llm_judge_details] == ["apology", "tone"]
     tone = details["tone"]
