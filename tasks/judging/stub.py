@@ -122,7 +122,8 @@ def _handler(stub: StubJudgeServer) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(length) or b"{}")
             if api is None:
                 return self._send(404, '{"error": "unknown path"}', {})
-            answer = stub.answer(StubRequest(api, self.path, dict(self.headers), body))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            answer = stub.answer(StubRequest(api, self.path, headers, body))
             time.sleep(answer.delay_s)
             text = answer.raw_body if answer.raw_body is not None else json.dumps(
                 envelope(api, str(body.get("model")), answer) if answer.status < 400
