@@ -3,6 +3,8 @@
 Starts a private Redis (unless ``EVALFLEET_REDIS_URL`` is set) and two worker nodes,
 submits every example pack's passing and failing submission, shows progress, prints one
 row per run, stops everything it started, and exits 0 only when every run was scored.
+Packs with LLM judges are judged by a scripted stub judge on 127.0.0.1 that the demo
+starts (every answer: score 4 of 5, assertion passes); the demo never calls a real provider.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 import click
 
 from tasks.client import EvalfleetClient
+from tasks.judging.stub import StubJudgeServer
 from tasks.messages import RunRequest, RunResult
 
 from .fleet_cli import pack_mapping
@@ -66,15 +69,27 @@ def run_demo(packs_dir: Path, timeout: float) -> int:
     with tempfile.TemporaryDirectory(prefix="evalfleet-demo-") as tmp:
         redis = None if _redis_given() else RedisServer(free_port(), Path(tmp)).start()
         url = redis.url if redis else settings.redis_url
-        starter = Starter(url, Path(tmp))
+        judge = StubJudgeServer().start()
+        starter = Starter(url, Path(tmp), **stub_judge_settings(judge.url))
         try:
             click.echo(f"fleet: redis {url}, starting 2 worker nodes")
             starter("demo"), starter("demo")
             return _submit_and_report(EvalfleetClient(url), demo_runs(packs_dir), timeout)
         finally:
             starter.stop_all()
+            judge.stop()
             if redis:
                 redis.stop()
+
+
+def stub_judge_settings(url: str) -> dict[str, str]:
+    """Worker settings sending every judge provider to the local stub judge."""
+    settings = {"judges__backoff_s": "0"}
+    for provider in ("anthropic", "openai", "gemini", "xai", "mistral", "openrouter"):
+        base = url if provider == "anthropic" else url + "/v1"
+        settings[f"judges__providers__{provider}__base_url"] = base
+        settings[f"judges__providers__{provider}__api_key"] = "demo-stub"
+    return settings
 
 
 def _redis_given() -> bool:
