@@ -44,7 +44,7 @@ inputs_hash() {
     {
         find "${PACKAGES[@]}" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 \
             | sort -z | xargs -0 sha256sum
-        sha256sum pyproject.toml README.md Dockerfile.worker
+        sha256sum pyproject.toml README.md Dockerfile.worker "$0"
         pins
         base_id
     } | sha256sum | cut -c1-16
@@ -59,11 +59,12 @@ prepare_context() {
     find "$src" -name __pycache__ -prune -exec rm -rf {} +
     "$PIP" wheel -q --disable-pip-version-check --no-deps -w "$ctx/wheels" "$src" >/dev/null
     pins >"$ctx/pins.txt"
-    # async-timeout: redis needs it below Python 3.11.3 and Debian 12 ships 3.11.2, while the
-    # host resolves for its own interpreter (pip's --python-version does not set
-    # python_full_version), so it is named here; unused on a newer Python.
+    # Named besides the project: async-timeout, which redis needs below Python 3.11.3 while
+    # the host resolves for its own interpreter (pip's --python-version does not set
+    # python_full_version; Debian 12 ships 3.11.2), and tzdata, because kombu needs
+    # ZoneInfo("UTC") and a minimal base has no /usr/share/zoneinfo.
     local want=("$ctx"/wheels/evalfleet-*.whl "pip==$("$PIP" --version | awk '{print $2}')"
-                "async-timeout>=4.0.3")
+                "async-timeout>=4.0.3" tzdata)
     local download=("$PIP" download -q --disable-pip-version-check --only-binary=:all:
                     -c "$ctx/pins.txt")
     # Offline from the cache first; only what is missing is fetched from the index.
