@@ -133,6 +133,27 @@ class Sandbox(ABC):
             output_cap_bytes=spec.output_cap_bytes))
         return record(spec, command, result, unresolved)
 
+    def stop_and_write(self, files: Sequence[SeedFile]) -> None:
+        """Stop the candidate, then write ``files`` (a driver may do both in one round trip).
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        self.stop_candidate()
+        self.write_files(files)
+
+    def stop_and_collect(self, checks: Sequence[CaptureCheck | ListingCheck],
+                         budget: CaptureBudget) -> tuple[FileCapture | DirectoryListing, ...]:
+        """Stop the candidate, then run every check in order under one ``budget``.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        self.stop_candidate()
+        return tuple(self.capture(c, budget) if isinstance(c, CaptureCheck)
+                     else self.list_directory(c) for c in checks)
+
     def run_plan(self, plan: Plan) -> PlanResult:
         """Carry out a whole :class:`~sandbox.plan.Plan` and return one result.
 
@@ -143,14 +164,9 @@ class Sandbox(ABC):
         started = time.monotonic()
         self.write_files(plan.files)
         commands = self._run_commands(plan)
-        self.stop_candidate()
-        if plan.test_files:
-            self.write_files(plan.test_files)
+        self.stop_and_write(plan.test_files)
         tests = tuple(self.code_execution(spec, plan.context) for spec in plan.tests)
-        self.stop_candidate()
-        budget = CaptureBudget(plan.capture_total_bytes)
-        checks = tuple(self.capture(c, budget) if isinstance(c, CaptureCheck)
-                       else self.list_directory(c) for c in plan.checks)
+        checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
         return PlanResult(
             sandbox_id=self.id, profile=self.profile.name, image=self.profile.image,
             limits=self.profile.limits, commands=commands, tests=tests, checks=checks,

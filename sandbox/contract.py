@@ -21,6 +21,7 @@ from sandbox.errors import SandboxConfigError, SandboxError, SandboxUnavailable
 from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
 from sandbox.profile import Profile
+from sandbox.results import DirectoryListing, FileCapture
 
 #: A background loop that rewrites ``out.txt`` forever (started with ``sh tamper.sh &``).
 TAMPER = "while :; do echo tampered > out.txt; sleep 0.05; done\n"
@@ -209,6 +210,32 @@ def check_plan_records_every_step(target: Target) -> None:
         assert result.sandbox_id == sandbox.id and not result.deadline_exceeded
 
 
+def check_plan_checks_match_step_by_step(target: Target) -> None:
+    """The plan's checks (one round trip where the driver can) equal check-by-check."""
+    checks = (CaptureCheck("a", "a.txt", max_size_bytes=300), CaptureCheck("link", "link"),
+              CaptureCheck("gone", "gone"), CaptureCheck("up", "../x"), ListingCheck("d", "d"),
+              CaptureCheck("b", "/workspace/d/b.bin"), CaptureCheck("a2", "a.txt"),
+              ListingCheck("none", "nowhere"), CaptureCheck("dir", "d"))
+    seeds = (SeedFile("a.txt", "é" * 400), SeedFile("d/b.bin", bytes(range(256)) * 4))
+    with target.sandbox() as sandbox:
+        sandbox.write_files(seeds)
+        sandbox.exec(Command("ln -s /etc/passwd link"))
+        planned = sandbox.run_plan(Plan(checks=checks, capture_total_bytes=1500)).checks
+        budget = CaptureBudget(total_bytes=1500)
+        stepped = tuple(sandbox.capture(c, budget) if isinstance(c, CaptureCheck)
+                        else sandbox.list_directory(c) for c in checks)
+        assert [_comparable(r) for r in planned] == [_comparable(r) for r in stepped]
+        assert [getattr(r, "truncated", None) for r in planned[:2]] == [True, False]
+        spent = planned[6]
+        assert isinstance(spent, FileCapture) and spent.content == b"" and spent.truncated
+
+
+def _comparable(result: FileCapture | DirectoryListing) -> tuple[object, ...]:
+    """A result with ``error`` reduced to set/unset (drivers word errors differently)."""
+    return (*(getattr(result, f.name) for f in dataclasses.fields(result) if f.name != "error"),
+            bool(result.error))
+
+
 def check_closed_sandbox_is_unavailable(target: Target) -> None:
     """``close`` is idempotent; using a closed sandbox raises ``SandboxUnavailable``."""
     with target.sandbox() as sandbox:
@@ -234,5 +261,6 @@ CHECKS: tuple[Callable[[Target], None], ...] = (
     check_code_execution_record,
     check_stop_candidate_ends_background_processes,
     check_plan_records_every_step,
+    check_plan_checks_match_step_by_step,
     check_closed_sandbox_is_unavailable,
 )

@@ -17,13 +17,14 @@ from typing import Any
 import docker.errors
 
 from sandbox.base import Sandbox
+from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
-from sandbox.docker import scripts, transfer
+from sandbox.docker import collect, scripts, transfer
 from sandbox.docker.failure import classify, start_error_is_candidates
 from sandbox.docker.stream import ExecRequest, RawExec, run_exec
 from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.profile import Profile
-from sandbox.results import ExecResult, FileRead, Listing
+from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,45 @@ class DockerSandbox(Sandbox):
         if raw.exit_code != 0:
             return Listing(error=_first_line(raw.stderr) or "cannot list directory")
         return transfer.parse_listing(raw.stdout, path, max_entries)
+
+    def stop_and_write(self, files: Sequence[SeedFile]) -> None:
+        """Stop the candidate and extract ``files`` in one exec (see :class:`Sandbox`).
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        archive = transfer.seed_archive(files, self.profile.workdir,
+                                        self.profile.limits.seed_bytes) if files else b""
+        argv = ("sh", "-c", scripts.STOP_AND_EXTRACT if files else scripts.STOP, "sh",
+                self.profile.workdir)
+        raw = self._internal(argv, stdin=archive, on_limit=_nothing)
+        if raw.exit_code != 0 and not self.deadline_exceeded:
+            super().stop_and_write(files)  # e.g. no pids left to start the script: retry
+
+    def stop_and_collect(self, checks: Sequence[CaptureCheck | ListingCheck],
+                         budget: CaptureBudget) -> tuple[FileCapture | DirectoryListing, ...]:
+        """Stop the candidate and run every check in one exec (see :class:`Sandbox`).
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        entries = self.profile.limits.listing_entries
+        sent = collect.request(checks, self.profile.workdir, budget, entries)
+        raw = self._internal(("sh", "-c", scripts.COLLECT, "sh", *sent.argv), cap=sent.cap,
+                             on_limit=_nothing)
+        if raw.exit_code == 0 and not raw.stdout_truncated:
+            trial = CaptureBudget(budget.total_bytes)
+            trial.charged = budget.charged
+            try:
+                results = collect.parse(raw.stdout, checks, sent, trial, entries)
+            except collect.StreamError as error:
+                log.warning("collect stream of %s unusable (%s); checking one by one",
+                            self.id[:12], error)
+            else:
+                budget.charged = trial.charged
+                return results
+        return super().stop_and_collect(checks, budget)
 
     def close(self) -> None:
         """Remove the container (force); never raises."""

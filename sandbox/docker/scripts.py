@@ -6,26 +6,34 @@ script, so a hostile file name is just a string.
 
 from __future__ import annotations
 
-#: Kill every process of the calling uid but this shell, until none is left.
-#: ``kill -9 -1`` spares the caller and pid 1; the keep-alive runs as another uid. Note
-#: that kill(-1) succeeds whenever *any* other process exists (EPERM ones count), so the
-#: loop checks /proc itself: a directory owned by our uid is a process still alive (or a
+#: A function that kills every process of the calling uid but this shell, until none is
+#: left. ``kill -9 -1`` spares the caller and pid 1; the keep-alive runs as another uid.
+#: kill(-1) succeeds whenever *any* other process exists (EPERM ones count), so the loop
+#: checks /proc itself: a directory owned by our uid is a process still alive (or a
 #: zombie init has not reaped yet).
-STOP = r"""
-me=$$; tries=0
-while [ "$tries" -lt 500 ]; do
-  kill -9 -1 2>/dev/null
-  left=0
-  for d in /proc/[0-9]*; do
-    [ "$d" = "/proc/$me" ] && continue
-    [ -O "$d" ] && left=$((left + 1))
+STOP_FUNCTION = r"""
+stop_candidate() {
+  me=$$; tries=0
+  while [ "$tries" -lt 500 ]; do
+    kill -9 -1 2>/dev/null
+    left=0
+    for d in /proc/[0-9]*; do
+      [ "$d" = "/proc/$me" ] && continue
+      [ -O "$d" ] && left=$((left + 1))
+    done
+    [ "$left" -eq 0 ] && return 0
+    tries=$((tries + 1))
   done
-  [ "$left" -eq 0 ] && exit 0
-  tries=$((tries + 1))
-done
-echo "processes left: $left" >&2
-exit 1
+  echo "processes left: $left" >&2
+  return 1
+}
 """
+
+#: Stop the candidate (exit 0 when every process is gone).
+STOP = STOP_FUNCTION + "stop_candidate\n"
+
+#: Stop the candidate, then extract the tar on stdin into ``$1``.
+STOP_AND_EXTRACT = STOP_FUNCTION + 'stop_candidate || exit 97\nexec tar -xf - -C "$1"\n'
 
 #: ``$1`` = directory, ``$2`` = entry cap + 1. One ``size|type|./name`` line per entry,
 #: never following links (``stat`` without ``-L``); ``head`` stops ``find`` at the cap.
@@ -40,4 +48,35 @@ for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; 
   [ -r "$f" ] && { grep '^oom_kill ' "$f"; exit 0; }
 done
 exit 1
+"""
+
+#: Stop the candidate, then every check in one stream. Arguments: nonce, capture budget
+#: left, listing cap + 1, then per check ``F path per-file-cap`` or ``L path -``. Each
+#: check answers ``@nonce index status [size]``; a ``file`` is followed by exactly
+#: ``min(size, cap, budget left)`` bytes; a listing by ``LIST`` lines and an ``end`` line.
+#: The nonce is chosen by the host after the candidate stopped, so no file name can forge
+#: a header. The budget is charged with each readable file's full size (§7.2).
+COLLECT = STOP_FUNCTION + r"""
+stop_candidate || exit 97
+nonce=$1; left=$2; lcap=$3; shift 3; i=0
+while [ "$#" -ge 3 ]; do
+  kind=$1; p=$2; cap=$3; shift 3
+  if [ "$kind" = L ]; then
+    echo "@$nonce $i list"
+    ( cd -- "$p" 2>/dev/null || { echo "@$nonce $i nodir"; exit 0; }
+      find . -mindepth 1 -exec stat -c '%s|%F|%n' {} + 2>/dev/null | head -n "$lcap" )
+    echo "@$nonce $i end"
+  elif [ -L "$p" ]; then echo "@$nonce $i link"
+  elif [ ! -e "$p" ]; then echo "@$nonce $i missing"
+  elif [ ! -f "$p" ]; then echo "@$nonce $i other"
+  elif [ ! -r "$p" ]; then echo "@$nonce $i unreadable"
+  else
+    size=$(stat -c %s -- "$p") || size=0
+    n=$cap; [ "$left" -lt "$n" ] && n=$left; [ "$n" -lt 0 ] && n=0
+    echo "@$nonce $i file $size"
+    [ "$n" -gt 0 ] && head -c "$n" < "$p"
+    left=$((left - size))
+  fi
+  i=$((i + 1))
+done
 """

@@ -201,3 +201,25 @@ def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox) 
                                    tests=(test,), checks=(CaptureCheck("r", "result.txt"),)))
     assert result.tests[0].stdout == "clean\n1 passed\n" and result.tests[0].passed_tests == 1
     assert result.captures[0].content == b"clean"
+
+
+def test_plan_collects_in_one_exec(open_sandbox: OpenSandbox,
+                                   caplog: pytest.LogCaptureFixture) -> None:
+    """After the tests, stop + every capture and listing is one exec, never the fallback."""
+    from sandbox.plan import Plan
+
+    sandbox = open_sandbox("busybox")
+    sandbox.write_files([SeedFile(f"f{i}", str(i)) for i in range(5)])
+    calls: list[object] = []
+    original = sandbox._internal
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(args[0])
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    sandbox._internal = counting  # type: ignore[method-assign]
+    checks = (*(CaptureCheck(f"k{i}", f"f{i}") for i in range(5)), ListingCheck("l", "."))
+    result = sandbox.run_plan(Plan(checks=checks))
+    assert [c.content for c in result.captures] == [str(i).encode() for i in range(5)]
+    assert len(calls) == 2  # stop (+ no test files), then stop + collect
+    assert "unusable" not in caplog.text

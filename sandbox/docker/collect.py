@@ -1,0 +1,158 @@
+"""Stop the candidate and run every post-execution check in one ``exec``.
+
+:data:`sandbox.docker.scripts.COLLECT` answers with one framed stream; :func:`parse` turns
+it back into the same results the check-by-check path gives (the contract suite runs
+both), applying the capture budget on the host exactly as
+:class:`~sandbox.capture.CaptureBudget` does. Anything unexpected in the stream makes the
+caller fall back to the check-by-check path.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sandbox.capture import DEFAULT_MAX_FILE_BYTES, CaptureBudget, CaptureCheck, ListingCheck
+from sandbox.docker import transfer
+from sandbox.paths import PathRejected, sandbox_path
+from sandbox.results import DirectoryListing, FileCapture, FileRead
+
+Result = FileCapture | DirectoryListing
+_NOT_CAPTURED = {"link": "not captured: the path is a link", "missing": None,
+                 "other": "not captured: not a regular file",
+                 "unreadable": "not captured: permission denied"}
+
+
+class StreamError(Exception):
+    """The collect stream is not what the script writes: fall back."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """The script's arguments and what the host needs to read the answer back."""
+
+    nonce: str
+    argv: tuple[str, ...]
+    paths: dict[int, str]
+    """Check index → resolved path, for checks that go to the sandbox."""
+    rejected: dict[int, str]
+    """Check index → why its path was refused before any exec."""
+    cap: int
+    """Output cap for the exec: everything the answer may legitimately hold."""
+
+
+def request(checks: Sequence[CaptureCheck | ListingCheck], workspace: str,
+            budget: CaptureBudget, max_entries: int) -> Request:
+    """Build the arguments of :data:`~sandbox.docker.scripts.COLLECT`."""
+    nonce = secrets.token_hex(16)
+    argv: list[str] = [nonce, str(budget.remaining), str(max_entries + 1)]
+    paths: dict[int, str] = {}
+    rejected: dict[int, str] = {}
+    cap = 4096
+    for index, check in enumerate(checks):
+        try:
+            paths[index] = sandbox_path(check.path, workspace)
+        except PathRejected as error:
+            rejected[index] = str(error)
+            continue
+        per_file = per_file_cap(check)
+        argv += ["F", paths[index], str(per_file)] if per_file else ["L", paths[index], "-"]
+        cap += 256 + (min(per_file, max(budget.total_bytes, 0)) if per_file
+                      else (max_entries + 1) * transfer.MAX_LINE)
+    return Request(nonce, tuple(argv), paths, rejected, cap)
+
+
+def per_file_cap(check: CaptureCheck | ListingCheck) -> int:
+    """The per-file cap of a capture (0 for a listing)."""
+    if isinstance(check, ListingCheck):
+        return 0
+    return check.max_size_bytes if check.max_size_bytes and check.max_size_bytes > 0 else (
+        DEFAULT_MAX_FILE_BYTES)
+
+
+def parse(output: bytes, checks: Sequence[CaptureCheck | ListingCheck], sent: Request,
+          budget: CaptureBudget, max_entries: int) -> tuple[Result, ...]:
+    """The checks' results from the stream, in order.
+
+    Raises:
+        StreamError: the stream does not follow the script's framing.
+    """
+    reader = _Reader(output, sent.nonce)
+    results: list[Result] = []
+    for index, check in enumerate(checks):
+        if index in sent.rejected:
+            results.append(_refused(check, sent.rejected[index], max_entries))
+        elif isinstance(check, ListingCheck):
+            results.append(_listing(reader, index, check, sent.paths[index], max_entries))
+        else:
+            results.append(_capture(reader, index, check, budget))
+    return tuple(results)
+
+
+def _capture(reader: _Reader, index: int, check: CaptureCheck,
+             budget: CaptureBudget) -> FileCapture:
+    status, rest = reader.header(index)
+    limit = budget.limit_for(check.max_size_bytes)
+    if status != "file":
+        if status not in _NOT_CAPTURED:
+            raise StreamError(f"unknown status {status!r}")
+        return budget.record(check, check.path, FileRead(False, error=_NOT_CAPTURED[status]),
+                             limit)
+    size = int(rest) if rest.isdigit() else -1
+    if size < 0:
+        raise StreamError("bad size")
+    content = reader.take(min(size, max(limit, 0)))
+    return budget.record(check, check.path, FileRead(True, size=size, content=content), limit)
+
+
+def _listing(reader: _Reader, index: int, check: ListingCheck, path: str,
+             max_entries: int) -> DirectoryListing:
+    status, _ = reader.header(index)
+    if status != "list":
+        raise StreamError(f"expected a listing, got {status!r}")
+    body = reader.until(f"@{reader.nonce} {index} end\n".encode())
+    if body.startswith(f"@{reader.nonce} {index} nodir\n".encode()):
+        return DirectoryListing(key=check.key, path=check.path, entries=(),
+                                max_entries=max_entries, error="cannot open directory")
+    listing = transfer.parse_listing(body, path, max_entries)
+    return DirectoryListing(key=check.key, path=check.path, entries=listing.entries,
+                            max_entries=max_entries, truncated=listing.truncated)
+
+
+def _refused(check: CaptureCheck | ListingCheck, why: str, max_entries: int) -> Result:
+    if isinstance(check, ListingCheck):
+        return DirectoryListing(key=check.key, path=check.path, entries=(),
+                                max_entries=max_entries, error=why)
+    return FileCapture(key=check.key, path=check.path, exists=False, error=why)
+
+
+class _Reader:
+    """A cursor over the stream."""
+
+    def __init__(self, data: bytes, nonce: str) -> None:
+        self.data, self.nonce, self.pos = data, nonce, 0
+
+    def header(self, index: int) -> tuple[str, str]:
+        end = self.data.find(b"\n", self.pos)
+        if end < 0:
+            raise StreamError("stream ended early")
+        words = self.data[self.pos:end].decode(errors="replace").split(" ")
+        if words[:2] != [f"@{self.nonce}", str(index)] or len(words) < 3:
+            raise StreamError("header out of step")
+        self.pos = end + 1
+        return words[2], " ".join(words[3:])
+
+    def take(self, count: int) -> bytes:
+        chunk = self.data[self.pos:self.pos + count]
+        if len(chunk) != count:
+            raise StreamError("content cut short")
+        self.pos += count
+        return chunk
+
+    def until(self, marker: bytes) -> bytes:
+        end = self.data.find(marker, self.pos)
+        if end < 0:
+            raise StreamError("listing end missing")
+        body, self.pos = self.data[self.pos:end], end + len(marker)
+        return body
