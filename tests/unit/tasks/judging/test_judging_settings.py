@@ -1,0 +1,27 @@
+"""Judge settings from the environment into the pipeline's JudgingConfig (no network)."""
+
+from __future__ import annotations
+
+import pytest
+
+from workers.settings import Settings
+
+
+def test_env_builds_endpoints_and_hides_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nested env vars give each provider its dialect; keys never show in a repr."""
+    monkeypatch.setenv("EVALFLEET_JUDGES__PROVIDERS__ANTHROPIC__BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("EVALFLEET_JUDGES__PROVIDERS__ANTHROPIC__API_KEY", "k-secret")
+    monkeypatch.setenv("EVALFLEET_JUDGES__PROVIDERS__OPENROUTER__BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("EVALFLEET_JUDGES__MAX_RETRIES", "0")
+    judging = Settings().pipeline_config().judging
+    assert {k: e.api for k, e in judging.endpoints.items()} == {
+        "anthropic": "anthropic", "openrouter": "openai"}
+    assert judging.endpoints["anthropic"].api_key.get_secret_value() == "k-secret"
+    assert judging.max_retries == 0
+    assert "k-secret" not in repr(judging)
+
+
+def test_no_provider_is_configured_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in __import__("os").environ if n.startswith("EVALFLEET_JUDGES")]:
+        monkeypatch.delenv(name)
+    assert Settings().pipeline_config().judging.endpoints == {}
