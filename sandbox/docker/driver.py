@@ -4,6 +4,14 @@ Every command and test runs as the profile's non-root ``user``; the container's 
 keep-alive runs as ``keeper_user``, so ``kill -9 -1`` as ``user`` stops every candidate
 process without stopping the sandbox. A host timer kills the container at the wall
 deadline. Files move as tar streams through exec (:mod:`sandbox.docker.transfer`).
+
+Round trips: stopping the candidate is combined with seeding the hidden test files, and
+with every capture and listing (:mod:`sandbox.docker.collect`), so a plan costs one exec
+per seed, command and test, plus two. The candidate's own commands are deliberately not
+batched into one driver exec: the driver would run as the candidate's uid, and a
+candidate's ``kill -9 -1`` would take the driver (and every later step) with it. Batching
+them needs a driver the candidate cannot signal (another uid with a way to drop to the
+candidate's, e.g. a setpriv-capable supervisor as the container's main process).
 """
 
 from __future__ import annotations

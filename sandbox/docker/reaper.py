@@ -4,6 +4,12 @@ Run at worker start and then periodically. The caller says which workers are ali
 example, whether a heartbeat key exists); a container of a live worker is never touched
 before its deadline. When the liveness check itself fails, the container is spared: a
 leak is cheaper than killing a live run.
+
+Liveness is only meaningful within one fleet (one Redis). When several fleets share a
+Docker engine (CI, demos, tests with private Redis servers), give each a label through
+``DockerFactory(extra_labels={"evalfleet.fleet": NAME})`` and reap with
+``Reaper(extra_filters={"evalfleet.fleet": NAME})``; otherwise a fleet sees the other's
+workers as dead and removes their running sandboxes.
 """
 
 from __future__ import annotations

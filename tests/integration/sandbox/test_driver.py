@@ -1,0 +1,49 @@
+"""The Docker driver on the real engine: hardening as created, env, stdin, labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import WORKER, OpenSandbox
+
+from sandbox.command import Command
+
+MiB = 1024 * 1024
+
+
+def test_container_is_hardened_as_created(open_sandbox: OpenSandbox, docker_client: Any) -> None:
+    """Every default of fleet-anchors §3.2 is what the engine reports for the container."""
+    sandbox = open_sandbox("busybox", memory_bytes=128 * MiB, pids=100, cpus=0.5)
+    attrs = docker_client.api.inspect_container(sandbox.id)
+    host, config = attrs["HostConfig"], attrs["Config"]
+    assert host["NetworkMode"] == "none" and host["CapDrop"] == ["ALL"]
+    assert host["SecurityOpt"] == ["no-new-privileges"] and host["ReadonlyRootfs"] is True
+    assert host["Init"] is True and host["Privileged"] is False
+    assert host["Memory"] == host["MemorySwap"] == 128 * MiB
+    assert host["PidsLimit"] == 100 and host["NanoCpus"] == 500_000_000
+    assert {u["Name"] for u in host["Ulimits"]} == {"nofile", "fsize", "core"}
+    assert set(host["Tmpfs"]) == {"/workspace", "/tmp"} and config["User"] == "65534:65534"
+    labels = config["Labels"]
+    assert labels["evalfleet.worker"] == WORKER and labels["evalfleet.run_id"].startswith("test-")
+    assert float(labels["evalfleet.deadline"]) > float(labels["evalfleet.created"])
+    assert not any(key.startswith("EVALFLEET") for key in config["Env"])
+
+
+def test_env_workdir_and_large_stdin(open_sandbox: OpenSandbox) -> None:
+    """Per-command env and workdir apply; a 4 MiB stdin round-trips under a 5 MiB cap."""
+    sandbox = open_sandbox("busybox")
+    sandbox.exec(Command("mkdir sub"))
+    result = sandbox.exec(Command('echo "$GREETING"; pwd', env={"GREETING": "hi there"},
+                                  workdir="/workspace/sub"))
+    assert result.stdout == b"hi there\n/workspace/sub\n"
+    payload = bytes(range(256)) * (4 * MiB // 256)
+    echoed = sandbox.exec(Command("cat", stdin=payload, output_cap_bytes=5 * MiB, timeout_s=30))
+    assert echoed.stdout == payload and not echoed.truncated
+
+
+def test_commands_run_as_the_candidate_uid_not_the_keeper(open_sandbox: OpenSandbox) -> None:
+    """Commands run as 1000; the keep-alive (65534) survives ``kill -9 -1``."""
+    sandbox = open_sandbox("busybox")
+    assert sandbox.exec(Command("id -u")).stdout == b"1000\n"
+    sandbox.exec(Command("kill -9 -1; true"))
+    assert sandbox.exec(Command("echo still here")).stdout == b"still here\n"
