@@ -35,6 +35,8 @@ build_dir() {
     log "building $tag"
     docker build --force-rm -q --network host --build-arg "BASE=$BASE" \
         --label "evalfleet.inputs=$hash" -t "$tag" "$dir" >/dev/null
+    # Multi-stage builds leave their helper stages as dangling images; those are labelled.
+    docker image prune -f --filter label=evalfleet.stage=build >/dev/null
 }
 
 build_base

@@ -23,7 +23,8 @@ import docker.errors
 
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
-from sandbox.docker.limits import WARM_RUN_ID, Ownership
+from sandbox.docker.failure import classify
+from sandbox.docker.limits import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID, Ownership
 from sandbox.errors import SandboxError
 from sandbox.profile import Profile
 
@@ -150,13 +151,28 @@ class WarmPool:
             slot.created += 1
 
     def _discard_stale(self, slot: _Slot) -> None:
+        """Drop containers idle too long, and any the engine no longer runs."""
         cutoff = self.clock() - self.max_idle_s
+        running = self._running_ids() if slot.idle else set()
         with self._lock:
-            stale = [w for w in slot.idle if w.created < cutoff]
-            slot.idle = deque(w for w in slot.idle if w.created >= cutoff)
+            stale = [w for w in slot.idle if w.created < cutoff or w.container.id not in running]
+            slot.idle = deque(w for w in slot.idle if w not in stale)
             slot.discarded += len(stale)
         for item in stale:
             _remove(item.container)
+
+    def _running_ids(self) -> set[str]:
+        """Ids of this worker's running pooled containers (one engine call).
+
+        Raises:
+            SandboxUnavailable: the engine is not there.
+        """
+        filters = {"label": [f"{LABEL_POOL}=1", f"{LABEL_WORKER}={self.factory.worker}"],
+                   "status": "running"}
+        try:
+            return {c.id for c in self.factory.client.containers.list(filters=filters)}
+        except (docker.errors.DockerException, OSError) as error:
+            raise classify(error, what="list pool containers") from error
 
     def _refill_loop(self) -> None:
         backoff = REFILL_INTERVAL_S

@@ -116,3 +116,20 @@ def test_stale_warm_containers_are_replaced(counting: CountingFactory,
             docker_client.containers.get(first)
     finally:
         stale.close()
+
+
+def test_vanished_warm_containers_are_replaced(counting: CountingFactory,
+                                               docker_client: Any) -> None:
+    """A warm container removed behind the pool's back is dropped, not handed out."""
+    pool = WarmPool(counting, [(PROFILE, 1)])
+    try:
+        pool.fill()
+        gone = pool._slots[PROFILE.name].idle[0].container
+        gone.remove(force=True)
+        pool.fill()
+        stats = pool.stats()[0]
+        assert (stats.idle, stats.discarded, stats.created) == (1, 1, 2)
+        with pool.acquire(PROFILE, run_id="after-vanish") as sandbox:
+            assert sandbox.id != gone.id and sandbox.exec(Command("true")).exit_code == 0
+    finally:
+        pool.close()

@@ -1,0 +1,56 @@
+"""The one-exec collect stream: framing, budget, and refusal of anything out of step."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from sandbox.docker import collect
+from sandbox.results import DirectoryListing, FileCapture
+
+CHECKS = (CaptureCheck("a", "a.txt", max_size_bytes=4), ListingCheck("d", "d"),
+          CaptureCheck("up", "../x"), CaptureCheck("l", "link"), CaptureCheck("b", "b"))
+
+
+def stream(nonce: str, *parts: bytes) -> bytes:
+    return b"".join(part.replace(b"@N", b"@" + nonce.encode()) for part in parts)
+
+
+def test_request_arguments() -> None:
+    """Rejected paths never reach the sandbox; per-file caps and kinds are passed."""
+    sent = collect.request(CHECKS, "/workspace", CaptureBudget(100), 10)
+    assert sent.argv[1:] == ("100", "11", "F", "/workspace/a.txt", "4", "L", "/workspace/d",
+                             "-", "F", "/workspace/link", "1048576", "F", "/workspace/b",
+                             "1048576")
+    assert 2 in sent.rejected and len(sent.nonce) == 32
+
+
+def test_parse_applies_the_budget() -> None:
+    """Contents, listings and statuses come back in order; the budget counts full sizes."""
+    budget = CaptureBudget(100)
+    sent = collect.request(CHECKS, "/workspace", budget, 10)
+    data = stream(sent.nonce, b"@N 0 file 10\nabcd", b"@N 1 list\n3|regular file|./x\n",
+                  b"@N 1 end\n", b"@N 3 link\n", b"@N 4 file 95\n", b"z" * 90)
+    results = collect.parse(data, CHECKS, sent, budget, 10)
+    a, listing, up, link, b = results
+    assert isinstance(a, FileCapture) and (a.content, a.size, a.truncated) == (b"abcd", 10, True)
+    assert isinstance(listing, DirectoryListing) and listing.entries[0].path == "/workspace/d/x"
+    assert isinstance(up, FileCapture) and not up.exists and up.error
+    assert isinstance(link, FileCapture) and not link.exists and "link" in (link.error or "")
+    assert isinstance(b, FileCapture) and (len(b.content or b""), b.truncated) == (90, True)
+    assert budget.charged == 105
+
+
+@pytest.mark.parametrize("data", [
+    b"@bad 0 file 10\nabcd",  # a forged nonce
+    b"@N 1 file 10\nabcd",  # out of step
+    b"@N 0 file 10\nab",  # cut short
+    b"@N 0 weird\n",  # unknown status
+    b"",  # nothing
+])
+def test_anything_out_of_step_is_refused(data: bytes) -> None:
+    """The caller falls back to check-by-check on any framing surprise."""
+    checks = (CaptureCheck("a", "a"),)
+    sent = collect.request(checks, "/w", CaptureBudget(), 10)
+    with pytest.raises(collect.StreamError):
+        collect.parse(stream(sent.nonce, data), checks, sent, CaptureBudget(), 10)
