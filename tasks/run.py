@@ -96,6 +96,9 @@ def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: 
         rt.observer.run_finished(result, queue)
     else:
         rt.observer.duplicate()
+    stats = getattr(rt.factory, "stats", None)
+    if callable(stats):
+        rt.observer.pool(stats())
     return result.outcome if first else "duplicate"
 
 

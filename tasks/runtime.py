@@ -24,6 +24,7 @@ class Observer(Protocol):
     def run_finished(self, result: RunResult, queue: str) -> None: ...
     def duplicate(self) -> None: ...
     def redelivered(self) -> None: ...
+    def pool(self, stats: list[Any]) -> None: ...
 
 
 class NullObserver:
@@ -34,6 +35,9 @@ class NullObserver:
         """Nothing."""
 
     def redelivered(self) -> None:
+        """Nothing."""
+
+    def pool(self, stats: list[Any]) -> None:
         """Nothing."""
 
 
@@ -80,3 +84,13 @@ def current() -> Runtime:
     if _current is None:
         raise RuntimeError("no evalfleet runtime installed in this worker process")
     return _current
+
+
+def shutdown() -> None:
+    """Release this process's runtime (a warm pool removes its idle sandboxes)."""
+    global _current
+    if _current is not None and _built_in == os.getpid():
+        close = getattr(_current.factory, "close", None)
+        if callable(close):
+            close()
+    _current = None

@@ -59,8 +59,20 @@ def _run_started(sender: Any = None, **_: Any) -> None:
 task_prerun.connect(_run_started, weak=False)
 
 
+POOL_TARGET = Gauge("evalfleet_sandbox_pool_target", "Warm sandboxes wanted per profile.",
+                    ["profile"], multiprocess_mode="livesum")
+POOL_IDLE = Gauge("evalfleet_sandbox_pool_idle", "Warm sandboxes ready per profile.",
+                  ["profile"], multiprocess_mode="livesum")
+POOL_TAKES = Counter("evalfleet_sandbox_pool_takes_total",
+                     "Sandbox acquisitions by pool outcome (hit: warm, miss: cold).",
+                     ["profile", "outcome"])
+
+
 class FleetMetrics:
     """The :class:`tasks.runtime.Observer` that records into the collectors above."""
+
+    def __init__(self) -> None:
+        self._pool_seen: dict[tuple[str, str], int] = {}
 
     def run_finished(self, result: RunResult, queue: str) -> None:
         RUNS.labels(result.outcome, queue).inc()
@@ -83,6 +95,16 @@ class FleetMetrics:
         for event in ("oom_killed", "timed_out", "output_truncated", "deadline_exceeded"):
             if resources.get(event):
                 SANDBOX_EVENTS.labels(event).inc()
+
+    def pool(self, stats: list[Any]) -> None:
+        """Record a warm pool's counters (cumulative per process) as gauges and deltas."""
+        for entry in stats:
+            POOL_TARGET.labels(entry.profile).set(entry.target)
+            POOL_IDLE.labels(entry.profile).set(entry.idle)
+            for outcome, total in (("hit", entry.hits), ("miss", entry.misses)):
+                seen = self._pool_seen.get((entry.profile, outcome), 0)
+                POOL_TAKES.labels(entry.profile, outcome).inc(max(0, total - seen))
+                self._pool_seen[(entry.profile, outcome)] = total
 
     def duplicate(self) -> None:
         DUPLICATES.inc()

@@ -8,10 +8,12 @@ module reads the environment. Nested sections use ``__``:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -103,6 +105,10 @@ class Settings(BaseSettings):
     """The Docker engine (default: the local socket / ``DOCKER_HOST``)."""
     docker_api_version: str = "1.41"
     """Docker API version (``auto`` asks the engine at start; a fixed one starts offline)."""
+    fleet: str = ""
+    """This fleet's name on a shared Docker engine (default: derived from the Redis it uses).
+    Sandboxes carry it as the label ``evalfleet.fleet``; the reaper only ever removes
+    containers of its own fleet, whose workers' heartbeats it can see."""
     worker_id: str = Field(default_factory=_default_worker_id)
     """This worker's identity: container labels, heartbeats and results name it."""
     queues: list[str] = Field(default_factory=lambda: ["default"])
@@ -126,10 +132,21 @@ class Settings(BaseSettings):
     metrics_addr: str = "0.0.0.0"
     heartbeat_interval_s: float = Field(5.0, gt=0)
     heartbeat_ttl_s: float = Field(30.0, gt=0)
+    reaper_interval_s: float = Field(60.0, gt=0)
+    """How often the worker removes sandboxes of dead workers and past their deadline."""
     heartbeat_file: Path | None = None
     """Where the worker writes its liveness beat (default: ``<tmp>/evalfleet-worker.heartbeat``)."""
     judges: JudgeSettings = Field(default_factory=JudgeSettings)
     """LLM-judge providers (``EVALFLEET_JUDGES__PROVIDERS__<KEY>__BASE_URL`` / ``__API_KEY``)."""
+
+    @property
+    def fleet_label(self) -> str:
+        """The fleet's name: ``fleet``, else a digest of the Redis location (no password)."""
+        if self.fleet:
+            return self.fleet
+        url = urlsplit(self.redis_url)
+        where = f"{url.hostname}:{url.port}{url.path}"
+        return "redis-" + hashlib.sha256(where.encode()).hexdigest()[:12]
 
     def pipeline_config(self) -> PipelineConfig:
         """What the run pipeline needs from the operator."""

@@ -18,6 +18,8 @@ from typing import Any
 from .settings import Settings
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+#: The label that ties a sandbox to its fleet (the workers sharing one Redis).
+FLEET_LABEL = "evalfleet.fleet"
 
 
 def prepare_metrics_dir(settings: Settings) -> Path:
@@ -57,10 +59,36 @@ def build_runtime(settings: Settings) -> Any:
     client = redis_client(settings)
     return Runtime(
         config=settings.pipeline_config(),
-        factory=DockerFactory(docker_client(settings), worker=settings.worker_id),
+        factory=sandbox_factory(settings, DockerFactory(
+            docker_client(settings), worker=settings.worker_id,
+            extra_labels={FLEET_LABEL: settings.fleet_label})),
         redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.stream_maxlen),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
         delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics())
+
+
+def sandbox_factory(settings: Settings, cold: Any) -> Any:
+    """A warm pool over ``cold`` for the profiles this worker serves, when any has a size."""
+    from sandbox.docker.pool import WarmPool
+
+    served = [(name, p) for name, p in settings.profiles.items() if name in settings.queues]
+    if not any(p.pool_size for _, p in served):
+        return cold
+    sizes = [(p.bounds(name).profile, p.pool_size) for name, p in served]
+    return WarmPool(cold, sizes).start()
+
+
+def start_reaper(settings: Settings, redis: Any) -> Any:
+    """Remove sandboxes of dead workers and past their deadline: now, then periodically."""
+    from sandbox.docker.reaper import Reaper
+
+    from .health import worker_alive
+
+    stop = threading.Event()
+    reaper = Reaper(docker_client(settings), is_alive=lambda worker: worker_alive(redis, worker),
+                    extra_filters={FLEET_LABEL: settings.fleet_label})
+    reaper.run(settings.reaper_interval_s, stop)
+    return stop
 
 
 class Loop:
@@ -111,12 +139,42 @@ def main_services(settings: Settings, app: Any) -> list[Any]:
     forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id)
     forwarder.ensure_group()
     intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
-    return [beat, intake]
+    reaper = start_reaper(settings, redis)
+    return [beat, intake, _Stopper(reaper)]
+
+
+class _Stopper:
+    """Gives a threading.Event the ``stop()`` of the other services."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def stop(self) -> None:
+        self.event.set()
+
+
+def _build_runtime(**_: Any) -> None:
+    from tasks import runtime
+
+    runtime.current()
+
+
+def _release_runtime(**_: Any) -> None:
+    from tasks import runtime
+
+    runtime.shutdown()
 
 
 def run_worker(settings: Settings, pool: str = "prefork") -> None:
     """Run a worker node until it is stopped (SIGTERM: soft shutdown)."""
     prepare_metrics_dir(settings)
+    from celery.signals import (
+        worker_process_init,
+        worker_process_shutdown,
+        worker_ready,
+        worker_shutdown,
+    )
+
     from tasks import runtime
     from tasks.queueing import queue_for
 
@@ -124,6 +182,11 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
 
     app = make_app(settings)
     runtime.install_builder(lambda: build_runtime(settings))
+    # Build the runtime (and fill a warm pool) where runs execute, as soon as it starts.
+    started = worker_process_init if pool == "prefork" else worker_ready
+    started.connect(_build_runtime, weak=False)
+    for signal in (worker_process_shutdown, worker_shutdown):
+        signal.connect(_release_runtime, weak=False)
     services = main_services(settings, app)
     queues = ",".join(queue_for(q) for q in settings.queues)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -88,3 +89,68 @@ def test_readiness_needs_the_broker(start_worker: Any, redis_server: Any) -> Non
 
     assert (live.returncode, ready.returncode) == (0, 1)
     assert "broker unreachable" in ready.stderr
+
+
+def test_a_warm_pool_serves_runs_and_is_removed_at_shutdown(start_worker: Any, client: Any,
+                                                            docker_client: Any) -> None:
+    """With a pool, runs take warm sandboxes (hits counted); stopping leaves no container."""
+    profiles = json.dumps({"warm": {"pool_size": 2}})
+    node = start_worker("warm", queues='["warm"]', profiles=profiles)
+    pack = json.loads(json.dumps(PACK))
+    pack["version"]["sandbox"] = {"profile": "warm"}
+    _wait(lambda: _containers(docker_client, node.worker_id) == 2)
+    requests = [RunRequest(run_id=f"warm-{i}-{time.time_ns()}", pack=pack,
+                           submission={"commands": [{"run": "echo hi"}]}) for i in range(3)]
+    client.submit_many(requests)
+
+    results = [client.wait(r.run_id, timeout=60) for r in requests]
+    text = node.metrics()
+    node.stop()
+
+    assert [r.scorecard.score for r in results if r.scorecard] == [1000, 1000, 1000]
+    assert 'evalfleet_sandbox_pool_takes_total{outcome="hit",profile="warm"} 3.0' in text
+    assert _containers(docker_client, node.worker_id) == 0
+
+
+def _containers(docker_client: Any, worker_id: str) -> int:
+    return len(docker_client.containers.list(
+        all=True, filters={"label": f"evalfleet.worker={worker_id}"}))
+
+
+def _wait(check: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.1)
+
+
+def test_the_reaper_removes_its_own_fleets_orphans_only(start_worker: Any, redis_server: Any,
+                                                        docker_client: Any) -> None:
+    """An orphan of this fleet (dead worker) is reaped; another fleet's container is not."""
+    from workers.settings import Settings
+
+    ours = Settings(redis_url=redis_server.url).fleet_label
+    made = [docker_client.containers.run(
+        "evalfleet/busybox:latest", ["sleep", "300"], detach=True, network_mode="none",
+        labels={"evalfleet.worker": "dead-worker", "evalfleet.fleet": fleet,
+                "evalfleet.deadline": str(time.time() + 3600), "evalfleet.test": "1"})
+        for fleet in (ours, "some-other-fleet")]
+    try:
+        start_worker("reaper", reaper_interval_s="0.5")
+        _wait(lambda: _exists(docker_client, made[0].id) is False)
+        time.sleep(1.5)  # a few more passes: the other fleet's container must stay
+        assert _exists(docker_client, made[1].id)
+    finally:
+        for container in made:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+
+
+def _exists(docker_client: Any, container_id: str) -> bool:
+    import docker
+
+    try:
+        docker_client.containers.get(container_id)
+    except docker.errors.NotFound:
+        return False
+    return True

@@ -1,0 +1,50 @@
+"""Settings: EVALFLEET_* variables, nesting, and what they become for the pipeline."""
+
+from __future__ import annotations
+
+import pytest
+
+from workers.settings import Settings
+
+MiB = 1024 * 1024
+
+
+def test_nested_profile_settings_come_from_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EVALFLEET_PROFILES__DEFAULT__MEMORY_MB`` reaches the default profile's ceiling."""
+    monkeypatch.setenv("EVALFLEET_PROFILES", '{"default": {"memory_mb": 1024, "pool_size": 2}}')
+    monkeypatch.setenv("EVALFLEET_QUEUES", '["default", "gpu"]')
+
+    settings = Settings()
+    bounds = settings.pipeline_config().profiles["default"]
+
+    assert bounds.profile.limits.memory_bytes == 1024 * MiB
+    assert settings.profiles["default"].pool_size == 2
+    assert settings.queues == ["default", "gpu"]
+
+
+def test_bad_values_fail_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A nonsensical value is an error at start-up, naming the setting."""
+    monkeypatch.setenv("EVALFLEET_DELIVERY_CAP", "0")
+
+    with pytest.raises(ValueError, match="delivery_cap"):
+        Settings()
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    ("redis://:secret@redis:6379/0", "redis://:other@redis:6379/0", True),
+    ("redis://redis:6379/0", "redis://redis:6379/1", False),
+    ("redis://redis-a:6379/0", "redis://redis-b:6379/0", False),
+])
+def test_the_fleet_label_follows_the_shared_redis_not_its_password(a: str, b: str,
+                                                                   same: bool) -> None:
+    """Workers sharing a Redis share a fleet label; the label never contains a secret."""
+    first, second = Settings(redis_url=a).fleet_label, Settings(redis_url=b).fleet_label
+
+    assert (first == second) is same
+    assert "secret" not in first
+
+
+def test_an_explicit_fleet_name_wins() -> None:
+    """``EVALFLEET_FLEET`` names the fleet explicitly."""
+    assert Settings(fleet="blue").fleet_label == "blue"
