@@ -35,8 +35,8 @@ PLAN = Plan(
     files=(SeedFile("solution.py", "def add(a, b):\n    return a + b\n"),
            SeedFile("data/input.txt", "1 2\n")),
     commands=(Command("python3 solution.py || true"),),
-    test_files=(SeedFile("test_solution.py",
-                         "from solution import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"),),
+    test_files=(SeedFile("test_solution.py", "from solution import add\n\n"
+                         "def test_add():\n    assert add(1, 2) == 3\n"),),
     tests=(CodeExecution(validator_key="tests", target="file:solution",
                          target_path="/workspace/solution.py", test_command="echo 1 passed"),),
     checks=(CaptureCheck("solution", "solution.py"), ListingCheck("tree", "/workspace")))

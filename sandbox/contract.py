@@ -105,7 +105,7 @@ def check_bad_seed_files_are_config_errors(target: Target) -> None:
     with target.sandbox(seed_bytes=100) as sandbox:
         for path in ("../x", "/etc/x", "a/../../x", ""):
             seed = [SeedFile(path, "")]
-            expect_raises(SandboxConfigError, lambda: sandbox.write_files(seed))  # noqa: B023
+            expect_raises(SandboxConfigError, lambda: sandbox.write_files(seed))  # noqa: B023 - run at once
         expect_raises(SandboxConfigError, lambda: sandbox.write_files([SeedFile("f", b"x" * 101)]))
 
 
