@@ -20,6 +20,7 @@ from tasks.submissions import load_submission
 
 PACKS = Path(__file__).parents[3] / "examples" / "packs"
 EXPECTED = {  # pack → (case, result of the passing submission, result of the failing one)
+    "agent-efficiency": (None, "win", "loss"),
     "fizzbuzz-coding": (None, "win", "loss"),
     "invoice-json": ("acme", "win", "loss"),
     "support-reply-hybrid": (None, "win", "loss"),
