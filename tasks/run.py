@@ -48,6 +48,15 @@ def execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None
         rt.observer.duplicate()
         return "duplicate"
     attempt = _count_delivery(rt, run_id)
+    if attempt > rt.delivery_cap:
+        # Only deliveries that never returned get here (every failure that returns is capped
+        # on its way out): the pool process was lost mid-run each time (SIGKILL, OOM kill, a
+        # crash in native code) and task_reject_on_worker_lost requeued it. A poison message
+        # must not loop forever, so it is published as failed without running again.
+        reason = (f"gave up after {attempt - 1} deliveries that never finished (the worker "
+                  "process was lost during each, or the run outlived the visibility timeout)")
+        return _publish(rt, failed(run_id, "internal_error", reason, rt), attempt,
+                        enqueued_at, _queue(task))
     try:
         result = run_pipeline(body, rt.factory, rt.config)
     except SandboxConfigError as err:

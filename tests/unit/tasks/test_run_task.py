@@ -147,3 +147,17 @@ def test_a_rejection_is_published_and_never_retried() -> None:
     assert execute(rt, task, {"run_id": "r-bad"}, enqueued_at=None) == "rejected"
     assert task.retries == []
     assert publisher.results[0].run_id == "r-bad"
+
+
+def test_deliveries_lost_past_the_cap_are_published_without_running() -> None:
+    """A poison run that kills its pool process never returns; the delivery after the cap
+    publishes ``internal_error`` instead of running it again (no endless requeue loop)."""
+    factory = FakeFactory(script={"run-tests 7": TESTS_PASS})
+    rt, publisher = runtime(factory, cap=3)
+    for _ in range(3):  # three deliveries whose process was killed mid-run
+        rt.redis.incr("evalfleet:deliveries:run-1")
+
+    assert execute(rt, FakeTask(), request(), enqueued_at=None) == "internal_error"
+    assert factory.sandboxes == []
+    assert [(r.outcome, r.attempt) for r in publisher.results] == [("internal_error", 4)]
+    assert "never finished" in publisher.results[0].reason
