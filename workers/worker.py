@@ -7,6 +7,7 @@ factory, Redis, publisher) lazily after the fork.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -20,6 +21,8 @@ from .settings import Settings
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 #: The label that ties a sandbox to its fleet (the workers sharing one Redis).
 FLEET_LABEL = "evalfleet.fleet"
+#: The pid of the pool process that owns a sandbox (on the worker's host / pid namespace).
+PROCESS_LABEL = "evalfleet.process"
 
 
 def prepare_metrics_dir(settings: Settings) -> Path:
@@ -61,7 +64,7 @@ def build_runtime(settings: Settings) -> Any:
         config=settings.pipeline_config(),
         factory=sandbox_factory(settings, DockerFactory(
             docker_client(settings), worker=settings.worker_id,
-            extra_labels={FLEET_LABEL: settings.fleet_label})),
+            extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})),
         redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.stream_maxlen),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
         delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics())
@@ -89,6 +92,43 @@ def start_reaper(settings: Settings, redis: Any) -> Any:
                     extra_filters={FLEET_LABEL: settings.fleet_label})
     reaper.run(settings.reaper_interval_s, stop)
     return stop
+
+
+def reap_lost_processes(client: Any, settings: Settings) -> list[str]:
+    """Remove this worker's sandboxes whose pool process is gone; their ids.
+
+    A pool process killed mid-run (SIGKILL, OOM killer) leaves its sandbox running, and the
+    fleet reaper spares it: its worker's heartbeat is still alive. The run itself is
+    requeued (``task_reject_on_worker_lost``), so the sandbox only wastes a slot until its
+    deadline — unless the main process, which knows its children, removes it here.
+    """
+    from sandbox.docker.limits import LABEL_WORKER
+
+    labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{FLEET_LABEL}={settings.fleet_label}",
+              PROCESS_LABEL]
+    removed: list[str] = []
+    for container in client.containers.list(all=True, filters={"label": labels}):
+        if not _own_live_process((container.labels or {}).get(PROCESS_LABEL, "")):
+            with contextlib.suppress(Exception):  # gone already, or the next pass retries
+                container.remove(force=True)
+                removed.append(container.id)
+    return removed
+
+
+def _own_live_process(pid: str) -> bool:
+    """Whether ``pid`` is this process or a live (non-zombie) child of it."""
+    if not pid.isdigit():
+        return True  # not ours to judge
+    if int(pid) == os.getpid():
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # no /proc: unsure means alive
+    state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+    return state != "Z" and int(ppid) == os.getpid()
 
 
 class Loop:
@@ -140,7 +180,10 @@ def main_services(settings: Settings, app: Any) -> list[Any]:
     forwarder.ensure_group()
     intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
     reaper = start_reaper(settings, redis)
-    return [beat, intake, _Stopper(reaper)]
+    engine = docker_client(settings)
+    lost = Loop("evalfleet-lost-process-reaper", lambda: reap_lost_processes(engine, settings),
+                settings.reaper_interval_s).start()
+    return [beat, intake, _Stopper(reaper), lost]
 
 
 class _Stopper:
