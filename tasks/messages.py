@@ -67,6 +67,16 @@ class Submission(Wire):
     """The agent's trajectory as AgentClash events; the worker adds sandbox/grader events."""
 
 
+class PeerRun(Wire):
+    """Another run of the same case, for ``n_wise`` judges to rank this run against."""
+
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    """The peer's evidence (AgentClash events), as its own RunResult carries it."""
+    final_output: str | None = None
+    """Shorthand for a peer whose events are just its final answer."""
+
+
 class SandboxOverrides(Wire):
     """Per-run limits, clamped to what the pack and the operator allow (never raised)."""
 
@@ -91,6 +101,8 @@ class RunRequest(Wire):
     sandbox: SandboxOverrides | None = None
     priority: int = Field(5, ge=0, le=9)
     time_limit_ms: int | None = Field(None, gt=0)
+    peers: list[PeerRun] = Field(default_factory=list, max_length=15)
+    """Other runs of the same case that ``n_wise`` judges rank this run against."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Opaque; echoed back in the result."""
 

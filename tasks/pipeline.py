@@ -226,7 +226,7 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
     events = _events(request, pack.spec, run.block, plan_result, started, clock)
     if pack.spec.llm_judges:  # the sandbox is closed: judge calls run in the worker
         events = judged_events(pack.spec, events, [case] if case else [], request.run_id,
-                               judging or JudgingConfig(), clock)
+                               judging or JudgingConfig(), clock, peers=request.peers)
         mark = timer.mark("judging", mark)
     card = evaluate(pack.spec, events, [case] if case else [])
     timer.mark("scoring", mark)

@@ -66,8 +66,16 @@ def timeout_ms(judge: JudgeDecl) -> int:
     return judge.timeout_ms if judge.timeout_ms and judge.timeout_ms > 0 else DEFAULT_TIMEOUT_MS
 
 
+@dataclass(frozen=True)
+class Peer:
+    """Another run of the same case that n_wise judges compare this run with."""
+
+    run_id: str
+    evidence: Evidence
+
+
 def plan_run(spec: EvaluationSpec, evidence: Evidence, run_id: str,
-             peers: Sequence[Candidate] = ()) -> list[JudgePlan]:
+             peers: Sequence[Peer] = ()) -> list[JudgePlan]:
     """Every judge's plan, in declaration order (``peers``: other runs for n_wise)."""
     limits = spec.scorecard.judge_limits
     return [plan_judge(j, evidence, run_id, limits, peers) for j in spec.llm_judges]
@@ -75,7 +83,7 @@ def plan_run(spec: EvaluationSpec, evidence: Evidence, run_id: str,
 
 def plan_judge(judge: JudgeDecl, evidence: Evidence, run_id: str,
                limits: JudgeLimits | None = None,
-               peers: Sequence[Candidate] = ()) -> JudgePlan:
+               peers: Sequence[Peer] = ()) -> JudgePlan:
     """One judge's calls: samples (capped) × models, model-major as AgentClash sends them."""
     context = judge_context(judge, evidence)
     if context.reason:
@@ -84,13 +92,28 @@ def plan_judge(judge: JudgeDecl, evidence: Evidence, run_id: str,
             reason = f"judge context unavailable for run agent {run_id}: {reason}"
         return JudgePlan(judge, reason=reason, error=context.error)
     if judge.mode == "n_wise":
-        return _n_wise(judge, Candidate(run_id, "lane-0", 0, context.entries), peers, limits)
+        others = peer_candidates(judge, peers)
+        if isinstance(others, JudgePlan):
+            return others
+        return _n_wise(judge, Candidate(run_id, "lane-0", 0, context.entries), others, limits)
     message = judge_message(judge, context.entries)
     calls = tuple(JudgeCall(judge.key, judge.mode, model, infer_provider(model), sample,
                             message, timeout_ms(judge))
                   for model in models_of(judge)
                   for sample in range(1, allowed_samples(judge, limits) + 1))
     return JudgePlan(judge, calls)
+
+
+def peer_candidates(judge: JudgeDecl, peers: Sequence[Peer]) -> list[Candidate] | JudgePlan:
+    """The peers as n_wise candidates, or the unavailable plan when one lacks context."""
+    found: list[Candidate] = []
+    for lane, peer in enumerate(peers, start=1):
+        context = judge_context(judge, peer.evidence)
+        if context.reason:
+            reason = f"judge context unavailable for run agent {peer.run_id}: {context.reason}"
+            return JudgePlan(judge, reason=reason, error=context.error)
+        found.append(Candidate(peer.run_id, f"lane-{lane}", lane, context.entries))
+    return found
 
 
 def _n_wise(judge: JudgeDecl, current: Candidate, peers: Sequence[Candidate],

@@ -17,6 +17,8 @@ from .calls import JudgeCall
 
 CALL_COMPLETED: Final = "grader.judge.call_completed"
 CALL_SKIPPED: Final = "grader.judge.call_skipped"
+PLAN_UNAVAILABLE: Final = "grader.judge.unavailable"
+"""A judge that could not plan a single call (e.g. an n_wise peer without evidence)."""
 BUDGET_STOP: Final = "stopped by judge budget"
 
 
@@ -61,6 +63,12 @@ def records_from_events(events: Iterable[Event]) -> dict[str, list[CallRecord]]:
             record = _record(event)
             found.setdefault(record.judge_key, []).append(record)
     return found
+
+
+def unavailable_from_events(events: Iterable[Event]) -> dict[str, str]:
+    """The recorded reasons of judges that planned no call, by judge key."""
+    return {str(e.payload.get("judge_key") or ""): str(e.payload.get("reason") or "")
+            for e in events if e.type == PLAN_UNAVAILABLE}
 
 
 def _record(event: Event) -> CallRecord:

@@ -18,7 +18,7 @@ from . import aggregate
 from .calls import N_WISE_ALONE, allowed_samples, models_of
 from .parsing import JudgeParseError, Parsed, parse_ranking, parse_score
 from .prompts import judge_context
-from .records import BUDGET_STOP, CallRecord, records_from_events
+from .records import BUDGET_STOP, CallRecord, records_from_events, unavailable_from_events
 
 ALL_FAILED: Final = "all judge invocations failed or returned unparsable output"
 NOT_RECORDED: Final = "llm judge calls are not recorded in the run's evidence"
@@ -50,19 +50,21 @@ def q(text: str) -> str:
 def judge_results(spec: EvaluationSpec, evidence: Evidence,
                   events: Iterable[Event]) -> JudgeOutcome:
     """Every declared judge's result from the recorded judge calls among ``events``."""
-    recorded = records_from_events(events)
+    events = list(events)
+    recorded, unplanned = records_from_events(events), unavailable_from_events(events)
     results: dict[str, dict[str, Any]] = {}
     warnings: list[str] = []
     for judge in spec.llm_judges:
         result, found = judge_result(judge, evidence, recorded.get(judge.key, []),
-                                     spec.scorecard.judge_limits)
+                                     spec.scorecard.judge_limits, unplanned.get(judge.key))
         results[judge.key] = result
         warnings += found
     return JudgeOutcome(dict(sorted(results.items())), warnings)
 
 
 def judge_result(judge: JudgeDecl, evidence: Evidence, records: list[CallRecord],
-                 limits: JudgeLimits | None = None) -> tuple[dict[str, Any], list[str]]:
+                 limits: JudgeLimits | None = None,
+                 unplanned: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """One judge's result and warnings from its recorded calls."""
     base = _base(judge, limits)
     if judge.mode != "n_wise":
@@ -71,7 +73,7 @@ def judge_result(judge: JudgeDecl, evidence: Evidence, records: list[CallRecord]
             verb = "errored" if context.error else "unavailable"
             return _unavailable(base, judge, context.reason, f"{verb}: {context.reason}")
     if not records:
-        reason = N_WISE_ALONE if judge.mode == "n_wise" else NOT_RECORDED
+        reason = unplanned or (N_WISE_ALONE if judge.mode == "n_wise" else NOT_RECORDED)
         return _unavailable(base, judge, reason, f"unavailable: {reason}")
     tally = _tally(judge, records)
     return _scored(base, judge, tally, limits), tally.warnings

@@ -8,7 +8,7 @@ budget refuses its worst case, else ``grader.judge.call_completed`` with the raw
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,10 @@ from scoring.judges import (
     request_summary,
 )
 from scoring.judges.budget import Reservation
+from scoring.judges.calls import Peer
+from scoring.judges.records import PLAN_UNAVAILABLE
 
+from ..messages import PeerRun
 from ..recording import Recorder
 from .config import JudgingConfig
 from .http import CallFailed, Sender
@@ -37,11 +40,12 @@ JudgeEvent = tuple[str, dict[str, Any]]
 
 def judged_events(spec: EvaluationSpec, events: list[dict[str, Any]], cases: list[Case],
                   run_id: str, config: JudgingConfig, clock: Callable[[], datetime],
-                  sender: Sender | None = None) -> list[dict[str, Any]]:
+                  sender: Sender | None = None,
+                  peers: Sequence[PeerRun] = ()) -> list[dict[str, Any]]:
     """``events`` followed by one event per judge call of the run."""
     own = sender or Sender(config)
     try:
-        found = judge_events(spec, events, cases, run_id, own)
+        found = judge_events(spec, events, cases, run_id, own, peer_evidence(peers, cases))
     finally:
         if sender is None:
             own.close()
@@ -52,14 +56,31 @@ def judged_events(spec: EvaluationSpec, events: list[dict[str, Any]], cases: lis
 
 
 def judge_events(spec: EvaluationSpec, events: Iterable[dict[str, Any]], cases: list[Case],
-                 run_id: str, sender: Sender) -> list[JudgeEvent]:
+                 run_id: str, sender: Sender, peers: Sequence[Peer] = ()) -> list[JudgeEvent]:
     """Send every planned judge call the budget allows; one event per call."""
     evidence = extract_evidence(decode_events(list(events)), cases)
     budget = Budget.for_spec(spec)
     found: list[JudgeEvent] = []
-    for plan in plan_run(spec, evidence, run_id):
+    for plan in plan_run(spec, evidence, run_id, peers):
         found += [_one(call, budget, sender) for call in plan.calls]
+        if not plan.calls and plan.reason and plan.judge.mode == "n_wise":
+            found.append((PLAN_UNAVAILABLE, {"judge_key": plan.judge.key,
+                                             "reason": plan.reason}))
     return found
+
+
+def peer_evidence(peers: Sequence[PeerRun], cases: list[Case]) -> list[Peer]:
+    """Each peer run's evidence, read against the same case."""
+    return [Peer(p.run_id, extract_evidence(decode_events(_peer_events(p)), cases))
+            for p in peers]
+
+
+def _peer_events(peer: PeerRun) -> list[dict[str, Any]]:
+    if peer.final_output is None:
+        return peer.events
+    done = {"type": "system.run.completed", "occurred_at": "1970-01-01T00:00:00Z",
+            "payload": {"final_output": peer.final_output}}
+    return [*peer.events, done]
 
 
 def _one(call: JudgeCall, budget: Budget, sender: Sender) -> JudgeEvent:

@@ -1,0 +1,94 @@
+"""n_wise judges in the fleet: a request's peer runs are ranked with it, over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from sandbox.fake import FakeFactory
+from sandbox.profile import Profile
+from tasks.judging import JudgingConfig, ProviderEndpoint
+from tasks.judging.stub import Answer, StubJudgeServer
+from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+
+PACK: dict[str, Any] = {
+    "pack": {"slug": "ranked"},
+    "version": {"evaluation_spec": {
+        "name": "ranked", "version_number": 1, "judge_mode": "hybrid",
+        "validators": [{"key": "said", "type": "contains", "target": "final_output",
+                        "expected_from": "literal:"}],
+        "llm_judges": [{"key": "best", "mode": "n_wise", "prompt": "Which reply is kindest?",
+                        "model": "gpt-4o", "samples": 1, "context_from": ["final_output"]}],
+        "scorecard": {"dimensions": [{"key": "rank", "source": "llm_judge",
+                                      "judge_key": "best"}]}}},
+}
+
+
+@pytest.fixture
+def stub() -> Iterator[StubJudgeServer]:
+    server = StubJudgeServer().start()
+    yield server
+    server.stop()
+
+
+def run(stub: StubJudgeServer, peers: list[dict[str, Any]]) -> Any:
+    judging = JudgingConfig(endpoints={"openai": ProviderEndpoint(
+        "openai", stub.url + "/v1", SecretStr("sk-test"))}, backoff_s=0.01)
+    config = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))},
+                            judging=judging)
+    body = {"run_id": "me", "pack": PACK, "peers": peers,
+            "submission": {"commands": [{"run": "echo thank you kindly"}]}}
+    return run_pipeline(body, FakeFactory(), config)
+
+
+def test_the_run_is_ranked_among_its_peers(stub: StubJudgeServer) -> None:
+    """Three candidates in one prompt; ranked second of three ⇒ Borda (3−1−1)/(3−1) = 0.5."""
+    stub.script = [Answer(text=json.dumps({"ranking": ["peer-a", "me", "peer-b"]}))]
+    result = run(stub, [{"run_id": "peer-a", "final_output": "warmest thanks"},
+                        {"run_id": "peer-b", "final_output": "ok"}])
+
+    prompt = stub.requests[0].message
+    assert all(text in prompt for text in ("thank you kindly", "warmest thanks", "ok"))
+    assert result.scorecard.dimensions["rank"].score == 0.5
+    assert result.scorecard.score == 500
+
+
+def test_a_peer_without_the_judged_evidence_makes_the_judge_unavailable(
+        stub: StubJudgeServer) -> None:
+    """A peer whose context cannot be resolved: no call is sent, the dimension is unavailable."""
+    result = run(stub, [{"run_id": "peer-a", "events": []}])
+
+    assert stub.requests == []
+    dimension = result.scorecard.dimensions["rank"]
+    assert dimension.state == "unavailable"
+    assert "judge context unavailable for run agent peer-a" in dimension.reason
+
+
+def test_alone_an_n_wise_judge_is_unavailable(stub: StubJudgeServer) -> None:
+    """With no peers there is nothing to rank against (AgentClash's own reason)."""
+    result = run(stub, [])
+
+    assert "require at least two run agents" in result.scorecard.dimensions["rank"].reason
+
+
+@pytest.mark.parametrize("peers", [
+    [{"run_id": "peer-a", "final_output": "warmest thanks"}],
+    [{"run_id": "peer-a", "events": []}],
+])
+def test_a_stored_ranking_rescores_offline_without_peers_or_calls(
+        stub: StubJudgeServer, peers: list[dict[str, Any]]) -> None:
+    """The result's events alone rebuild the same scorecard (no peers, no HTTP)."""
+    from scoring import evaluate, load_pack
+
+    stub.script = [Answer(text=json.dumps({"ranking": ["me", "peer-a"]}))]
+    result = run(stub, peers)
+    sent = len(stub.requests)
+
+    again = evaluate(load_pack(PACK).spec, result.events)
+
+    assert again.model_dump() == result.scorecard.model_dump()
+    assert len(stub.requests) == sent
