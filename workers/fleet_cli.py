@@ -13,7 +13,7 @@ import yaml
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
 
-from .settings import Settings
+from .settings import ProfileSettings, Settings
 
 PACK = click.Path(exists=True, dir_okay=False, path_type=Path)
 SUBMISSION = click.Path(exists=True, path_type=Path)
@@ -51,17 +51,23 @@ def print_result(result: RunResult, output: str) -> None:
 @click.option("--concurrency", "-c", type=int, help="Runs in parallel (pool processes).")
 @click.option("--queues", "-Q", help="Comma-separated sandbox profiles to serve.")
 @click.option("--pool", type=click.Choice(["prefork", "solo", "threads"]), default="prefork",
-              show_default=True)
-def worker(concurrency: int | None, queues: str | None, pool: str) -> None:
+              show_default=True, help="Celery's execution pool.")
+@click.option("--pool-size", type=click.IntRange(min=0),
+              help="Warm sandboxes per served profile, in each pool process (0 = off).")
+def worker(concurrency: int | None, queues: str | None, pool: str,
+           pool_size: int | None) -> None:
     """Run a worker node (Celery worker + metrics + heartbeat + intake + reaper)."""
     from .worker import run_worker
 
-    overrides: dict[str, Any] = {}
+    settings = Settings()
     if concurrency:
-        overrides["concurrency"] = concurrency
+        settings.concurrency = concurrency
     if queues:
-        overrides["queues"] = [q.strip() for q in queues.split(",") if q.strip()]
-    run_worker(Settings(**overrides), pool=pool)
+        settings.queues = [q.strip() for q in queues.split(",") if q.strip()]
+    if pool_size is not None:
+        for name in settings.queues:
+            settings.profiles.setdefault(name, ProfileSettings()).pool_size = pool_size
+    run_worker(settings, pool=pool)
 
 
 @click.command("run")
@@ -124,11 +130,13 @@ def result(run_id: str, output: str) -> None:
 
 @click.command()
 @click.option("--group", default="evalfleet-watch", show_default=True)
-def watch(group: str) -> None:
+@click.option("--once", is_flag=True, help="Stop when no new result arrives for a while.")
+def watch(group: str, once: bool) -> None:
     """Follow published results as they arrive (resumable through a consumer group)."""
     from tasks.client import EvalfleetClient
 
-    for found in EvalfleetClient(Settings().redis_url).results(group=group):
+    client = EvalfleetClient(Settings().redis_url)
+    for found in client.results(group=group, block_ms=2000, stop_when_idle=once):
         print_result(found, "summary")
 
 
