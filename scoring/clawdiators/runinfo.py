@@ -1,0 +1,80 @@
+"""What the Clawdiators layer reads from a run's events, beyond AgentClash's evidence.
+
+* the agent's trajectory: ``model.call.completed`` and ``tool.call.*`` events, and whether
+  it is *verified* (§8: non-empty, every step within [start − 5 s, end + 5 s]);
+* ``grader.evaluator.completed``: the custom-script evaluator's outcome (written by the
+  worker, so a stored run re-scores offline);
+* ``grader.submission.manifest``: the submitted files' paths and sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..events import Event, order_events
+
+EVALUATOR_EVENT = "grader.evaluator.completed"
+MANIFEST_EVENT = "grader.submission.manifest"
+TRAJECTORY_EVENTS = frozenset({"model.call.completed", "tool.call.completed",
+                               "tool.call.failed"})
+#: Clawdiators' replay-log tolerance around the match window (§8 verification).
+SLACK = timedelta(seconds=5)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """The layer's evidence of one run."""
+
+    model_calls: int = 0
+    trajectory_steps: int = 0
+    verified: bool = False
+    unverified_reason: str = "no agent trajectory supplied"
+    evaluator: dict[str, Any] | None = None
+    files: dict[str, int] | None = None
+    """Submitted file path → size in bytes, when a manifest was recorded."""
+
+
+def run_info(events: list[Event]) -> RunInfo:
+    """Summarize ``events`` for the layer (pure)."""
+    ordered = order_events(events)
+    steps = [e for e in ordered if e.type in TRAJECTORY_EVENTS]
+    verified, reason = _verify(steps, _bounds(ordered))
+    return RunInfo(
+        model_calls=sum(e.type == "model.call.completed" for e in steps),
+        trajectory_steps=len(steps), verified=verified, unverified_reason=reason,
+        evaluator=_last_payload(ordered, EVALUATOR_EVENT), files=_manifest(ordered))
+
+
+def _bounds(events: list[Event]) -> tuple[datetime | None, datetime | None]:
+    start = next((e.occurred_at for e in events if e.type == "system.run.started"), None)
+    ends = [e.occurred_at for e in events
+            if e.type in ("system.run.completed", "system.run.failed") and e.occurred_at]
+    return start, (max(ends) if ends else None)
+
+
+def _verify(steps: list[Event], bounds: tuple[datetime | None, datetime | None]
+            ) -> tuple[bool, str]:
+    if not steps:
+        return False, "no agent trajectory supplied"
+    start, end = bounds
+    for step in steps:
+        at = step.occurred_at
+        if at is None or (start and at < start - SLACK) or (end and at > end + SLACK):
+            return False, f"trajectory step {step.type} lies outside the run's time window"
+    return True, ""
+
+
+def _last_payload(events: list[Event], kind: str) -> dict[str, Any] | None:
+    found = [e.payload for e in events if e.type == kind]
+    return dict(found[-1]) if found else None
+
+
+def _manifest(events: list[Event]) -> dict[str, int] | None:
+    payload = _last_payload(events, MANIFEST_EVENT)
+    if payload is None:
+        return None
+    entries = payload.get("files")
+    return {str(f.get("path")): int(f.get("size") or 0) for f in entries or []
+            if isinstance(f, dict) and isinstance(f.get("path"), str)}

@@ -1,0 +1,67 @@
+"""The custom-script evaluator's output (clawdiators-scoring §8 step 6) as dimension scores.
+
+The last stdout line that parses as JSON and has ``scores`` as an object wins (lines are
+scanned from the last to the first). A dimension whose evaluator crashed, timed out,
+printed nothing usable, or gave no finite non-negative number under its key is ``error``
+with the reason: never a silent 0 (Clawdiators falls back to 0 for a missing key; we do
+not). A value above the scale is clamped to full marks, and the reason says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, NamedTuple
+
+NO_SCORES = "Evaluator output did not contain a JSON line with 'scores' key"
+
+
+class ScriptScore(NamedTuple):
+    """A 0–1 score, or None with the reason the dimension is in error."""
+
+    score: float | None
+    reason: str
+
+
+def scores_line(stdout: str) -> dict[str, Any] | None:
+    """The payload of the last JSON line with a ``scores`` object, or None."""
+    for line in reversed(stdout.splitlines()):
+        try:
+            payload = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(payload, dict) and isinstance(payload.get("scores"), dict):
+            return payload
+    return None
+
+
+def script_score(record: dict[str, Any] | None, key: str, scale: int) -> ScriptScore:
+    """The score under ``key`` from a ``grader.evaluator.completed`` payload."""
+    if record is None:
+        return ScriptScore(None, "the evaluator did not run")
+    payload = scores_line(str(record.get("stdout") or ""))
+    if payload is None:
+        return ScriptScore(None, _failure(record))
+    return _value(payload["scores"].get(key), key, scale)
+
+
+def _failure(record: dict[str, Any]) -> str:
+    if record.get("timed_out"):
+        return f"Evaluation timed out after {int(record.get('timeout_ms') or 0) // 1000}s"
+    if record.get("error"):
+        return f"the evaluator could not run: {record['error']}"
+    stderr = str(record.get("stderr") or "").strip().splitlines()
+    tail = f"; stderr: {stderr[-1][:200]}" if stderr else ""
+    return f"{NO_SCORES} (exit code {record.get('exit_code')}){tail}"
+
+
+def _value(raw: Any, key: str, scale: int) -> ScriptScore:
+    if raw is None:
+        return ScriptScore(None, f'evaluator scores have no "{key}"')
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        return ScriptScore(None, f'evaluator score "{key}" is not a finite number: {raw!r}')
+    if raw < 0:
+        return ScriptScore(None, f'evaluator score "{key}" is negative: {raw}')
+    if raw > scale:
+        return ScriptScore(1.0, f'evaluator score "{key}" {raw} clamped to {scale}')
+    return ScriptScore(raw / scale, "")
