@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import behavioral, metrics, pricing
+from .clawdiators import sources as layer
+from .clawdiators.runinfo import RunInfo
 from .evidence import Evidence
 from .results import DimensionResult, MetricResult, ValidatorResult
 from .spec import Dimension, Envelope, EvaluationSpec
@@ -22,6 +24,8 @@ class Inputs:
     metrics: list[MetricResult]
     judge_results: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     human_preference: float | None = None
+    run_info: RunInfo | None = None
+    """What the Clawdiators layer reads from the events (trajectory, evaluator, manifest)."""
 
 
 def score_dimension(dimension: Dimension, given: Inputs) -> DimensionResult:
@@ -155,4 +159,5 @@ SOURCES: dict[str, Callable[[Dimension, Inputs], DimensionResult]] = {
     "behavioral": _behavioral,
     "llm_judge": _llm_judge,
     "human_preference": _human_preference,
+    **layer.SOURCES,
 }

@@ -11,6 +11,8 @@ from typing import Any, Literal, Protocol
 
 from . import scorecard as card
 from .cases import Case
+from .clawdiators import layer
+from .clawdiators.runinfo import run_info
 from .dimensions import Inputs, score_dimension
 from .events import Event, decode_events, order_events
 from .evidence import Evidence, extract_evidence
@@ -52,13 +54,29 @@ def evaluate(spec: EvaluationSpec, events: Iterable[Any], cases: Iterable[Any] |
     decoded = decode_events(list(events))
     evidence = extract_evidence(decoded, _cases(cases))
     judged = _judged(spec, evidence, decoded, judge_results)
+    info = run_info(decoded)
     validators = [run_validator(v, spec, evidence) for v in spec.validators]
-    metrics = [collect_metric(m, spec, evidence, validators) for m in spec.metrics]
-    given = Inputs(spec, evidence, validators, metrics, judged.results, human_preference)
-    dimensions = [score_dimension(d, given) for d in spec.scorecard.dimensions]
+    metrics = [collect_metric(m, spec, evidence, validators, info) for m in spec.metrics]
+    given = Inputs(spec, evidence, validators, metrics, judged.results, human_preference, info)
+    scored = layer.apply(spec, evidence, info, [score_dimension(d, given)
+                                                for d in spec.scorecard.dimensions])
+    dimensions = scored.dimensions
     verdict = decide(spec, dimensions)
     warnings = _warnings(spec, evidence.warnings, dimensions) + judged.warnings
-    return _document(spec, verdict, validators, metrics, dimensions, warnings, judged.results)
+    document = _document(spec, verdict, validators, metrics, dimensions, warnings,
+                         judged.results)
+    return _with_layer(document, scored)
+
+
+def _with_layer(document: card.Scorecard, scored: layer.Layer) -> card.Scorecard:
+    """The Clawdiators layer's fields (empty for a spec that does not use it)."""
+    document.submission_warnings = [
+        card.SubmissionWarning(severity=f.severity, check=f.check, message=f.message)
+        for f in scored.findings]
+    document.constraint_violations = [card.ConstraintViolation(**v._asdict())
+                                      for v in scored.violations]
+    document.harness_warning = scored.harness_warning
+    return document
 
 
 def _judged(spec: EvaluationSpec, evidence: Evidence, events: list[Event],

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from .behavioral import signal_value
+from .clawdiators.runinfo import RunInfo
 from .evidence import Evidence
 from .pricing import run_model_cost_usd
 from .results import MetricResult, State, ValidatorResult
@@ -27,6 +28,7 @@ class Context:
     spec: EvaluationSpec
     evidence: Evidence
     validators: list[ValidatorResult]
+    run_info: RunInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,8 @@ def unavailable(reason: str, **metadata: Any) -> Collected:
 
 
 def collect_metric(decl: MetricDecl, spec: EvaluationSpec, evidence: Evidence,
-                   validator_results: list[ValidatorResult]) -> MetricResult:
+                   validator_results: list[ValidatorResult],
+                   run_info: RunInfo | None = None) -> MetricResult:
     """Evaluate one declared metric.
 
     Args:
@@ -62,6 +65,7 @@ def collect_metric(decl: MetricDecl, spec: EvaluationSpec, evidence: Evidence,
         spec: The evaluation spec.
         evidence: The run's evidence.
         validator_results: The validator results, in declaration order.
+        run_info: The Clawdiators layer's reading of the events (``run_model_call_count``).
 
     Returns:
         The metric result; an unknown collector gives state ``error``.
@@ -70,7 +74,7 @@ def collect_metric(decl: MetricDecl, spec: EvaluationSpec, evidence: Evidence,
     if collector is None:
         outcome = Collected("error", reason=f"collector {_quoted(decl.collector)} is not supported")
     else:
-        outcome = collector(Context(spec, evidence, validator_results))
+        outcome = collector(Context(spec, evidence, validator_results, run_info))
     metadata = {**outcome.metadata, "state": outcome.state, "collector": decl.collector}
     if outcome.reason:
         metadata["reason"] = outcome.reason
@@ -127,6 +131,13 @@ def _agent_tokens(ctx: Context) -> Collected:
     if total is None:
         return unavailable("agent token usage is unavailable")
     return value(max(0, total - ctx.evidence.race_context_tokens))
+
+
+def _model_calls(ctx: Context) -> Collected:
+    """The count of ``model.call.completed`` events (Clawdiators' LLM-call count)."""
+    if ctx.run_info is None:
+        return unavailable("model call count is unavailable")
+    return value(ctx.run_info.model_calls)
 
 
 def _race_context_tokens(ctx: Context) -> Collected:
@@ -191,6 +202,7 @@ COLLECTORS: dict[str, Collector] = {
     "run_completed_successfully": _completed_successfully,
     "run_failure_count": _failure_count,
     "run_input_tokens": _count("input_tokens", "input token usage is unavailable"),
+    "run_model_call_count": _model_calls,
     "run_model_cost_usd": _model_cost,
     "run_output_tokens": _count("output_tokens", "output token usage is unavailable"),
     "run_race_context_tokens": _race_context_tokens,

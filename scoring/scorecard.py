@@ -77,6 +77,23 @@ class BreakdownEntry(BaseModel):
     """``score × weight``, unrounded; under ``weighted`` these add up to the total."""
 
 
+class SubmissionWarning(BaseModel):
+    """A failed submission check (Clawdiators layer): ``error`` zeroed what it guards."""
+
+    severity: str
+    check: str
+    message: str
+
+
+class ConstraintViolation(BaseModel):
+    """A runtime limit the run went over (Clawdiators layer; never changes the score)."""
+
+    constraint: str
+    limit: float
+    used: float
+    message: str
+
+
 class Scorecard(BaseModel):
     """One run's scorecard."""
 
@@ -101,6 +118,10 @@ class Scorecard(BaseModel):
     score: int | None = None
     result: Result | None = None
     score_breakdown: dict[str, BreakdownEntry] = Field(default_factory=dict)
+    submission_warnings: list[SubmissionWarning] = Field(default_factory=list)
+    constraint_violations: list[ConstraintViolation] = Field(default_factory=list)
+    harness_warning: str | None = None
+    """What the harness could not verify (e.g. no agent trajectory was supplied)."""
 
     def to_json(self, **kwargs: Any) -> str:
         """The persisted JSON form (``pass`` spelled as in AgentClash)."""

@@ -14,8 +14,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .clawdiators.models import ClawdiatorsBlock, EfficiencyConfig, SpeedConfig
+
 JUDGE_DEFAULT_SAMPLES = 3
-HIGHER_BY_DEFAULT = frozenset({"validators", "reliability", "behavioral", "llm_judge"})
+HIGHER_BY_DEFAULT = frozenset({"validators", "reliability", "behavioral", "llm_judge",
+                               "script", "speed", "token_efficiency", "call_efficiency"})
 
 
 def _trim(value: str) -> str:
@@ -150,6 +153,13 @@ class Dimension(Strict):
     weight: float | None = None
     gate: bool = False
     pass_threshold: float | None = None
+    score_key: str = ""
+    """Clawdiators layer, ``script`` source: the key in the evaluator's ``scores``
+    (default: the dimension key)."""
+    speed: SpeedConfig | None = None
+    """Clawdiators layer, ``speed`` source."""
+    efficiency: EfficiencyConfig | None = None
+    """Clawdiators layer, ``token_efficiency`` / ``call_efficiency`` sources."""
 
     _trimmed = field_validator("key", "metric", "judge_key")(_trim)
 
@@ -207,6 +217,8 @@ class EvaluationSpec(Strict):
     post_execution_checks: list[PostExecutionCheck] = Field(default_factory=list)
     llm_judges: list[JudgeDecl] = Field(default_factory=list)
     scorecard: Scorecard = Field(default_factory=Scorecard)
+    clawdiators: ClawdiatorsBlock | None = None
+    """evalfleet's Clawdiators layer (a superset of AgentClash; see scoring.clawdiators)."""
 
     _trimmed = field_validator("name")(_trim)
 

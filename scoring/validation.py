@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from . import references
+from .clawdiators.rules import layer_rules
 from .errors import FieldError
 from .judges.validation import judge_rules
 from .spec import Dimension, EvaluationSpec, ValidatorDecl
@@ -26,6 +27,8 @@ SIGNALS = ("recovery_behavior", "exploration_efficiency", "error_cascade", "scop
            "confidence_calibration")
 SOURCES = ("validators", "metric", "reliability", "latency", "cost", "behavioral", "llm_judge",
            "human_preference")
+#: The Clawdiators layer's sources: valid only in a spec with a ``clawdiators`` block.
+LAYER_SOURCES = ("script", "speed", "token_efficiency", "call_efficiency")
 SOURCE_MESSAGE = ("must be one of validators, metric, reliability, latency, cost, behavioral, "
                   "llm_judge")
 CALIBRATION = "is not supported until confidence reporting lands"
@@ -33,7 +36,8 @@ IN_UNIT = "must be between 0 and 1"
 POSITIVE = "must be greater than 0"
 NON_NEGATIVE = "must be greater than or equal to 0"
 ENVELOPE_SOURCES = ("metric", "latency", "cost")
-HIGHER_ONLY = ("validators", "reliability", "behavioral", "llm_judge")
+HIGHER_ONLY = ("validators", "reliability", "behavioral", "llm_judge", "script", "speed",
+               "token_efficiency", "call_efficiency")
 
 Findings = list[FieldError]
 
@@ -250,7 +254,8 @@ def _dimensions(spec: EvaluationSpec, out: Findings) -> None:
                  lambda i: f"{ROOT}.scorecard.dimensions[{i}]", out)
     for i, dimension in enumerate(dimensions):
         path = f"{ROOT}.scorecard.dimensions[{i}]"
-        if dimension.source not in SOURCES:
+        layer = LAYER_SOURCES if spec.clawdiators is not None else ()
+        if dimension.source not in SOURCES + layer:
             out.append(FieldError(f"{path}.source", SOURCE_MESSAGE))
         else:
             out.extend(_dimension_source(dimension, path, spec))
@@ -359,5 +364,5 @@ def _judge_limits(samples: int | None, usd: float | None, tokens: int | None,
 
 RULES: tuple[Callable[[EvaluationSpec, Findings], None], ...] = (
     _top_level, _runtime_limits, _validators, _checks, _metrics, _behavioral, _pricing,
-    _judges, judge_rules, _dimensions, _scorecard,
+    _judges, judge_rules, _dimensions, _scorecard, layer_rules,
 )
