@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
+from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
 from sandbox.execution import (
     CodeExecution,
     CodeExecutionRecord,
@@ -167,12 +168,24 @@ class Sandbox(ABC):
         self.stop_and_write(plan.test_files)
         tests = tuple(self.code_execution(spec, plan.context) for spec in plan.tests)
         checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
+        evaluator = self.run_evaluator(plan.evaluator) if plan.evaluator else None
         return PlanResult(
             sandbox_id=self.id, profile=self.profile.name, image=self.profile.image,
             limits=self.profile.limits, commands=commands, tests=tests, checks=checks,
             files_written=len(plan.files) + len(plan.test_files),
             commands_skipped=len(plan.commands) - len(commands),
-            deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started)
+            deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started,
+            evaluator=evaluator)
+
+    def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
+        """Run a custom-script evaluator as :mod:`sandbox.evaluator` says (candidate stopped,
+        submission read-only to it, ground truth only now). A driver without the
+        isolation reports that it did not run.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        return not_run(spec, f"the {type(self).__name__} driver cannot run evaluators")
 
     def _run_commands(self, plan: Plan) -> tuple[ExecResult, ...]:
         results: list[ExecResult] = []

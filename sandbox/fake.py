@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from sandbox.base import Sandbox
 from sandbox.command import Command, SeedFile
 from sandbox.errors import SandboxConfigError, SandboxUnavailable
+from sandbox.evaluator import GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, record
 from sandbox.fakefs import FakeFS
 from sandbox.fakeprograms import PROGRAMS
 from sandbox.fakeshell import Exit, Overflow, Shell, Timeout, run_script, run_tokens
@@ -113,6 +114,30 @@ class FakeSandbox(Sandbox):
             return Listing(error=f"not a directory: {path}")
         entries = self.fs.walk(self.fs.resolve(path))
         return Listing(entries=tuple(entries[:max_entries]), truncated=len(entries) > max_entries)
+
+    def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
+        """The evaluator: ``script["evaluator"]`` if scripted, else a ``shell`` script in
+        the tiny shell; ground truth at ``/tmp/.evaluator-<id>/ground-truth.json``.
+
+        Raises:
+            SandboxUnavailable: the sandbox was closed.
+        """
+        self._check_open()
+        self.jobs.clear()
+        directory = f"/tmp/.evaluator-{self._id}"
+        self.fs.write(f"{directory}/{GROUND_TRUTH}", spec.ground_truth)
+        command = Command(argv=spec.script, workdir=self.profile.workdir,
+                          timeout_s=spec.timeout_s, output_cap_bytes=spec.output_cap_bytes,
+                          env=spec.environment(self.profile.workdir, directory))
+        self.executed.append(command)
+        scripted = self.script.get("evaluator")
+        if scripted is not None:
+            return record(spec, scripted if isinstance(scripted, ExecResult)
+                          else scripted(command))
+        if spec.runtime != "shell":
+            return record(spec, ExecResult(exit_code=None, error="the fake sandbox runs only "
+                                           "shell evaluators (script one as \"evaluator\")"))
+        return record(spec, self._interpret(command))
 
     def close(self) -> None:
         """Drop everything."""

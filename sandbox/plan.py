@@ -3,8 +3,8 @@
 The pipeline hands a :class:`Plan` to :meth:`sandbox.base.Sandbox.run_plan`: seed files →
 commands (each with its own timeout and caps) → stop every candidate process → test files
 → test commands (``code_execution``) → stop again → captures and listings in declaration order
-under one capture budget. A driver may carry that out in as few round trips as it likes
-(one exec, or none) as long as the result is the same.
+under one capture budget → the custom-script evaluator, if any. A driver may carry that out
+in as few round trips as it likes (one exec, or none) as long as the result is the same.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from sandbox.capture import DEFAULT_MAX_TOTAL_BYTES, Check
 from sandbox.command import Command, SeedFile
+from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from sandbox.execution import CodeExecution, CodeExecutionRecord
 from sandbox.profile import Limits
 from sandbox.results import DirectoryListing, ExecResult, FileCapture
@@ -37,6 +38,8 @@ class Plan:
     stop_on_command_failure: bool = False
     """Skip the remaining commands once one does not exit 0 (tests and captures still run)."""
     capture_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+    evaluator: EvaluatorRun | None = None
+    """A custom-script evaluator, run last (see :mod:`sandbox.evaluator`)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class PlanResult:
     deadline_exceeded: bool = False
     """The sandbox's wall deadline ended it; later steps report timeouts / missing files."""
     duration_s: float = 0.0
+    evaluator: EvaluatorRecord | None = None
 
     @property
     def captures(self) -> tuple[FileCapture, ...]:

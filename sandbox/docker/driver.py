@@ -17,6 +17,7 @@ candidate's, e.g. a setpriv-capable supervisor as the container's main process).
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,9 +29,12 @@ from sandbox.base import Sandbox
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.docker import collect, scripts, transfer
+from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.failure import classify, start_error_is_candidates
 from sandbox.docker.stream import ExecRequest, RawExec, run_exec
 from sandbox.errors import SandboxError, SandboxUnavailable
+from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
+from sandbox.evaluator import record as record_evaluator
 from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
@@ -181,6 +185,57 @@ class DockerSandbox(Sandbox):
                 budget.charged = trial.charged
                 return results
         return super().stop_and_collect(checks, budget)
+
+    def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
+        """Seal the workspace, write the evaluator's files and run it as its own uid with
+        no network (see :mod:`sandbox.evaluator`).
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        directory = f"/tmp/.evaluator-{secrets.token_hex(8)}"
+        self._detach_networks()
+        archive = evaluator_step.archive(spec, directory, self.profile.limits.seed_bytes)
+        raw = self._internal(("sh", "-c", evaluator_step.SEAL, "sh", self.profile.workdir,
+                              directory), stdin=archive, on_limit=_nothing)
+        if raw.exit_code != 0:
+            return not_run(spec, f"could not prepare the evaluator: {_first_line(raw.stderr)}")
+        request = ExecRequest(
+            argv=spec.argv(directory), user=evaluator_step.user(self.profile.hardening),
+            workdir=directory, env={**self.profile.env,
+                                    **spec.environment(self.profile.workdir, directory)},
+            stdin=b"", timeout_s=spec.timeout_s,
+            cap=spec.output_cap_bytes or self.profile.limits.output_cap_bytes)
+        ran = self._run(request, self._kill_evaluator)
+        if ran is None:
+            return not_run(spec, "sandbox deadline exceeded")
+        return record_evaluator(spec, ExecResult(
+            exit_code=ran.exit_code, stdout=ran.stdout, stderr=ran.stderr,
+            timed_out=ran.timed_out, stdout_truncated=ran.stdout_truncated,
+            stderr_truncated=ran.stderr_truncated, duration_s=ran.duration_s,
+            error=ran.start_error or None))
+
+    def _detach_networks(self) -> None:
+        """Disconnect the container from every network (a pack with egress)."""
+        if self.profile.hardening.network_mode == "none":
+            return
+        try:
+            self.container.reload()
+            names = list(self.container.attrs["NetworkSettings"]["Networks"])
+            for name in names:
+                self.client.api.disconnect_container_from_network(self.id, name, force=True)
+        except (docker.errors.DockerException, OSError) as error:
+            raise classify(error, what="network disconnect", sandbox_id=self.id) from error
+
+    def _kill_evaluator(self) -> None:
+        """Called from the stream when the evaluator passes its timeout or output cap."""
+        request = ExecRequest(argv=("sh", "-c", scripts.STOP),
+                              user=evaluator_step.user(self.profile.hardening), workdir="/",
+                              env={}, stdin=b"", timeout_s=INTERNAL_TIMEOUT_S, cap=4096)
+        try:
+            self._run(request, _nothing)
+        except SandboxError as error:
+            log.warning("could not stop the evaluator in %s: %s", self.id[:12], error)
 
     def close(self) -> None:
         """Remove the container (force); never raises."""
