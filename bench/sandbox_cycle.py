@@ -115,4 +115,5 @@ def main(image: str = "evalfleet/python:latest", runs: int = 15) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2], *(int(a) for a in sys.argv[2:3]))
+    main(sys.argv[1] if len(sys.argv) > 1 else "evalfleet/python:latest",
+         int(sys.argv[2]) if len(sys.argv) > 2 else 15)

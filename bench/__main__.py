@@ -1,0 +1,65 @@
+"""``python -m bench``: every performance case of issue 7, as one Markdown report.
+
+    python -m bench                 # everything (about 15 minutes on 2 cores)
+    python -m bench --quick         # fewer repetitions, 200 runs for the memory case
+    python -m bench cold warm       # only the named cases
+
+Cases: ``cold``, ``warm`` (enqueue → scorecard against ``docker run``, with the per-phase
+breakdown), ``throughput`` (1/2/4 worker processes against parallel ``docker run``),
+``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``dispatch`` (Celery round
+trip against a bare no-op task), ``memory`` (worker RSS after many runs). Needs the Docker
+engine, ``redis-server`` and the images of ``scripts/build-images.sh``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import dispatch, endtoend, scoring_core
+from bench.common import Report, private_fleet, sweep_containers
+
+CASES = ("scoring", "dispatch", "cold", "warm", "throughput", "memory")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("cases", nargs="*", choices=[*CASES, []], default=list(CASES))
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, help="also write the report here (Markdown)")
+    args = parser.parse_args(argv)
+    wanted = args.cases or list(CASES)
+    quick = args.quick
+    report = Report()
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, "
+          f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs\n")
+    print("| case | evalfleet | baseline | ratio | target | |\n"
+          "| --- | ---: | ---: | ---: | --- | --- |", flush=True)
+    if "scoring" in wanted:
+        scoring_core.run(report, seconds=0.3 if quick else 1.0)
+    if "dispatch" in wanted:
+        dispatch.run(report, 50 if quick else 200)
+    try:
+        with private_fleet() as fleet:
+            for case, warm in (("cold", False), ("warm", True)):
+                if case in wanted:
+                    results = endtoend.overhead(fleet, report, 5 if quick else 15, warm=warm)
+                    endtoend.phases(report, f"{case} run", results)
+            if "throughput" in wanted:
+                endtoend.throughput(fleet, report, 20 if quick else 60, 10 if quick else 20)
+            if "memory" in wanted:
+                endtoend.memory(fleet, report, 200 if quick else 1000)
+    finally:
+        sweep_containers()
+    print("\n" + report.markdown())
+    if args.out:
+        args.out.write_text(report.markdown() + "\n")
+
+
+if __name__ == "__main__":
+    main()

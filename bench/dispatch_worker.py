@@ -1,0 +1,65 @@
+"""The worker side of the dispatch case: ``python -m bench.dispatch_worker KIND REDIS_URL``.
+
+``KIND`` is ``bare`` (a plain Celery app with a no-op task and a Redis result backend: the
+baseline) or ``evalfleet`` (the evalfleet app and its ``evalfleet.run`` task, with the
+pipeline replaced by a no-op that returns a result at once; delivery counting, the
+duplicate check and publication stay real). Both run one solo-pool worker process.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from celery import Celery
+
+BARE_TASK = "bench.noop"
+
+
+def bare_app(redis_url: str) -> Celery:
+    """A Celery app with nothing but a no-op task (results in Redis)."""
+    app = Celery("bench-bare", broker=redis_url, backend=redis_url, set_as_current=False)
+
+    @app.task(name=BARE_TASK)  # type: ignore[untyped-decorator]
+    def noop() -> None:
+        return None
+
+    return app
+
+
+def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
+    """The evalfleet app with a runtime whose pipeline does nothing."""
+    import tasks.run
+    from tasks import runtime
+    from tasks.messages import RunResult, decode_loosely, fallback_run_id
+    from tasks.publish import Publisher
+    from workers.app import make_app
+    from workers.settings import Settings
+    from workers.worker import redis_client
+
+    settings = Settings(redis_url=redis_url, worker_id=worker_id, metrics_port=0)
+
+    def no_op_pipeline(body: Any, factory: Any, config: Any, *args: Any,
+                       **kwargs: Any) -> RunResult:
+        run_id = fallback_run_id(decode_loosely(body))
+        return RunResult(run_id=run_id, outcome="rejected", reason="no-op")
+
+    setattr(tasks.run, "run_pipeline", no_op_pipeline)  # noqa: B010 (a module attribute)
+    client = redis_client(settings)
+    runtime.install(runtime.Runtime(config=settings.pipeline_config(), factory=None,  # type: ignore[arg-type]
+                                    redis=client, publisher=Publisher(client, 3600, 10_000)))
+    return make_app(settings)
+
+
+def main(kind: str, redis_url: str) -> None:
+    app = bare_app(redis_url) if kind == "bare" else evalfleet_app(redis_url, "bench-dispatch")
+    queues = ["-Q", "evalfleet.default"] if kind == "evalfleet" else []
+    app.worker_main(["worker", "-P", "solo", "--loglevel=INFO", "--without-mingle",
+                     "--without-gossip", "--without-heartbeat", *queues])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
