@@ -20,8 +20,9 @@ from sandbox.base import SandboxFactory
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Limits, Profile
 from scoring import Case, EvaluationSpec, Pack, evaluate
+from scoring.clawdiators.constraints import Violation
 
-from . import recording
+from . import evaluators, recording
 from .judging import JudgingConfig, judged_events
 from .limits import enforce_budgets
 from .messages import (
@@ -93,7 +94,10 @@ def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
         run = prepare(parse_request(body, config.max_request_bytes), config)
     except Rejection as rejection:
         return rejected(body, rejection, config)
-    plan_result, started = _sandbox(run, factory, timer, clock)
+    if run.skip_sandbox:
+        plan_result, started = _no_sandbox(run), clock()
+    else:
+        plan_result, started = _sandbox(run, factory, timer, clock)
     result = _score(run, plan_result, started, timer, clock, config.judging)
     result.worker = config.worker_id
     return cap_size(result, config.max_result_bytes)
@@ -109,6 +113,13 @@ class Prepared:
     block: SandboxBlock
     profile: Profile
     plan: Plan
+    violations: tuple[Violation, ...] = ()
+    """Constraint violations the submitted trajectory shows (Clawdiators layer)."""
+
+    @property
+    def skip_sandbox(self) -> bool:
+        """A violation found before any container, on a pack that enforces constraints."""
+        return bool(self.violations) and evaluators.enforced(self.pack.spec)
 
 
 def prepare(request: RunRequest, config: PipelineConfig) -> Prepared:
@@ -122,7 +133,8 @@ def prepare(request: RunRequest, config: PipelineConfig) -> Prepared:
     block = sandbox_block(pack)
     profile = choose_profile(request, pack.spec, block, config)
     plan = build_plan(pack.spec, case, block, request, profile.limits.output_cap_bytes)
-    return Prepared(request, pack, case, block, profile, plan)
+    violations = tuple(evaluators.early_violations(pack.spec, request))
+    return Prepared(request, pack, case, block, profile, plan, violations)
 
 
 def pick_case(pack: Pack, case_key: str | None) -> Case | None:
@@ -210,6 +222,13 @@ def _sandbox(run: Prepared, factory: SandboxFactory, timer: Timer, clock: Clock
     return result, started
 
 
+def _no_sandbox(run: Prepared) -> PlanResult:
+    """The plan result of a run ended before its sandbox started."""
+    profile = run.profile
+    return PlanResult(sandbox_id="", profile=profile.name, image=profile.image,
+                      limits=profile.limits, commands=(), tests=(), checks=())
+
+
 def _split_plan_time(timer: Timer, result: PlanResult) -> None:
     commands = sum(c.duration_s for c in result.commands) * 1000
     tests = sum(t.duration_s for t in result.tests) * 1000
@@ -224,6 +243,8 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
     mark = time.perf_counter()
     request, pack, case = run.request, run.pack, run.case
     events = _events(request, pack.spec, run.block, plan_result, started, clock)
+    if run.skip_sandbox:
+        events = _ended_early(events, run, clock)
     if pack.spec.llm_judges:  # the sandbox is closed: judge calls run in the worker
         events = judged_events(pack.spec, events, [case] if case else [], request.run_id,
                                judging or JudgingConfig(), clock, peers=request.peers)
@@ -241,11 +262,19 @@ def _events(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
             result: PlanResult, started: datetime, clock: Clock) -> list[dict[str, Any]]:
     supplied = request.submission.events
     recorder = recording.Recorder(supplied or [], clock())
+    evaluators.record_manifest(recorder, spec, request)
     if supplied is None:
         recording.run_story(recorder, started, result, _final_output(request, block, result))
     recording.command_events(recorder, result)
     recording.grader_events(recorder, result)
     return enforce_budgets(recorder, spec)
+
+
+def _ended_early(events: list[dict[str, Any]], run: Prepared, clock: Clock
+                 ) -> list[dict[str, Any]]:
+    recorder = recording.Recorder(events, clock())
+    evaluators.record_skipped(recorder, list(run.violations))
+    return recorder.events
 
 
 def _final_output(request: RunRequest, block: SandboxBlock, result: PlanResult) -> str | None:

@@ -11,6 +11,7 @@ from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
 from scoring import Case, EvaluationSpec
 
+from .evaluators import evaluator_run
 from .messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
 from .packs import SandboxBlock
 
@@ -34,7 +35,8 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
     commands += [command(c, block.env_vars, output_cap) for c in request.submission.commands]
     tests = seed_files(block.test_files, "pack.version.sandbox.test_files")
     return Plan(files=tuple(files), commands=tuple(commands), test_files=tuple(tests),
-                tests=code_executions(spec), checks=checks(spec), context=case_context(case))
+                tests=code_executions(spec), checks=checks(spec), context=case_context(case),
+                evaluator=evaluator_run(spec, output_cap))
 
 
 def seed_files(files: Mapping[str, str | SubmissionFile], field: str) -> list[SeedFile]:

@@ -64,7 +64,8 @@ def run_story(recorder: Recorder, started: datetime, result: PlanResult,
 
 
 def grader_events(recorder: Recorder, result: PlanResult) -> None:
-    """Code-execution records first, then captures and listings in declaration order."""
+    """Code-execution records first, then captures and listings in declaration order, then
+    the custom-script evaluator's record."""
     for record in result.tests:
         recorder.add("grader.verification.code_executed", code_executed(record))
     for check in result.checks:
@@ -72,6 +73,8 @@ def grader_events(recorder: Recorder, result: PlanResult) -> None:
             recorder.add("grader.verification.file_captured", file_captured(check))
         else:
             recorder.add("grader.verification.directory_listed", directory_listed(check))
+    if result.evaluator is not None:  # the Clawdiators layer's custom-script evaluator
+        recorder.add("grader.evaluator.completed", result.evaluator.to_event_payload())
 
 
 def code_executed(record: CodeExecutionRecord) -> dict[str, Any]:
