@@ -10,6 +10,7 @@ the same 2020-12 engine (the shared keyword subset); any other ``$schema`` is an
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -91,12 +92,29 @@ def schema_draft(schema: Any) -> str:
 
 
 def load_schema(schema: Any) -> tuple[Any, str]:
-    """A ready validator for ``schema`` and its draft URI.
+    """A ready validator for ``schema`` and its draft URI (cached by the schema's JSON).
+
+    Checking a schema against the meta-schema costs about a millisecond, far more than
+    validating a small document; a pack evaluates the same schema on every run, so the
+    checked validator is kept, keyed by the schema's JSON text in its own key order.
 
     Raises:
         SchemaProblem: when the schema is unusable (see :func:`schema_draft`) or invalid
             against the 2020-12 meta-schema.
     """
+    try:
+        key = json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):  # not plain JSON: check it uncached
+        return _load_schema(schema)
+    return _load_schema_text(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _load_schema_text(text: str) -> tuple[Any, str]:
+    return _load_schema(json.loads(text))
+
+
+def _load_schema(schema: Any) -> tuple[Any, str]:
     draft = schema_draft(schema)
     if isinstance(schema, dict) and draft in DRAFT_07:
         schema = {key: value for key, value in schema.items() if key != "$schema"}
