@@ -4,6 +4,7 @@
 #
 #   bash scripts/build-worker-image.sh            # BASE defaults to the mmdebstrap base
 #   BASE=python:3.11-slim-bookworm bash scripts/build-worker-image.sh   # with a registry
+#   bash scripts/build-worker-image.sh --check    # exit 1 if the worker image is out of date
 #
 # No registry and no TLS inside containers here (../shared/docs/environment.md): the project
 # and its dependencies are turned into wheels on the host, pinned to the versions the test
@@ -44,7 +45,7 @@ inputs_hash() {
     {
         find "${PACKAGES[@]}" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 \
             | sort -z | xargs -0 sha256sum
-        sha256sum pyproject.toml README.md Dockerfile.worker "$0"
+        sha256sum pyproject.toml README.md Dockerfile.worker scripts/build-worker-image.sh
         pins
         base_id
     } | sha256sum | cut -c1-16
@@ -62,9 +63,10 @@ prepare_context() {
     # Named besides the project: async-timeout, which redis needs below Python 3.11.3 while
     # the host resolves for its own interpreter (pip's --python-version does not set
     # python_full_version; Debian 12 ships 3.11.2), and tzdata, because kombu needs
-    # ZoneInfo("UTC") and a minimal base has no /usr/share/zoneinfo.
+    # ZoneInfo("UTC") and a minimal base has no /usr/share/zoneinfo; and kombu's `redis` extra
+    # (packaging), which kombu's Redis transport imports but pyproject does not ask for.
     local want=("$ctx"/wheels/evalfleet-*.whl "pip==$("$PIP" --version | awk '{print $2}')"
-                "async-timeout>=4.0.3" tzdata)
+                "async-timeout>=4.0.3" tzdata "kombu[redis]")
     local download=("$PIP" download -q --disable-pip-version-check --only-binary=:all:
                     -c "$ctx/pins.txt")
     # Offline from the cache first; only what is missing is fetched from the index.
@@ -100,6 +102,11 @@ build_standin() {
     build "$tag" "$hash" --network host "$dir"
 }
 
+if [[ ${1:-} == --check ]]; then
+    [[ $(label_of "$WORKER_IMAGE" evalfleet.inputs) == "$(inputs_hash)" ]] && exit 0
+    echo "$WORKER_IMAGE is missing or older than the sources: run $0" >&2
+    exit 1
+fi
 build_worker
 build_standin evalfleet/redis:local deploy/images/redis
 build_standin evalfleet/redis-exporter:local deploy/images/redis-exporter

@@ -1,0 +1,130 @@
+"""The compose stack under test: docker-compose.yml with locally built images, on its own project.
+
+Every service whose image can be built here runs (Redis, the Redis exporter, containerised
+workers, Prometheus from Debian's package); Grafana cannot be built without a registry, so
+its provisioning is checked statically (test_grafana.py). Nothing is published beyond loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workers.localfleet import free_port, wait_until
+
+ROOT = Path(__file__).parents[3]
+HERE = Path(__file__).parent
+LOCAL_IMAGES = {
+    "WORKER_IMAGE": "evalfleet/worker:latest",
+    "REDIS_IMAGE": "evalfleet/redis:local",
+    "REDIS_EXPORTER_IMAGE": "evalfleet/redis-exporter:local",
+    "PROMETHEUS_IMAGE": "evalfleet/prometheus:local",
+}
+SERVICES = ["redis", "redis-exporter", "worker", "prometheus"]
+#: Metric names we vouch for in PromQL: ours and the Redis exporter's.
+METRIC_NAME = re.compile(r"\b((?:evalfleet|redis)_[a-z0-9_]+)\b")
+
+
+@dataclass
+class Stack:
+    """One compose project: its command line, environment and loopback ports."""
+
+    project: str = field(default_factory=lambda: f"evalfleet-test-{uuid.uuid4().hex[:8]}")
+    password: str = field(default_factory=lambda: uuid.uuid4().hex)
+    redis_port: int = field(default_factory=free_port)
+    prometheus_port: int = field(default_factory=free_port)
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EVALFLEET_")}
+        env.update(LOCAL_IMAGES, REDIS_PASSWORD=self.password,
+                   DOCKER_GID=str(os.stat("/var/run/docker.sock").st_gid),
+                   TEST_REDIS_PORT=str(self.redis_port),
+                   PROMETHEUS_PORT=str(self.prometheus_port),
+                   # Idle workers stop at once on SIGTERM; this only bounds a stuck one.
+                   WORKER_STOP_GRACE="60s")
+        return env
+
+    @property
+    def redis_url(self) -> str:
+        return f"redis://:{self.password}@127.0.0.1:{self.redis_port}/0"
+
+    def compose(self, *args: str, timeout: float = 180) -> str:
+        """Run docker-compose on this project; its output.
+
+        Raises:
+            subprocess.CalledProcessError: the command failed (output in the exception).
+        """
+        command = ["docker-compose", "--no-ansi", "-p", self.project,
+                   "-f", str(ROOT / "docker-compose.yml"), "-f", str(HERE / "compose.test.yml"),
+                   *args]
+        done = subprocess.run(command, cwd=ROOT, env=self.env, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        if done.returncode:
+            raise subprocess.CalledProcessError(done.returncode, command, done.stdout,
+                                                done.stderr)
+        return done.stdout + done.stderr
+
+    def up(self, workers: int) -> None:
+        self.compose("up", "-d", "--scale", f"worker={workers}", *SERVICES)
+
+    def down(self) -> None:
+        self.compose("down", "-v", "--remove-orphans", "-t", "60")
+
+    def leftovers(self, docker: Any) -> list[str]:
+        """Containers, volumes and networks of this project still on the engine."""
+        label = {"label": f"com.docker.compose.project={self.project}"}
+        return ([f"container {c.name}" for c in docker.containers.list(all=True, filters=label)]
+                + [f"volume {v.name}" for v in docker.volumes.list(filters=label)]
+                + [f"network {n.name}" for n in docker.networks.list(filters=label)])
+
+    def prometheus(self, path: str, **params: str) -> Any:
+        """GET Prometheus's HTTP API; the ``data`` of a successful answer.
+
+        Raises:
+            AssertionError: Prometheus answered with an error.
+        """
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        url = f"http://127.0.0.1:{self.prometheus_port}/api/v1/{path}{query}"
+        with urllib.request.urlopen(url, timeout=10) as page:
+            body = json.load(page)
+        assert body["status"] == "success", f"{path} {params}: {body}"
+        return body["data"]
+
+    def prometheus_answers(self) -> bool:
+        try:
+            self.prometheus("status/buildinfo")
+        except OSError:
+            return False
+        return True
+
+    def worker_targets(self) -> list[dict[str, Any]]:
+        targets = self.prometheus("targets", state="active")["activeTargets"]
+        return [t for t in targets if t["labels"]["job"] == "evalfleet-workers"]
+
+    def wait_for_scrapes(self, workers: int, timeout: float = 90) -> None:
+        """Wait until Prometheus scrapes ``workers`` healthy worker targets."""
+        wait_until(self.prometheus_answers, timeout, "Prometheus did not answer")
+
+        def all_up() -> bool:
+            targets = self.worker_targets()
+            return len(targets) == workers and all(t["health"] == "up" for t in targets)
+
+        wait_until(all_up, timeout, f"Prometheus did not scrape {workers} healthy workers")
+
+    def exported_names(self) -> set[str]:
+        return set(self.prometheus("label/__name__/values"))
+
+
+
+def metric_names(expr: str) -> set[str]:
+    """The evalfleet_* and redis_* metric names a PromQL expression reads."""
+    return set(METRIC_NAME.findall(expr))

@@ -1,0 +1,225 @@
+"""The compose stack for real: containerised workers run the example packs, a real Prometheus
+scrapes them, and every dashboard query and alert expression is evaluated against it.
+
+One stack per module (about a minute): `docker-compose up` with locally built images, a batch
+of runs (each example pack's passing and failing submission, plus runs that hit the sandbox's
+limits and one whose profile image is missing), then the checks, then `docker-compose down -v`
+and an assertion that nothing of the project is left on the engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import yaml
+from composestack import LOCAL_IMAGES, ROOT, Stack, metric_names
+from services import missing_service
+
+from tasks.messages import RunRequest, RunResult
+from tasks.submissions import load_submission
+from workers.localfleet import wait_until
+
+PACKS = ROOT / "examples" / "packs"
+DASHBOARD = ROOT / "deploy" / "grafana" / "evalfleet.json"
+ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yml"
+WORKERS = 2
+EXPECTED = {"fizzbuzz-coding": (None, "win", "loss"), "invoice-json": ("acme", "win", "loss"),
+            "support-reply-hybrid": (None, "win", "loss")}
+
+
+def pack(name: str, **sandbox: Any) -> dict[str, Any]:
+    mapping: dict[str, Any] = yaml.safe_load((PACKS / name / "pack.yaml").read_text())
+    mapping["version"].setdefault("sandbox", {}).update(sandbox)
+    return mapping
+
+
+#: In every run id of this module, so its sandbox containers can be found afterwards.
+TOKEN = uuid.uuid4().hex[:8]
+
+
+def run_id(label: str) -> str:
+    return f"deploy-{label}-{TOKEN}-{uuid.uuid4().hex[:6]}"
+
+
+def example_requests() -> dict[str, tuple[RunRequest, str]]:
+    """Each example pack's passing and failing submission, with the result expected."""
+    found = {}
+    for name, (case, win, lose) in EXPECTED.items():
+        for kind, result in (("pass", win), ("fail", lose)):
+            request = RunRequest(run_id=run_id(f"{name}-{kind}"), pack=pack(name),
+                                 case_key=case,
+                                 submission=load_submission(PACKS / name / "submissions" / kind))
+            found[request.run_id] = (request, result)
+    return found
+
+
+def limit_request() -> RunRequest:
+    """A run whose commands flood stdout, outlive their timeout and exceed memory."""
+    commands = [
+        {"run": "head -c 4000000 /dev/zero | tr '\\0' x"},
+        {"run": "sleep 30", "timeout_ms": 1000},
+        {"run": ["python3", "-c", "b = bytearray(2 * 1024 ** 3); print(len(b))"]},
+    ]
+    return RunRequest(run_id=run_id("limits"), pack=pack("fizzbuzz-coding"),
+                      submission={"files": {"fizzbuzz.py": "pass\n"}, "commands": commands})
+
+
+def broken_profile_request() -> RunRequest:
+    """A run on a profile whose image does not exist: an infra_error, never the candidate's."""
+    passing = load_submission(PACKS / "fizzbuzz-coding" / "submissions" / "pass")
+    return RunRequest(run_id=run_id("broken"), pack=pack("fizzbuzz-coding", profile="broken"),
+                      submission=passing)
+
+
+@dataclass
+class Batch:
+    results: dict[str, RunResult]
+    expected: dict[str, str]
+    """Run id → the Clawdiators result of each example run."""
+
+
+@pytest.fixture(scope="module")
+def stack(docker_client: Any) -> Iterator[Stack]:
+    """The compose stack, up with WORKERS workers; torn down and checked for leftovers."""
+    if shutil.which("docker-compose") is None:
+        missing_service("docker-compose", FileNotFoundError("not on PATH (scripts/setup.sh)"))
+    for image in LOCAL_IMAGES.values():
+        try:
+            docker_client.images.get(image)
+        except Exception as error:  # not built: scripts/build-worker-image.sh
+            missing_service(f"image {image}", error)
+    current = subprocess.run(["bash", str(ROOT / "scripts" / "build-worker-image.sh"), "--check"],
+                             capture_output=True, text=True, check=False)
+    assert current.returncode == 0, current.stderr
+    stack = Stack()
+    try:
+        stack.up(WORKERS)
+        yield stack
+    finally:
+        try:
+            stack.down()
+        except subprocess.CalledProcessError as error:
+            pytest.fail(f"docker-compose down failed: {error.stderr}")
+    assert stack.leftovers(docker_client) == []
+    sandboxes = docker_client.containers.list(all=True, filters={"label": "evalfleet.run_id"})
+    assert [c.name for c in sandboxes if TOKEN in c.labels["evalfleet.run_id"]] == []
+
+
+@pytest.fixture(scope="module")
+def batch(stack: Stack) -> Batch:
+    """The batch of runs through the stack, submitted once per module."""
+    from tasks.client import EvalfleetClient
+
+    examples = example_requests()
+    requests = [r for r, _ in examples.values()] + [limit_request(), broken_profile_request()]
+    client = EvalfleetClient(stack.redis_url)
+    try:
+        wait_until(lambda: _pings(client), 60, "Redis of the stack did not answer")
+        client.submit_many(requests)
+        results = {r.run_id: client.wait(r.run_id, timeout=180) for r in requests}
+    finally:
+        client.close()
+    return Batch(results, {rid: result for rid, (_, result) in examples.items()})
+
+
+def _pings(client: Any) -> bool:
+    try:
+        return bool(client.redis.ping())
+    except Exception:  # not up yet
+        return False
+
+
+def test_containerised_workers_score_the_example_packs(batch: Batch) -> None:
+    """Sandboxes started by workers in containers (sibling containers) score every pack."""
+    for rid, want in batch.expected.items():
+        result = batch.results[rid]
+        assert (result.outcome, result.scorecard and result.scorecard.result) == (
+            "scored", want), result.reason
+
+
+def test_limits_and_a_missing_image_take_their_paths(batch: Batch) -> None:
+    by_label = {rid.split("-")[1]: r for rid, r in batch.results.items()
+                if rid.split("-")[1] in {"limits", "broken"}}
+    limits, broken = by_label["limits"], by_label["broken"]
+
+    assert limits.outcome == "scored"
+    assert {"oom_killed", "timed_out", "output_truncated"} <= {
+        k for k, v in limits.resources.items() if v is True}
+    assert broken.outcome == "infra_error"
+    assert broken.scorecard is None
+
+
+def test_prometheus_scrapes_every_worker_and_redis(stack: Stack, batch: Batch) -> None:
+    stack.wait_for_scrapes(WORKERS)
+    redis = stack.prometheus("query", query='up{job="redis"}')["result"]
+    assert [s["value"][1] for s in redis] == ["1"]
+    assert stack.prometheus("query", query="redis_up")["result"][0]["value"][1] == "1"
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    dashboard = json.loads(DASHBOARD.read_text())
+    return [(panel["title"], target["expr"]) for panel in dashboard["panels"]
+            for target in panel.get("targets", [])]
+
+
+def test_every_dashboard_query_returns_data(stack: Stack, batch: Batch) -> None:
+    """After the batch, each panel's PromQL evaluates, names only exported metrics, has data.
+
+    rate() needs two scrapes of a series, so the check is retried for up to a minute.
+    """
+    stack.wait_for_scrapes(WORKERS)
+    problems: list[str] = []
+
+    def none_left() -> bool:
+        problems[:] = dashboard_problems(stack)
+        return not problems
+
+    with contextlib.suppress(TimeoutError):
+        wait_until(none_left, 60, "dashboard queries without data")
+    assert problems == []
+
+
+def dashboard_problems(stack: Stack) -> list[str]:
+    exported = stack.exported_names()
+    problems = []
+    for title, expr in dashboard_queries():
+        unknown = metric_names(expr) - exported
+        if unknown:
+            problems.append(f"{title}: {expr} reads metrics nobody exports: {sorted(unknown)}")
+        elif not stack.prometheus("query", query=expr)["result"]:
+            problems.append(f"{title}: {expr} returned no data")
+    return problems
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    groups = yaml.safe_load(ALERTS.read_text())["groups"]
+    return [rule for group in groups for rule in group["rules"]]
+
+
+def test_alerts_load_evaluate_and_read_exported_metrics(stack: Stack, batch: Batch) -> None:
+    """Prometheus loaded every rule and evaluated it without error; each reads real metrics."""
+    stack.wait_for_scrapes(WORKERS)
+    exported = stack.exported_names()
+    wanted = {rule["alert"] for rule in alert_rules()}
+
+    def evaluated() -> dict[str, Any]:
+        groups = stack.prometheus("rules", type="alert")["groups"]
+        found = {r["name"]: r for g in groups for r in g["rules"]}
+        done = all(found.get(n, {}).get("lastEvaluation", "0001").startswith("20") for n in wanted)
+        return found if done else {}
+
+    wait_until(lambda: bool(evaluated()), 60, "Prometheus did not evaluate every alert rule")
+    loaded = evaluated()
+    assert set(loaded) == wanted
+    assert {n: r["health"] for n, r in loaded.items() if r["health"] != "ok"} == {}
+    for rule in alert_rules():
+        assert metric_names(rule["expr"]) <= exported, rule["alert"]
+        stack.prometheus("query", query=rule["expr"])  # evaluates without error
