@@ -1,0 +1,50 @@
+"""Real-Docker fixtures for the evaluator step: labelled containers, swept afterwards."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from sandbox.docker.driver import DockerSandbox
+from sandbox.docker.factory import DockerFactory
+from sandbox.docker.limits import LABEL_RUN
+from sandbox.profile import Limits, Profile
+
+LABEL = "evalfleet.test.clawdiators"
+IMAGE = "evalfleet/python:latest"
+
+OpenSandbox = Callable[..., DockerSandbox]
+
+
+@pytest.fixture(scope="session")
+def factory(docker_client: Any) -> Iterator[DockerFactory]:
+    """A cold factory whose containers carry this directory's test label."""
+    yield DockerFactory(docker_client, worker=f"clawdiators-tests-{os.getpid()}",
+                        extra_labels={LABEL: "1"})
+    for container in docker_client.containers.list(all=True, filters={"label": LABEL}):
+        container.remove(force=True)
+
+
+@pytest.fixture
+def open_sandbox(factory: DockerFactory, docker_client: Any) -> Iterator[OpenSandbox]:
+    """``open_sandbox(**limits)`` on the python image; closed after the test, host checked."""
+    opened: list[DockerSandbox] = []
+    run_id = f"test-{uuid.uuid4().hex[:12]}"
+
+    def open_one(**limits: Any) -> DockerSandbox:
+        profile = Profile(name="test-python", image=IMAGE,
+                          limits=dataclasses.replace(Limits(wall_timeout_s=120), **limits))
+        sandbox = factory.acquire(profile, run_id=run_id)
+        opened.append(sandbox)
+        return sandbox
+
+    yield open_one
+    for sandbox in opened:
+        sandbox.close()
+    left = docker_client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+    assert left == [], "the host is not clean"
