@@ -30,6 +30,12 @@ def transport_options(visibility_timeout_s: int) -> dict[str, Any]:
     return {
         # A reserved run not acked within this is redelivered: keep it above the longest run.
         "visibility_timeout": visibility_timeout_s,
+        # How often a worker sweeps unacked runs past the visibility timeout back into the
+        # queue. kombu's default sweeps every interval × throttle = 10 × 10 s, whatever the
+        # timeout: a dead host's reserved runs waited up to 100 s more. Sweep at a tenth of
+        # the timeout (1–60 s), every time (tests/reliability: host killed with runs reserved).
+        "unacked_restore_interval": max(1, min(60, visibility_timeout_s // 10)),
+        "unacked_restore_throttle": 1,
         "priority_steps": PRIORITY_STEPS,
         "sep": ":",
         "queue_order_strategy": "priority",
