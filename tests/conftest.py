@@ -15,7 +15,8 @@ import pytest
 from services import missing_service
 
 TESTS = Path(__file__).parent
-LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "integration"}
+LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "integration",
+                  "reliability": "integration"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
