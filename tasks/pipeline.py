@@ -16,13 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sandbox.base import SandboxFactory
+from sandbox.base import Sandbox, SandboxFactory
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Limits, Profile
 from scoring import Case, EvaluationSpec, Pack, evaluate
 from scoring.clawdiators.constraints import Violation
 
 from . import evaluators, recording
+from .closing import close_now
 from .judging import JudgingConfig, judged_events
 from .limits import enforce_budgets
 from .messages import (
@@ -83,8 +84,12 @@ def utc_now() -> datetime:
 
 
 def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
-                 config: PipelineConfig, clock: Clock = utc_now) -> RunResult:
+                 config: PipelineConfig, clock: Clock = utc_now, *,
+                 close: Callable[[Sandbox], None] = close_now) -> RunResult:
     """Run one request end to end and return its result (not yet published).
+
+    ``close`` receives the sandbox once its plan is done (or failed); the worker passes
+    :meth:`tasks.closing.Closer.close_later` so removal leaves the run's critical path.
 
     Raises:
         SandboxUnavailable: the engine or the container failed; retry the run.
@@ -97,7 +102,7 @@ def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
     if run.skip_sandbox:
         plan_result, started = _no_sandbox(run), clock()
     else:
-        plan_result, started = _sandbox(run, factory, timer, clock)
+        plan_result, started = _sandbox(run, factory, timer, clock, close)
     result = _score(run, plan_result, started, timer, clock, config.judging)
     result.worker = config.worker_id
     return cap_size(result, config.max_result_bytes)
@@ -207,8 +212,8 @@ def _mib(mb: int | None) -> int | None:
     return mb * MiB if mb is not None else None
 
 
-def _sandbox(run: Prepared, factory: SandboxFactory, timer: Timer, clock: Clock
-             ) -> tuple[PlanResult, datetime]:
+def _sandbox(run: Prepared, factory: SandboxFactory, timer: Timer, clock: Clock,
+             close: Callable[[Sandbox], None] = close_now) -> tuple[PlanResult, datetime]:
     mark = timer.started
     sandbox = factory.acquire(run.profile, run_id=run.request.run_id)
     mark = timer.mark("sandbox_acquire", mark)
@@ -216,7 +221,7 @@ def _sandbox(run: Prepared, factory: SandboxFactory, timer: Timer, clock: Clock
     try:
         result = sandbox.run_plan(run.plan)
     finally:
-        sandbox.close()
+        close(sandbox)
     timer.mark("sandbox", mark)
     _split_plan_time(timer, result)
     return result, started

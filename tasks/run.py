@@ -25,6 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from sandbox.errors import SandboxConfigError, SandboxUnavailable
 
 from . import runtime
+from .closing import close_now
 from .messages import RunResult, cap_size, decode_loosely, fallback_run_id
 from .pipeline import run_pipeline
 from .publish import Publisher
@@ -58,7 +59,8 @@ def execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None
         return _publish(rt, failed(run_id, "internal_error", reason, rt), attempt,
                         enqueued_at, _queue(task))
     try:
-        result = run_pipeline(body, rt.factory, rt.config)
+        result = run_pipeline(body, rt.factory, rt.config,
+                              close=rt.closer.close_later if rt.closer else close_now)
     except SandboxConfigError as err:
         result = failed(run_id, "infra_error", f"sandbox configuration: {err}", rt)
     except INFRA_ERRORS as err:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from sandbox.base import SandboxFactory
 
+from .closing import Closer
 from .messages import RunResult
 from .pipeline import PipelineConfig
 from .publish import Publisher
@@ -53,6 +54,8 @@ class Runtime:
     retry_backoff_s: float = 2.0
     delivery_ttl_s: int = 7 * 24 * 3600
     observer: Observer = field(default_factory=NullObserver)
+    closer: Closer | None = None
+    """Removes sandboxes in the background (``None``: each run removes its own at once)."""
 
 
 Builder = Callable[[], Runtime]
@@ -90,6 +93,8 @@ def shutdown() -> None:
     """Release this process's runtime (a warm pool removes its idle sandboxes)."""
     global _current
     if _current is not None and _built_in == os.getpid():
+        if _current.closer is not None:
+            _current.closer.drain()
         close = getattr(_current.factory, "close", None)
         if callable(close):
             close()

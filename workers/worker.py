@@ -54,6 +54,7 @@ def redis_client(settings: Settings) -> Any:
 def build_runtime(settings: Settings) -> Any:
     """A pool process's runtime (called lazily, after the fork)."""
     from sandbox.docker.factory import DockerFactory
+    from tasks.closing import Closer
     from tasks.publish import Publisher
     from tasks.runtime import Runtime
 
@@ -67,7 +68,7 @@ def build_runtime(settings: Settings) -> Any:
             extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})),
         redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.stream_maxlen),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
-        delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics())
+        delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics(), closer=Closer())
 
 
 def sandbox_factory(settings: Settings, cold: Any) -> Any:
