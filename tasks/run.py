@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from celery import shared_task
+from celery.exceptions import Reject
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -84,7 +85,13 @@ def _retry_or_give_up(rt: runtime.Runtime, task: Any, run_id: str, attempt: int,
     reason = f"{type(err).__name__}: {err}"
     if attempt >= rt.delivery_cap:
         return failed(run_id, outcome, f"gave up after {attempt} deliveries: {reason}", rt)
-    raise task.retry(exc=err, countdown=rt.retry_backoff_s * 2 ** (attempt - 1))
+    try:
+        raise task.retry(exc=err, countdown=rt.retry_backoff_s * 2 ** (attempt - 1))
+    except Reject as unsent:
+        # Celery turns a retry it cannot send (broker unreachable or refusing writes, e.g. at
+        # maxmemory) into Reject(requeue=False): with acks_late that deletes the run, and no
+        # result is ever published. Requeue it instead; the delivery cap still bounds it.
+        raise Reject(unsent.reason, requeue=True) from err
 
 
 def failed(run_id: str, outcome: Any, reason: str, rt: runtime.Runtime) -> RunResult:

@@ -161,3 +161,26 @@ def test_deliveries_lost_past_the_cap_are_published_without_running() -> None:
     assert factory.sandboxes == []
     assert [(r.outcome, r.attempt) for r in publisher.results] == [("internal_error", 4)]
     assert "never finished" in publisher.results[0].reason
+
+
+class UnsendableRetryTask(FakeTask):
+    """``task.retry`` when the broker refuses the retry message (what Celery raises)."""
+
+    def retry(self, exc: BaseException, countdown: float) -> Retry:
+        from celery.exceptions import Reject
+
+        raise Reject(OSError("OOM command not allowed"), requeue=False)
+
+
+def test_a_retry_that_cannot_be_sent_requeues_the_run() -> None:
+    """Celery rejects without requeue when it cannot send a retry; that would drop the run
+    (acks_late): the task turns it into a requeue."""
+    from celery.exceptions import Reject
+
+    rt, publisher = runtime(Exploding(SandboxUnavailable("engine down")), cap=3)
+
+    with pytest.raises(Reject) as raised:
+        execute(rt, UnsendableRetryTask(), request(), enqueued_at=None)
+
+    assert raised.value.requeue is True
+    assert publisher.results == []
