@@ -1,0 +1,122 @@
+"""Deploy files checked without running them: the compose file (every profile), the Grafana
+dashboard and provisioning (Grafana is not packaged here, so it never runs in tests), and
+Prometheus's own checker on the alerts and scrape config."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+from composestack import ROOT, Stack
+from services import missing_service
+
+DEPLOY = ROOT / "deploy"
+DASHBOARD = DEPLOY / "grafana" / "evalfleet.json"
+PROVISIONING = DEPLOY / "grafana" / "provisioning"
+ROWS = ["Service level", "Queue health", "Workers", "Sandbox", "Verdicts", "Redis"]
+
+
+def tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        missing_service(name, FileNotFoundError("not on PATH (scripts/setup.sh)"))
+    return found
+
+
+def compose_config(*profiles: str, stack: Stack | None = None) -> dict[str, Any]:
+    """``docker-compose config`` of the stack: the file as compose itself reads it."""
+    stack = stack or Stack()
+    args = [a for p in profiles for a in ("--profile", p)]
+    done = subprocess.run([tool("docker-compose"), "-f", str(ROOT / "docker-compose.yml"),
+                           *args, "config"], cwd=ROOT, env=stack.env, capture_output=True,
+                          text=True, check=True, timeout=60)
+    config: dict[str, Any] = yaml.safe_load(done.stdout)
+    return config
+
+
+def mounts(service: dict[str, Any]) -> dict[str, str]:
+    """Source → target of a service's volumes (as ``docker-compose config`` prints them)."""
+    return dict(v.split(":")[:2] for v in service.get("volumes", []))
+
+
+def test_compose_file_is_valid_with_every_profile() -> None:
+    services = compose_config("flower")["services"]
+    assert set(services) == {"redis", "redis-exporter", "worker", "prometheus", "grafana",
+                             "flower"}
+    assert [n for n, s in services.items() if s.get("profiles")] == ["flower"]
+
+
+def test_compose_workers_scale_and_stop_gracefully() -> None:
+    worker = compose_config()["services"]["worker"]
+    # --scale needs no fixed name and no host port.
+    assert "container_name" not in worker and "ports" not in worker
+    assert worker["stop_signal"] == "SIGTERM"
+    assert mounts(worker) == {"/var/run/docker.sock": "/var/run/docker.sock"}
+
+
+def test_compose_redis_is_durable_never_evicts_and_needs_a_password() -> None:
+    stack = Stack()
+    command = compose_config(stack=stack)["services"]["redis"]["command"]
+    pairs = dict(zip(command[1::2], command[2::2], strict=True))
+    assert (pairs["--appendonly"], pairs["--appendfsync"], pairs["--maxmemory-policy"]) == (
+        "yes", "everysec", "noeviction")
+    assert pairs["--requirepass"] == stack.password
+
+
+def dashboard() -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(DASHBOARD.read_text())
+    return found
+
+
+def test_dashboard_has_the_rows_and_a_sound_layout() -> None:
+    panels = dashboard()["panels"]
+    assert [p["title"] for p in panels if p["type"] == "row"] == ROWS
+    ids = [p["id"] for p in panels]
+    assert len(ids) == len(set(ids))
+    for panel in panels:
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24 and grid["h"] > 0, panel["title"]
+    cells = [(p["gridPos"]["y"], p["gridPos"]["x"]) for p in panels]
+    assert len(cells) == len(set(cells)), "two panels share a position"
+
+
+def test_every_panel_queries_the_dashboards_prometheus_datasource() -> None:
+    data = dashboard()
+    (variable,) = data["templating"]["list"]
+    assert (variable["name"], variable["type"], variable["query"]) == (
+        "datasource", "datasource", "prometheus")
+    for panel in (p for p in data["panels"] if p["type"] != "row"):
+        assert panel["targets"], panel["title"]
+        for target in panel["targets"]:
+            assert target["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+            # No Grafana-only macros: test_compose.py evaluates each expr as Prometheus sees it.
+            assert "$" not in target["expr"], target["expr"]
+
+
+def test_grafana_provisioning_points_at_the_stack() -> None:
+    (source,) = yaml.safe_load((PROVISIONING / "datasources" / "prometheus.yml").read_text())[
+        "datasources"]
+    assert (source["type"], source["url"]) == ("prometheus", "http://prometheus:9090")
+    (provider,) = yaml.safe_load((PROVISIONING / "dashboards" / "evalfleet.yml").read_text())[
+        "providers"]
+    grafana = mounts(compose_config()["services"]["grafana"])
+    assert grafana[str(PROVISIONING)] == "/etc/grafana/provisioning"
+    assert Path(grafana[str(DASHBOARD)]).parent == Path(provider["options"]["path"])
+
+
+def test_promtool_accepts_the_alerts_and_the_scrape_config(tmp_path: Path) -> None:
+    promtool = tool("promtool")
+    subprocess.run([promtool, "check", "rules", str(DEPLOY / "prometheus" / "alerts.yml")],
+                   capture_output=True, text=True, check=True, timeout=60)
+    # The scrape config names the rules by their path inside the Prometheus container.
+    config = (DEPLOY / "prometheus" / "prometheus.yml").read_text()
+    shutil.copy(DEPLOY / "prometheus" / "alerts.yml", tmp_path / "alerts.yml")
+    (tmp_path / "prometheus.yml").write_text(
+        config.replace("/etc/prometheus/alerts.yml", str(tmp_path / "alerts.yml")))
+    done = subprocess.run([promtool, "check", "config", str(tmp_path / "prometheus.yml")],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
