@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 log() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
 
-APT_PACKAGES=(docker.io redis-server mmdebstrap iproute2 ca-certificates)
+APT_PACKAGES=(docker.io redis-server mmdebstrap iproute2 ca-certificates prometheus docker-compose prometheus-redis-exporter)
 
 install_apt_packages() {
     local missing=()
@@ -53,4 +53,5 @@ install_apt_packages
 start_dockerd
 create_venv
 bash "$ROOT/scripts/build-images.sh"
+bash "$ROOT/scripts/build-worker-image.sh"
 log "ready"
