@@ -21,9 +21,9 @@ from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
 from sandbox.execution import (
     CodeExecution,
     CodeExecutionRecord,
+    command_for_test,
     record,
     shell_command,
-    working_directory,
 )
 from sandbox.paths import PathRejected, sandbox_path
 from sandbox.plan import Plan, PlanResult
@@ -128,10 +128,7 @@ class Sandbox(ABC):
             SandboxUnavailable: the engine or the container is gone.
         """
         command, unresolved = shell_command(spec, context or {})
-        result = self.exec(Command(
-            argv=("sh", "-lc", command), timeout_s=spec.timeout_ms / 1000,
-            workdir=working_directory(spec.target_path, self.profile.workdir),
-            output_cap_bytes=spec.output_cap_bytes))
+        result = self.exec(command_for_test(spec, command, self.profile.workdir))
         return record(spec, command, result, unresolved)
 
     def stop_and_write(self, files: Sequence[SeedFile]) -> None:
@@ -163,10 +160,8 @@ class Sandbox(ABC):
             SandboxUnavailable: the engine or the container is gone.
         """
         started = time.monotonic()
-        self.write_files(plan.files)
         commands = self._run_commands(plan)
-        self.stop_and_write(plan.test_files)
-        tests = tuple(self.code_execution(spec, plan.context) for spec in plan.tests)
+        tests = self._run_tests(plan)
         checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
         evaluator = self.run_evaluator(plan.evaluator) if plan.evaluator else None
         return PlanResult(
@@ -187,13 +182,47 @@ class Sandbox(ABC):
         """
         return not_run(spec, f"the {type(self).__name__} driver cannot run evaluators")
 
+    def write_and_exec(self, files: Sequence[SeedFile], command: Command) -> ExecResult:
+        """Write ``files``, then run ``command`` (a driver may do both in one round trip).
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        self.write_files(files)
+        return self.exec(command)
+
+    def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
+                            context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
+        """Stop the candidate, write ``files``, then run one test (one round trip allowed).
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        self.stop_and_write(files)
+        return self.code_execution(spec, context)
+
     def _run_commands(self, plan: Plan) -> tuple[ExecResult, ...]:
+        """Seed files, then the commands (the seeding rides with the first command)."""
         results: list[ExecResult] = []
-        for command in plan.commands:
-            results.append(self.exec(command))
+        for index, command in enumerate(plan.commands):
+            results.append(self.write_and_exec(plan.files, command) if index == 0
+                           else self.exec(command))
             if plan.stop_on_command_failure and not results[-1].ok:
                 break
+        if not plan.commands:
+            self.write_files(plan.files)
         return tuple(results)
+
+    def _run_tests(self, plan: Plan) -> tuple[CodeExecutionRecord, ...]:
+        """Stop the candidate, write the test files, run the tests (stop + files + first
+        test may be one round trip)."""
+        if not plan.tests:
+            self.stop_and_write(plan.test_files)
+            return ()
+        first = self.stop_write_and_test(plan.test_files, plan.tests[0], plan.context)
+        return (first, *(self.code_execution(spec, plan.context) for spec in plan.tests[1:]))
 
     def __enter__(self) -> Sandbox:
         return self

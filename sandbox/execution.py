@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sandbox.command import Command
 from sandbox.counts import TestVerdict, junit_verdicts, parse_counts
 from sandbox.paths import PathRejected, is_under, sandbox_path
 from sandbox.results import ExecResult, text
@@ -85,6 +86,13 @@ def working_directory(target_path: str, workspace: str) -> str:
     if directory in {"", ".", "/"} or is_under(directory, workspace):
         return workspace
     return directory
+
+
+def command_for_test(spec: CodeExecution, command: str, workspace: str) -> Command:
+    """The exec of a rendered test command: ``sh -lc`` in the §7.3 directory, its caps."""
+    return Command(argv=("sh", "-lc", command), timeout_s=spec.timeout_ms / 1000,
+                   workdir=working_directory(spec.target_path, workspace),
+                   output_cap_bytes=spec.output_cap_bytes)
 
 
 def shell_command(spec: CodeExecution, context: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:

@@ -16,11 +16,12 @@ candidate's, e.g. a setpriv-capable supervisor as the container's main process).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import docker.errors
@@ -35,6 +36,13 @@ from sandbox.docker.stream import ExecRequest, RawExec, run_exec
 from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
 from sandbox.evaluator import record as record_evaluator
+from sandbox.execution import (
+    CodeExecution,
+    CodeExecutionRecord,
+    command_for_test,
+    record,
+    shell_command,
+)
 from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
@@ -44,6 +52,8 @@ log = logging.getLogger(__name__)
 INTERNAL_TIMEOUT_S = 30.0
 #: Attempts at stopping the candidate when runc cannot start the stop script (no pids left).
 STOP_ATTEMPTS = 20
+#: Exit status of a driver script that gave up before the candidate's command started.
+DRIVER_FAILED = 97
 #: Exit status of a process killed by SIGKILL (OOM killer, timeout, cap).
 SIGKILL_STATUS = 137
 
@@ -92,16 +102,25 @@ class DockerSandbox(Sandbox):
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        limits = self.profile.limits
-        request = ExecRequest(
-            argv=command.as_argv(), user=self.profile.hardening.user,
-            workdir=command.workdir or self.profile.workdir,
-            env={**self.profile.env, **command.env}, stdin=command.stdin,
-            timeout_s=command.timeout_s or limits.exec_timeout_s,
-            cap=command.output_cap_bytes or limits.output_cap_bytes)
-        raw = self._run(request, self._kill_candidate)
+        raw = self._run(self._candidate_request(command, command.as_argv(),
+                                                stdin=command.stdin), self._kill_candidate)
         if raw is None:
             return ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
+        return self._exec_result(raw)
+
+    def _candidate_request(self, command: Command, argv: Sequence[str], *, stdin: bytes,
+                           marker: bytes = b"") -> ExecRequest:
+        """The exec of a candidate-uid command with its env, workdir, timeout and caps."""
+        limits = self.profile.limits
+        return ExecRequest(
+            argv=argv, user=self.profile.hardening.user,
+            workdir=self.profile.workdir if marker else command.workdir or self.profile.workdir,
+            env={**self.profile.env, **command.env}, stdin=stdin,
+            timeout_s=command.timeout_s or limits.exec_timeout_s,
+            cap=command.output_cap_bytes or limits.output_cap_bytes, start_marker=marker)
+
+    def _exec_result(self, raw: RawExec) -> ExecResult:
+        """A candidate command's result (an OOM kill told apart from other SIGKILLs)."""
         if raw.start_error:
             return self._start_failure(raw)
         oom = raw.exit_code == SIGKILL_STATUS and not raw.timed_out and self._oom_happened()
@@ -110,6 +129,58 @@ class DockerSandbox(Sandbox):
                           stdout_truncated=raw.stdout_truncated,
                           stderr_truncated=raw.stderr_truncated, duration_s=raw.duration_s,
                           oom_killed=oom)
+
+    def write_and_exec(self, files: Sequence[SeedFile], command: Command) -> ExecResult:
+        """Seed ``files`` and run ``command`` in one exec (see :data:`scripts.SEED_THEN_EXEC`).
+
+        The command keeps its own env, timeout and caps; one with stdin or its own workdir
+        (which seeding may create) runs in an exec of its own after the seeding.
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        workdir = self.profile.workdir
+        if not files or command.stdin or command.workdir not in (None, workdir):
+            return super().write_and_exec(files, command)
+        archive = transfer.seed_archive(files, workdir, self.profile.limits.seed_bytes)
+        nonce = secrets.token_hex(8)
+        raw = self._run(self._candidate_request(
+            command, ("sh", "-c", scripts.SEED_THEN_EXEC, "sh", workdir, nonce,
+                      *command.as_argv()), stdin=archive), self._kill_candidate)
+        if raw is None:
+            return ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
+        if raw.start_error or _driver_failed(raw, nonce):
+            return super().write_and_exec(files, command)
+        return self._exec_result(raw)
+
+    def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
+                            context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
+        """Stop the candidate, seed ``files`` and run the test in one exec
+        (:data:`scripts.STOP_SEED_THEN_EXEC`); step by step if the script could not finish.
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        workdir = self.profile.workdir
+        archive = transfer.seed_archive(files, workdir,
+                                        self.profile.limits.seed_bytes) if files else b""
+        text, unresolved = shell_command(spec, context or {})
+        command = command_for_test(spec, text, workdir)
+        nonce = secrets.token_hex(8)
+        marker = f"@{nonce} go\n".encode()
+        argv = ("sh", "-c", scripts.STOP_SEED_THEN_EXEC, "sh", workdir, nonce,
+                "1" if files else "0", command.workdir or workdir, *command.as_argv())
+        raw = self._run(self._candidate_request(command, argv, stdin=archive, marker=marker),
+                        self._kill_candidate)
+        if raw is None:
+            result = ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
+            return record(spec, text, result, unresolved)
+        if raw.start_error or not raw.stdout.startswith(marker):
+            return super().stop_write_and_test(files, spec, context)
+        raw = dataclasses.replace(raw, stdout=raw.stdout[len(marker):])
+        return record(spec, text, self._exec_result(raw), unresolved)
 
     def stop_candidate(self) -> None:
         """Kill every process of the candidate's uid (retrying while pids are exhausted).
@@ -305,6 +376,11 @@ class DockerSandbox(Sandbox):
 
 def _nothing() -> None:
     """An ``on_limit`` for the driver's own scripts: let them finish or time out."""
+
+
+def _driver_failed(raw: RawExec, nonce: str) -> bool:
+    """Whether a driver script gave up before the candidate's command (exit 97 + its line)."""
+    return raw.exit_code == DRIVER_FAILED and raw.stderr.startswith(f"@{nonce} ".encode())
 
 
 def _first_line(data: bytes) -> str:

@@ -80,3 +80,29 @@ while [ "$#" -ge 3 ]; do
   i=$((i + 1))
 done
 """
+
+#: Seed, then become the candidate's first command: ``$1`` workspace, ``$2`` nonce, then
+#: the command's argv. The tar is on stdin; the command gets an empty stdin, as an exec of
+#: its own would. Nothing of the driver is left once the command runs (``exec``), so there
+#: is nothing for the candidate to kill. On failure: ``@nonce seed`` on stderr, exit 97,
+#: and the host seeds and runs the command separately.
+SEED_THEN_EXEC = r"""
+wd=$1; nonce=$2; shift 2
+err=$(tar -xf - -C "$wd" 2>&1 >/dev/null) || { echo "@$nonce seed $err" >&2; exit 97; }
+exec "$@" </dev/null
+"""
+
+#: Stop the candidate, extract the tar on stdin (if ``$3`` is 1) into ``$1``, enter ``$4``,
+#: print ``@nonce go`` on stdout and become the test command (the rest of the argv). Once
+#: the candidate is stopped no process of theirs is left to signal this script. Before
+#: ``go``: ``@nonce <step>`` on stderr, exit 97, and the host falls back step by step.
+STOP_SEED_THEN_EXEC = STOP_FUNCTION + r"""
+wd=$1; nonce=$2; seed=$3; dir=$4; shift 4
+stop_candidate || { echo "@$nonce stop" >&2; exit 97; }
+if [ "$seed" = 1 ]; then
+  err=$(tar -xf - -C "$wd" 2>&1 >/dev/null) || { echo "@$nonce seed $err" >&2; exit 97; }
+fi
+cd -- "$dir" 2>/dev/null || { echo "@$nonce cd" >&2; exit 97; }
+echo "@$nonce go"
+exec "$@" </dev/null
+"""
