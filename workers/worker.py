@@ -95,24 +95,31 @@ def start_reaper(settings: Settings, redis: Any) -> Any:
     return stop
 
 
-def reap_lost_processes(client: Any, settings: Settings) -> list[str]:
-    """Remove this worker's sandboxes whose pool process is gone; their ids.
+def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]:
+    """Remove this worker's sandboxes that no run can still need; their ids.
 
-    A pool process killed mid-run (SIGKILL, OOM killer) leaves its sandbox running, and the
-    fleet reaper spares it: its worker's heartbeat is still alive. The run itself is
-    requeued (``task_reject_on_worker_lost``), so the sandbox only wastes a slot until its
-    deadline — unless the main process, which knows its children, removes it here.
+    The fleet reaper spares every sandbox of a live worker until its deadline, which leaves
+    two kinds running for up to the profile's wall time: the sandbox of a pool process
+    killed mid-run (SIGKILL, OOM killer; the run itself is requeued by
+    ``task_reject_on_worker_lost``), and one whose removal failed because the engine was
+    unreachable at the time. The main process knows its children, and a run whose result
+    is published needs no sandbox any more, so both are removed here.
     """
-    from sandbox.docker.limits import LABEL_WORKER
+    from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER
+    from tasks.publish import result_key
 
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{FLEET_LABEL}={settings.fleet_label}",
               PROCESS_LABEL]
     removed: list[str] = []
     for container in client.containers.list(all=True, filters={"label": labels}):
-        if not _own_live_process((container.labels or {}).get(PROCESS_LABEL, "")):
-            with contextlib.suppress(Exception):  # gone already, or the next pass retries
-                container.remove(force=True)
-                removed.append(container.id)
+        found = container.labels or {}
+        run_id = found.get(LABEL_RUN, "")
+        if _own_live_process(found.get(PROCESS_LABEL, "")) and not (
+                run_id and run_id != "warm" and redis.exists(result_key(run_id))):
+            continue
+        with contextlib.suppress(Exception):  # gone already, or the next pass retries
+            container.remove(force=True)
+            removed.append(container.id)
     return removed
 
 
@@ -182,7 +189,7 @@ def main_services(settings: Settings, app: Any) -> list[Any]:
     intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
     reaper = start_reaper(settings, redis)
     engine = docker_client(settings)
-    lost = Loop("evalfleet-lost-process-reaper", lambda: reap_lost_processes(engine, settings),
+    lost = Loop("evalfleet-leftover-reaper", lambda: reap_own_leftovers(engine, redis, settings),
                 settings.reaper_interval_s).start()
     return [beat, intake, _Stopper(reaper), lost]
 
