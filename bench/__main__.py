@@ -14,6 +14,7 @@ engine, ``redis-server`` and the images of ``scripts/build-images.sh``.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 from datetime import UTC, datetime
@@ -29,15 +30,18 @@ CASES = ("scoring", "dispatch", "cold", "warm", "throughput", "memory")
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("cases", nargs="*", choices=[*CASES, []], default=list(CASES))
+    parser.add_argument("cases", nargs="*", help=f"any of {', '.join(CASES)} (default: all)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, help="also write the report here (Markdown)")
     args = parser.parse_args(argv)
     wanted = args.cases or list(CASES)
+    unknown = set(wanted) - set(CASES)
+    if unknown:
+        parser.error(f"unknown cases: {', '.join(sorted(unknown))}")
     quick = args.quick
     report = Report()
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, "
-          f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs\n")
+          f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs\n")
     print("| case | evalfleet | baseline | ratio | target | |\n"
           "| --- | ---: | ---: | ---: | --- | --- |", flush=True)
     if "scoring" in wanted:
