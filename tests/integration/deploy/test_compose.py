@@ -13,6 +13,7 @@ import contextlib
 import json
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -109,8 +110,9 @@ def stack(docker_client: Any) -> Iterator[Stack]:
         except subprocess.CalledProcessError as error:
             pytest.fail(f"docker-compose down failed: {error.stderr}")
     assert stack.leftovers(docker_client) == []
-    sandboxes = docker_client.containers.list(all=True, filters={"label": "evalfleet.run_id"})
-    assert [c.name for c in sandboxes if TOKEN in c.labels["evalfleet.run_id"]] == []
+    # The low-level list: no per-container inspect that races other sessions' removals.
+    sandboxes = docker_client.api.containers(all=True, filters={"label": "evalfleet.run_id"})
+    assert [c["Names"] for c in sandboxes if TOKEN in c["Labels"]["evalfleet.run_id"]] == []
 
 
 @pytest.fixture(scope="module")
@@ -223,3 +225,45 @@ def test_alerts_load_evaluate_and_read_exported_metrics(stack: Stack, batch: Bat
     for rule in alert_rules():
         assert metric_names(rule["expr"]) <= exported, rule["alert"]
         stack.prometheus("query", query=rule["expr"])  # evaluates without error
+
+
+def test_stopping_a_busy_worker_lets_its_run_finish(stack: Stack, docker_client: Any) -> None:
+    """`docker stop` (SIGTERM) of a worker mid-run: the run finishes and is published first.
+
+    Runs last in this module: it leaves the stack with one worker fewer.
+    """
+    from tasks.client import EvalfleetClient
+
+    passing = load_submission(PACKS / "fizzbuzz-coding" / "submissions" / "pass")
+    request = RunRequest(run_id=run_id("drain"), pack=pack("fizzbuzz-coding"),
+                         submission={**passing.model_dump(), "commands": [{"run": "sleep 6"}]})
+    client = EvalfleetClient(stack.redis_url)
+    try:
+        client.submit(request)
+        owner = _sandbox_owner(docker_client, request.run_id)
+        worker = docker_client.containers.get(owner.rsplit("-", 1)[0])
+        started = time.monotonic()
+        worker.stop(timeout=120)
+        stopped_after = time.monotonic() - started
+        result = client.wait(request.run_id, timeout=30)
+    finally:
+        client.close()
+
+    worker.reload()
+    assert (result.outcome, result.scorecard and result.scorecard.result) == ("scored", "win")
+    assert result.worker == owner and result.attempt == 1
+    assert worker.attrs["State"]["ExitCode"] == 0  # a warm shutdown, not a kill
+    assert stopped_after < 60
+
+
+def _sandbox_owner(docker_client: Any, rid: str) -> str:
+    """The worker id on the sandbox container of run ``rid``, once it exists."""
+    found: list[str] = []
+
+    def started() -> bool:
+        found[:] = [c["Labels"]["evalfleet.worker"] for c in docker_client.api.containers(
+            filters={"label": f"evalfleet.run_id={rid}"})]
+        return bool(found)
+
+    wait_until(started, 60, f"no sandbox for {rid}")
+    return found[0]
