@@ -166,6 +166,20 @@ def test_prometheus_scrapes_every_worker_and_redis(stack: Stack, batch: Batch) -
     assert stack.prometheus("query", query="redis_up")["result"][0]["value"][1] == "1"
 
 
+def test_worker_containers_pass_their_health_check(stack: Stack, docker_client: Any) -> None:
+    """The image's HEALTHCHECK (`evalfleet health`) turns healthy in the real container."""
+    label = {"label": [f"com.docker.compose.project={stack.project}",
+                       "com.docker.compose.service=worker"]}
+
+    def healthy() -> bool:
+        states = [c["State"] for c in (docker_client.api.inspect_container(c["Id"])
+                                       for c in docker_client.api.containers(filters=label))]
+        return len(states) == WORKERS and all(s["Health"]["Status"] == "healthy"
+                                              for s in states)
+
+    wait_until(healthy, 90, "worker containers did not become healthy")
+
+
 def dashboard_queries() -> list[tuple[str, str]]:
     dashboard = json.loads(DASHBOARD.read_text())
     return [(panel["title"], target["expr"]) for panel in dashboard["panels"]
