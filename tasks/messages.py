@@ -171,10 +171,33 @@ def parse_request(body: str | bytes | dict[str, Any], max_bytes: int) -> RunRequ
         except ValueError as err:
             problem = FieldProblem(field="request", message=f"invalid JSON: {err}")
             raise Rejection([problem]) from None
+        except RecursionError:  # 10k-deep nesting: a rejection, not a crash of the task
+            problem = FieldProblem(field="request", message="invalid JSON: nested too deeply")
+            raise Rejection([problem]) from None
     try:
-        return RunRequest.model_validate(body)
+        request = RunRequest.model_validate(body)
     except ValidationError as err:
         raise Rejection([_problem(e) for e in err.errors()]) from None
+    except RecursionError:
+        raise Rejection([FieldProblem(field="request", message="is nested too deeply")]) from None
+    _check_events(request.submission.events or [])
+    return request
+
+
+def _check_events(events: list[dict[str, Any]]) -> None:
+    """The submitted trajectory must decode as AgentClash events (scoring reads them later;
+    a malformed one must be a rejection here, not an exception in the pipeline)."""
+    from scoring.events import Event
+
+    problems: list[FieldProblem] = []
+    for index, event in enumerate(events):
+        try:
+            Event.model_validate(event)
+        except ValidationError as err:
+            problems += [_problem({**e, "loc": ("submission", "events", index, *e["loc"])})
+                         for e in err.errors()]
+    if problems:
+        raise Rejection(problems)
 
 
 def _problem(error: Any) -> FieldProblem:
