@@ -23,7 +23,10 @@ class Event(BaseModel):
     @classmethod
     def _decode_payload(cls, value: Any) -> Any:
         if isinstance(value, str | bytes):
-            value = json.loads(value) if value.strip() else {}
+            try:
+                value = json.loads(value) if value.strip() else {}
+            except RecursionError:
+                raise ValueError("is nested too deeply") from None
         return {} if value is None else value
 
     @field_validator("occurred_at")

@@ -180,6 +180,10 @@ def _parse_json(text: str) -> Any:
         value, end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
     except json.JSONDecodeError as err:
         raise SpecError.single("manifest", f"invalid JSON: {err.msg}", err.lineno) from None
+    except RecursionError:
+        raise SpecError.single("manifest", "invalid JSON: nested too deeply") from None
+    except ValueError as err:  # e.g. an integer past Python's 4300-digit limit
+        raise SpecError.single("manifest", f"invalid JSON: {err}") from None
     if text[end:].strip():
         raise SpecError.single("manifest", "unexpected trailing data after JSON value")
     return value
@@ -199,6 +203,8 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 def _parse_yaml(text: str) -> tuple[Any, LineMap]:
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except RecursionError:  # 10k-deep flow collections
+        raise SpecError.single("manifest", "invalid YAML: nested too deeply") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark else None
@@ -210,7 +216,10 @@ def _parse_yaml(text: str) -> tuple[Any, LineMap]:
         return None, {}
     lines: LineMap = {}
     _index_lines(nodes[0], "", lines)
-    return _Loader(text).get_single_data(), lines
+    try:
+        return _Loader(text).get_single_data(), lines
+    except ValueError as err:  # e.g. an integer past Python's 4300-digit limit
+        raise SpecError.single("manifest", f"invalid YAML: {err}") from None
 
 
 def _index_lines(node: yaml.Node, path: str, lines: LineMap) -> None:
