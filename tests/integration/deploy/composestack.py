@@ -50,7 +50,9 @@ class Stack:
                    TEST_REDIS_PORT=str(self.redis_port),
                    PROMETHEUS_PORT=str(self.prometheus_port),
                    # Idle workers stop at once on SIGTERM; this only bounds a stuck one.
-                   WORKER_STOP_GRACE="60s")
+                   WORKER_STOP_GRACE="60s",
+                   # The pool runs on the "warm" profile only (compose.test.yml).
+                   WORKER_POOL_SIZE="0")
         return env
 
     @property
@@ -79,12 +81,22 @@ class Stack:
     def down(self) -> None:
         self.compose("down", "-v", "--remove-orphans", "-t", "60")
 
-    def leftovers(self, docker: Any) -> list[str]:
-        """Containers, volumes and networks of this project still on the engine."""
+    def worker_hosts(self, docker: Any) -> set[str]:
+        """The worker containers' host names (their short ids), which start their worker ids."""
+        label = {"label": [f"com.docker.compose.project={self.project}",
+                           "com.docker.compose.service=worker"]}
+        return {c["Id"][:12] for c in docker.api.containers(all=True, filters=label)}
+
+    def leftovers(self, docker: Any, worker_hosts: set[str]) -> list[str]:
+        """Containers, volumes and networks of this project, and sandboxes of its workers,
+        still on the engine (low-level lists: no inspect racing other sessions' removals)."""
         label = {"label": f"com.docker.compose.project={self.project}"}
-        return ([f"container {c.name}" for c in docker.containers.list(all=True, filters=label)]
+        sandboxes = docker.api.containers(all=True, filters={"label": "evalfleet.worker"})
+        return ([f"container {c['Names']}" for c in docker.api.containers(all=True, filters=label)]
                 + [f"volume {v.name}" for v in docker.volumes.list(filters=label)]
-                + [f"network {n.name}" for n in docker.networks.list(filters=label)])
+                + [f"network {n.name}" for n in docker.networks.list(filters=label)]
+                + [f"sandbox {c['Names']}" for c in sandboxes
+                   if c["Labels"]["evalfleet.worker"][:12] in worker_hosts])
 
     def prometheus(self, path: str, **params: str) -> Any:
         """GET Prometheus's HTTP API; the ``data`` of a successful answer.

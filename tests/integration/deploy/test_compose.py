@@ -42,12 +42,8 @@ def pack(name: str, **sandbox: Any) -> dict[str, Any]:
     return mapping
 
 
-#: In every run id of this module, so its sandbox containers can be found afterwards.
-TOKEN = uuid.uuid4().hex[:8]
-
-
 def run_id(label: str) -> str:
-    return f"deploy-{label}-{TOKEN}-{uuid.uuid4().hex[:6]}"
+    return f"deploy-{label}-{uuid.uuid4().hex[:8]}"
 
 
 def example_requests() -> dict[str, tuple[RunRequest, str]]:
@@ -80,6 +76,13 @@ def broken_profile_request() -> RunRequest:
                       submission=passing)
 
 
+def pooled_request() -> RunRequest:
+    """A run on the profile with a warm pool (compose.test.yml)."""
+    passing = load_submission(PACKS / "fizzbuzz-coding" / "submissions" / "pass")
+    return RunRequest(run_id=run_id("pooled"), pack=pack("fizzbuzz-coding", profile="warm"),
+                      submission=passing)
+
+
 @dataclass
 class Batch:
     results: dict[str, RunResult]
@@ -101,18 +104,17 @@ def stack(docker_client: Any) -> Iterator[Stack]:
                              capture_output=True, text=True, check=False)
     assert current.returncode == 0, current.stderr
     stack = Stack()
+    hosts: set[str] = set()
     try:
         stack.up(WORKERS)
+        hosts = stack.worker_hosts(docker_client)
         yield stack
     finally:
         try:
             stack.down()
         except subprocess.CalledProcessError as error:
             pytest.fail(f"docker-compose down failed: {error.stderr}")
-    assert stack.leftovers(docker_client) == []
-    # The low-level list: no per-container inspect that races other sessions' removals.
-    sandboxes = docker_client.api.containers(all=True, filters={"label": "evalfleet.run_id"})
-    assert [c["Names"] for c in sandboxes if TOKEN in c["Labels"]["evalfleet.run_id"]] == []
+    assert stack.leftovers(docker_client, hosts) == []
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +123,8 @@ def batch(stack: Stack) -> Batch:
     from tasks.client import EvalfleetClient
 
     examples = example_requests()
-    requests = [r for r, _ in examples.values()] + [limit_request(), broken_profile_request()]
+    requests = [r for r, _ in examples.values()]
+    requests += [limit_request(), broken_profile_request(), pooled_request()]
     client = EvalfleetClient(stack.redis_url)
     try:
         wait_until(lambda: _pings(client), 60, "Redis of the stack did not answer")
@@ -147,16 +150,17 @@ def test_containerised_workers_score_the_example_packs(batch: Batch) -> None:
             "scored", want), result.reason
 
 
-def test_limits_and_a_missing_image_take_their_paths(batch: Batch) -> None:
+def test_limits_a_missing_image_and_the_warm_pool_take_their_paths(batch: Batch) -> None:
     by_label = {rid.split("-")[1]: r for rid, r in batch.results.items()
-                if rid.split("-")[1] in {"limits", "broken"}}
-    limits, broken = by_label["limits"], by_label["broken"]
+                if rid.split("-")[1] in {"limits", "broken", "pooled"}}
+    limits, broken, pooled = by_label["limits"], by_label["broken"], by_label["pooled"]
 
     assert limits.outcome == "scored"
     assert {"oom_killed", "timed_out", "output_truncated"} <= {
         k for k, v in limits.resources.items() if v is True}
     assert broken.outcome == "infra_error"
     assert broken.scorecard is None
+    assert (pooled.outcome, pooled.scorecard and pooled.scorecard.result) == ("scored", "win")
 
 
 def test_prometheus_scrapes_every_worker_and_redis(stack: Stack, batch: Batch) -> None:
