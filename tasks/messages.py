@@ -213,7 +213,7 @@ def decode_loosely(body: Any) -> Any:
     if isinstance(body, str | bytes):
         try:
             return json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # 10k-deep nesting must not crash the task
             return body
     return body
 

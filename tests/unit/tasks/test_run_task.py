@@ -184,3 +184,13 @@ def test_a_retry_that_cannot_be_sent_requeues_the_run() -> None:
 
     assert raised.value.requeue is True
     assert publisher.results == []
+
+
+def test_a_ten_thousand_deep_body_is_rejected_not_crashed() -> None:
+    """A body nested 10k deep used to raise RecursionError before the pipeline ran: the
+    task died, the message was acked, and no result was ever published."""
+    rt, publisher = runtime(FakeFactory())
+
+    assert execute(rt, FakeTask(), "[" * 10_000 + "]" * 10_000, enqueued_at=None) == "rejected"
+    assert publisher.results[0].run_id.startswith("invalid-")
+    assert "nested too deeply" in publisher.results[0].errors[0].message
