@@ -72,7 +72,7 @@ def check_pack(source: Any) -> None:
 @FUZZ
 @given(st.one_of(request_like, st.text(max_size=200), st.binary(max_size=200), json_values))
 def test_request_parser_never_crashes(body: Any) -> None:
-    if isinstance(body, dict) or isinstance(body, str | bytes):
+    if isinstance(body, dict | str | bytes):
         check_request(body)
     else:
         check_request(json.dumps(body))
