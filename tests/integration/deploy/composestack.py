@@ -46,7 +46,7 @@ class Stack:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("EVALFLEET_")}
         env.update(LOCAL_IMAGES, REDIS_PASSWORD=self.password,
-                   DOCKER_GID=str(os.stat("/var/run/docker.sock").st_gid),
+                   DOCKER_GID=str(_socket_gid()),
                    TEST_REDIS_PORT=str(self.redis_port),
                    PROMETHEUS_PORT=str(self.prometheus_port),
                    # Idle workers stop at once on SIGTERM; this only bounds a stuck one.
@@ -135,6 +135,14 @@ class Stack:
     def exported_names(self) -> set[str]:
         return set(self.prometheus("label/__name__/values"))
 
+
+
+def _socket_gid() -> int:
+    """The group of the local engine's socket (0 without one: the static checks still run)."""
+    try:
+        return os.stat("/var/run/docker.sock").st_gid
+    except FileNotFoundError:
+        return 0
 
 
 def metric_names(expr: str) -> set[str]:
