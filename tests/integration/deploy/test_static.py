@@ -112,6 +112,11 @@ def test_promtool_accepts_the_alerts_and_the_scrape_config(tmp_path: Path) -> No
     promtool = tool("promtool")
     subprocess.run([promtool, "check", "rules", str(DEPLOY / "prometheus" / "alerts.yml")],
                    capture_output=True, text=True, check=True, timeout=60)
+    # The alerts' own unit tests: synthetic series, which alerts fire and which do not.
+    tested = subprocess.run([promtool, "test", "rules", "alerts.test.yml"],
+                            cwd=DEPLOY / "prometheus", capture_output=True, text=True,
+                            check=False, timeout=60)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
     # The scrape config names the rules by their path inside the Prometheus container.
     config = (DEPLOY / "prometheus" / "prometheus.yml").read_text()
     shutil.copy(DEPLOY / "prometheus" / "alerts.yml", tmp_path / "alerts.yml")
