@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export EVALFLEET_SOAK_REPORT="${SOAK_REPORT:-$PWD/.soak-report.json}"
-.venv/bin/pytest -m slow -p no:cacheprovider -o addopts="--strict-markers -ra" \
+.venv/bin/pytest -m slow \
     --timeout 1800 tests/reliability/test_soak.py -k 1000 "$@"
 echo "== soak report ($EVALFLEET_SOAK_REPORT)"
 cat "$EVALFLEET_SOAK_REPORT"
