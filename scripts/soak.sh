@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export EVALFLEET_SOAK_REPORT="${SOAK_REPORT:-$PWD/.soak-report.json}"
+export EVALFLEET_SOAK_REPORT="${SOAK_REPORT:-${TMPDIR:-/tmp}/evalfleet-soak-report.json}"
 .venv/bin/pytest -m slow \
     --timeout 1800 tests/reliability/test_soak.py -k 1000 "$@"
 echo "== soak report ($EVALFLEET_SOAK_REPORT)"
