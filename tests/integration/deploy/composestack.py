@@ -52,7 +52,9 @@ class Stack:
                    # Idle workers stop at once on SIGTERM; this only bounds a stuck one.
                    WORKER_STOP_GRACE="60s",
                    # The pool runs on the "warm" profile only (compose.test.yml).
-                   WORKER_POOL_SIZE="0")
+                   WORKER_POOL_SIZE="0",
+                   # Our own fleet: no other stack's reaper may touch our sandboxes.
+                   EVALFLEET_FLEET=self.project)
         return env
 
     @property
