@@ -1,10 +1,12 @@
 """The compose stack for real: containerised workers run the example packs, a real Prometheus
 scrapes them, and every dashboard query and alert expression is evaluated against it.
 
-One stack per module (about a minute): `docker-compose up` with locally built images, a batch
-of runs (each example pack's passing and failing submission, plus runs that hit the sandbox's
-limits and one whose profile image is missing), then the checks, then `docker-compose down -v`
-and an assertion that nothing of the project is left on the engine.
+One stack per module (about a minute): `docker-compose up` with locally built images and two
+workers, a batch of runs (each example pack's passing and failing submission, a run that hits
+the sandbox's limits, one whose profile image is missing, one on a pooled profile), then the
+checks (results, health checks, Prometheus targets, dashboard queries, alert rules, a worker
+stopped mid-run), then `docker-compose down -v` and an assertion that no container, volume,
+network or sandbox of the project is left on the engine.
 """
 
 from __future__ import annotations
