@@ -102,21 +102,11 @@ build_standin() {
     build "$tag" "$hash" --network host "$dir"
 }
 
-# The offline Kubernetes schema check of tests/integration/deploy/test_k8s.py. It belongs in
-# pyproject's dev extra; until that lists it, it is installed into the test venv here.
-ensure_manifest_validator() {
-    "$ROOT/.venv/bin/python" -c 'import kubernetes_validate' 2>/dev/null && return 0
-    log "installing kubernetes-validate into .venv"
-    "$PIP" install -q --disable-pip-version-check kubernetes-validate==1.37.0 \
-        2> >(grep -v "is ignored: it is neither" >&2)
-}
-
 if [[ ${1:-} == --check ]]; then
     [[ $(label_of "$WORKER_IMAGE" evalfleet.inputs) == "$(inputs_hash)" ]] && exit 0
     echo "$WORKER_IMAGE is missing or older than the sources: run $0" >&2
     exit 1
 fi
-ensure_manifest_validator
 build_worker
 build_standin evalfleet/redis:local deploy/images/redis
 build_standin evalfleet/redis-exporter:local deploy/images/redis-exporter

@@ -32,9 +32,11 @@ def make_app(settings: Settings) -> Celery:
         task_time_limit=longest_run_s + HARD_LIMIT_MARGIN_S,
         # On broker connection loss, acks_late runs will be redelivered: stop them here.
         worker_cancel_long_running_tasks_on_connection_loss=True,
-        # On SIGTERM, let in-flight runs finish for this long before a cold shutdown.
+        # SIGTERM is Celery's warm shutdown: no new runs, in-flight ones finish (no limit of
+        # its own: the orchestrator's grace period must cover the longest run). SIGQUIT (or
+        # REMAP_SIGTERM) is a soft shutdown: in-flight runs get this long, then a cold stop
+        # requeues them (acks_late).
         worker_soft_shutdown_timeout=float(longest_run_s),
-        worker_enable_soft_shutdown_on_idle=True,
         # Task events for Flower and celery-exporter.
         worker_send_task_events=True,
         task_send_sent_event=True,

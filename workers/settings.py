@@ -106,7 +106,8 @@ class Settings(BaseSettings):
     docker_api_version: str = "1.41"
     """Docker API version (``auto`` asks the engine at start; a fixed one starts offline)."""
     fleet: str = ""
-    """This fleet's name on a shared Docker engine (default: derived from the Redis it uses).
+    """This fleet's name on a shared Docker engine (default: the id stored in the Redis the
+    fleet shares, ``evalfleet:fleet``; a digest of the Redis URL when that is unreachable).
     Sandboxes carry it as the label ``evalfleet.fleet``; the reaper only ever removes
     containers of its own fleet, whose workers' heartbeats it can see."""
     worker_id: str = Field(default_factory=_default_worker_id)

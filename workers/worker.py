@@ -8,15 +8,19 @@ factory, Redis, publisher) lazily after the fork.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .settings import Settings
+
+log = logging.getLogger(__name__)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 #: The label that ties a sandbox to its fleet (the workers sharing one Redis).
@@ -216,9 +220,29 @@ def _release_runtime(**_: Any) -> None:
     runtime.shutdown()
 
 
+FLEET_KEY = "evalfleet:fleet"
+
+
+def resolve_fleet(settings: Settings, redis: Any) -> str:
+    """Fix this worker's fleet name: ``EVALFLEET_FLEET``, else the id stored in the Redis
+    the fleet shares (created once by the first worker, ``SET NX``), so that two fleets on
+    one engine never share a name even when their Redis URLs read the same (``redis:6379``
+    in every compose project). Falls back to a digest of the URL when Redis is unreachable.
+    """
+    if not settings.fleet:
+        try:
+            redis.set(FLEET_KEY, f"fleet-{uuid.uuid4().hex[:12]}", nx=True)
+            settings.fleet = bytes(redis.get(FLEET_KEY)).decode()
+        except Exception as err:  # Celery retries the broker; the label must exist now
+            log.warning("fleet id not readable from Redis (%s); using %s", err,
+                        settings.fleet_label)
+    return settings.fleet_label
+
+
 def run_worker(settings: Settings, pool: str = "prefork") -> None:
-    """Run a worker node until it is stopped (SIGTERM: soft shutdown)."""
+    """Run a worker node until it is stopped (SIGTERM: warm shutdown)."""
     prepare_metrics_dir(settings)
+    resolve_fleet(settings, redis_client(settings))
     from celery.signals import (
         worker_process_init,
         worker_process_shutdown,

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis as redis_lib
 from services import missing_service
 
 from tasks.messages import RunRequest
 from workers.localfleet import RedisServer, Starter, WorkerNode, free_port
+from workers.worker import FLEET_KEY
 
 FLEET_LABEL = "evalfleet.fleet"
 TEST_WORKER_SETTINGS = {"retry_backoff_s": "0.2", "heartbeat_interval_s": "0.5",
@@ -114,6 +116,8 @@ def private_fleet(docker_client: Any, tmp_path: Path) -> Iterator[PrivateFleet]:
     _redis_available()
     redis = RedisServer(free_port(), tmp_path, appendonly=True).start()
     label = Settings(redis_url=redis.url).fleet_label
+    with redis_lib.Redis.from_url(redis.url) as plain:
+        plain.set(FLEET_KEY, label)  # the workers of this fleet adopt it (SET NX finds it)
     starter = Starter(redis.url, tmp_path, **TEST_WORKER_SETTINGS)
     made = PrivateFleet(redis, starter, docker_client, label)
     try:

@@ -127,16 +127,18 @@ def _wait(check: Any, timeout: float = 30) -> None:
 def test_the_reaper_removes_its_own_fleets_orphans_only(start_worker: Any, redis_server: Any,
                                                         docker_client: Any) -> None:
     """An orphan of this fleet (dead worker) is reaped; another fleet's container is not."""
-    from workers.settings import Settings
+    import redis
 
-    ours = Settings(redis_url=redis_server.url).fleet_label
+    from workers.worker import FLEET_KEY
+
+    start_worker("reaper", reaper_interval_s="0.5")
+    ours = redis.Redis.from_url(redis_server.url).get(FLEET_KEY).decode()
     made = [docker_client.containers.run(
         "evalfleet/busybox:latest", ["sleep", "300"], detach=True, network_mode="none",
         labels={"evalfleet.worker": "dead-worker", "evalfleet.fleet": fleet,
                 "evalfleet.deadline": str(time.time() + 3600), "evalfleet.test": "1"})
         for fleet in (ours, "some-other-fleet")]
     try:
-        start_worker("reaper", reaper_interval_s="0.5")
         _wait(lambda: _exists(docker_client, made[0].id) is False)
         time.sleep(1.5)  # a few more passes: the other fleet's container must stay
         assert _exists(docker_client, made[1].id)

@@ -48,3 +48,34 @@ def test_the_fleet_label_follows_the_shared_redis_not_its_password(a: str, b: st
 def test_an_explicit_fleet_name_wins() -> None:
     """``EVALFLEET_FLEET`` names the fleet explicitly."""
     assert Settings(fleet="blue").fleet_label == "blue"
+
+
+class _Redis:
+    """SET NX / GET over a dict (two stacks = two of these)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+
+    def set(self, key: str, value: str, nx: bool = False) -> None:
+        if not (nx and key in self.data):
+            self.data[key] = value.encode()
+
+    def get(self, key: str) -> bytes | None:
+        return self.data.get(key)
+
+
+def test_workers_of_one_redis_share_a_stored_fleet_id_and_stacks_do_not() -> None:
+    """Unset, the fleet is the id stored once in the shared Redis: same Redis, same id;
+    two stacks whose Redis URLs read the same still get different ids."""
+    from workers.worker import resolve_fleet
+
+    stack_a, stack_b = _Redis(), _Redis()
+    url = "redis://redis:6379/0"
+
+    first = resolve_fleet(Settings(redis_url=url), stack_a)
+    second = resolve_fleet(Settings(redis_url=url), stack_a)
+    other = resolve_fleet(Settings(redis_url=url), stack_b)
+    named = resolve_fleet(Settings(redis_url=url, fleet="blue"), stack_b)
+
+    assert first == second != other
+    assert named == "blue"
