@@ -170,7 +170,14 @@ class Sandbox(ABC):
             files_written=len(plan.files) + len(plan.test_files),
             commands_skipped=len(plan.commands) - len(commands),
             deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started,
-            evaluator=evaluator)
+            evaluator=evaluator, usage=self.usage())
+
+    def usage(self) -> Mapping[str, float]:
+        """What the sandbox has used so far (peak memory, CPU time), where known.
+
+        Raises nothing: a driver that cannot tell returns an empty mapping.
+        """
+        return {}
 
     def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
         """Run a custom-script evaluator as :mod:`sandbox.evaluator` says (candidate stopped,

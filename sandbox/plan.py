@@ -58,6 +58,9 @@ class PlanResult:
     deadline_exceeded: bool = False
     """The sandbox's wall deadline ended it; later steps report timeouts / missing files."""
     duration_s: float = 0.0
+    usage: Mapping[str, float] = field(default_factory=dict)
+    """What the sandbox used (``memory_peak_bytes``, ``cpu_seconds``) where the driver can
+    tell; empty otherwise."""
     evaluator: EvaluatorRecord | None = None
 
     @property

@@ -33,6 +33,7 @@ from sandbox.docker import collect, scripts, transfer
 from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.failure import classify, start_error_is_candidates
 from sandbox.docker.stream import ExecRequest, RawExec, run_exec
+from sandbox.docker.usage import read_usage
 from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
 from sandbox.evaluator import record as record_evaluator
@@ -307,6 +308,10 @@ class DockerSandbox(Sandbox):
             self._run(request, _nothing)
         except SandboxError as error:
             log.warning("could not stop the evaluator in %s: %s", self.id[:12], error)
+
+    def usage(self) -> Mapping[str, float]:
+        """Peak memory and CPU time from the container's cgroup, when the host's is visible."""
+        return read_usage(self.id)
 
     def close(self) -> None:
         """Remove the container (force); never raises."""

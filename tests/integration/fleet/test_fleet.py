@@ -106,6 +106,9 @@ def test_result_carries_the_run_record(fleet: Any, client: Any) -> None:
     assert {"queue_wait", "sandbox_acquire", "commands", "code_execution", "scoring",
             "total"} <= set(result.timings_ms)
     assert result.resources["limits"]["memory_bytes"] > 0
+    usage = result.resources["usage"]  # the workers here run on the host: cgroups visible
+    assert usage["memory_peak_bytes"] > 1024 * 1024
+    assert usage["cpu_seconds"] > 0
     types = {e["type"] for e in result.events}
     assert {"grader.verification.code_executed", "grader.verification.file_captured",
             "grader.verification.directory_listed", "system.run.completed"} <= types
