@@ -21,14 +21,15 @@ from typing import Any
 import sacrebleu
 
 from ..errors import FieldError
-from ..generation import ReferenceError, clipped_matches, ngram_counts, parse_references
-from ..textnorm import prepare, split_words
+from ..generation import clipped_matches, ngram_counts
+from ..textnorm import split_words
 from .base import CheckInput, Kind, Outcome
 from .graded import (
     GoStrictConfig,
     clamp_threshold,
     graded_outcome,
     positive_errors,
+    prepared_texts,
     threshold_errors,
 )
 
@@ -101,13 +102,10 @@ def brevity_penalty(candidate_length: int, reference_length: int) -> float:
 
 def check(given: CheckInput) -> Outcome:
     config: BleuScoreConfig = given.config
-    prep = {"normalize": config.normalize, "case_insensitive": config.case_insensitive}
-    try:
-        references = parse_references(given.expected or "", **prep)
-    except ReferenceError as err:
-        return Outcome.error(f"parse bleu_score references: {err}", "pack_error",
-                             expected_raw=given.expected)
-    candidate = prepare(given.actual or "", **prep)
+    texts = prepared_texts(given, "bleu_score")
+    if isinstance(texts, Outcome):
+        return texts
+    candidate, references = texts
     threshold = clamp_threshold(config.threshold, DEFAULT_THRESHOLD)
     if config.implementation == "sacrebleu":
         score = min(sacrebleu.sentence_bleu(candidate, references).score / 100, 1.0)

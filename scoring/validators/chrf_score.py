@@ -19,14 +19,12 @@ import sacrebleu
 
 from ..errors import FieldError
 from ..generation import (
-    ReferenceError,
     char_ngram_counts,
     clipped_matches,
     f_beta,
-    parse_references,
     safe_ratio,
 )
-from ..textnorm import GO_WHITESPACE, prepare
+from ..textnorm import GO_WHITESPACE
 from .base import CheckInput, Kind, Outcome
 from .bleu_score import implementation_errors
 from .graded import (
@@ -34,6 +32,7 @@ from .graded import (
     clamp_threshold,
     graded_outcome,
     positive_errors,
+    prepared_texts,
     threshold_errors,
 )
 
@@ -89,13 +88,10 @@ def best_chrf(candidate: str, references: list[str], char_order: int,
 
 def check(given: CheckInput) -> Outcome:
     config: ChrfScoreConfig = given.config
-    prep = {"normalize": config.normalize, "case_insensitive": config.case_insensitive}
-    try:
-        references = parse_references(given.expected or "", **prep)
-    except ReferenceError as err:
-        return Outcome.error(f"parse chrf_score references: {err}", "pack_error",
-                             expected_raw=given.expected)
-    candidate = prepare(given.actual or "", **prep)
+    texts = prepared_texts(given, "chrf_score")
+    if isinstance(texts, Outcome):
+        return texts
+    candidate, references = texts
     beta = 2.0 if config.beta is None else config.beta
     if config.implementation == "sacrebleu":
         score = min(sacrebleu.sentence_chrf(candidate, references).score / 100, 1.0)

@@ -15,7 +15,9 @@ from typing import Any
 from pydantic import model_validator
 
 from ..errors import FieldError
-from .base import Outcome, StrictConfig
+from ..generation import ReferenceError, parse_references
+from ..textnorm import prepare
+from .base import CheckInput, Outcome, StrictConfig
 
 
 class GoStrictConfig(StrictConfig):
@@ -71,3 +73,16 @@ def graded_outcome(score: float, threshold: float, reason: str | None = None,
         reason = graded_reason(score, threshold)
     outcome = Outcome.graded(score, threshold, reason if score < threshold else "")
     return replace(outcome, evidence={**evidence, "score": score, "threshold": threshold})
+
+
+def prepared_texts(given: CheckInput, kind: str) -> tuple[str, list[str]] | Outcome:
+    """The prepared candidate and references of a generation validator (BLEU/ROUGE/chrF),
+    or the pack error when the expected references do not parse."""
+    config = given.config
+    prep = {"normalize": config.normalize, "case_insensitive": config.case_insensitive}
+    try:
+        references = parse_references(given.expected or "", **prep)
+    except ReferenceError as err:
+        return Outcome.error(f"parse {kind} references: {err}", "pack_error",
+                             expected_raw=given.expected)
+    return prepare(given.actual or "", **prep), references

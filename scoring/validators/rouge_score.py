@@ -12,21 +12,20 @@ from typing import Any
 
 from ..errors import FieldError
 from ..generation import (
-    ReferenceError,
     clipped_matches,
     f_beta,
     lcs_length,
     ngram_counts,
-    parse_references,
     safe_ratio,
 )
-from ..textnorm import prepare, split_words
+from ..textnorm import split_words
 from .base import CheckInput, Kind, Outcome
 from .graded import (
     GoStrictConfig,
     clamp_threshold,
     graded_outcome,
     positive_errors,
+    prepared_texts,
     threshold_errors,
 )
 
@@ -61,13 +60,11 @@ def rouge(candidate: list[str], reference: list[str], variant: str,
 
 def check(given: CheckInput) -> Outcome:
     config: RougeScoreConfig = given.config
-    prep = {"normalize": config.normalize, "case_insensitive": config.case_insensitive}
-    try:
-        references = parse_references(given.expected or "", **prep)
-    except ReferenceError as err:
-        return Outcome.error(f"parse rouge_score references: {err}", "pack_error",
-                             expected_raw=given.expected)
-    candidate = split_words(prepare(given.actual or "", **prep))
+    texts = prepared_texts(given, "rouge_score")
+    if isinstance(texts, Outcome):
+        return texts
+    text, references = texts
+    candidate = split_words(text)
     variant, beta = config.variant or "rouge-l", 1.0 if config.beta is None else config.beta
     best, evidence = -1.0, dict[str, Any]()
     for reference in map(split_words, references):
