@@ -15,7 +15,7 @@ from scoring import evaluate, load_spec
 from tasks import recording
 
 SCRIPT = r"""
-import json, os, socket
+import json, os
 sub = os.environ["SUBMISSION_DIR"]
 truth = json.load(open(os.environ["GROUND_TRUTH"]))
 answer = open(os.path.join(sub, "answer.txt")).read().strip()
@@ -24,11 +24,11 @@ try:
     writable = True
 except OSError:
     writable = False
-try:
-    socket.create_connection(("1.1.1.1", 53), timeout=1)
-    network = True
-except OSError:
-    network = False
+# No address outside the sandbox is ever a target: the proof of "no network" is that
+# there is no interface but loopback and no route.
+interfaces = sorted(os.listdir("/sys/class/net"))
+routes = open("/proc/net/route").read().splitlines()[1:]
+network = interfaces != ["lo"] or bool(routes)
 print("evaluating")
 print(json.dumps({"scores": {"correctness": 1000 if answer == truth["answer"] else 0,
                              "style": 600},
@@ -98,3 +98,27 @@ def test_timeout_and_memory_limits(open_sandbox: Callable[..., DockerSandbox]) -
     hog = open_sandbox().run_plan(plan("x = bytearray(200 * 1024 * 1024); print('ok')",
                                        memory_bytes=64 * 1024 * 1024))
     assert hog.evaluator is not None and "MemoryError" in hog.evaluator.stderr
+
+
+def test_an_egress_pack_evaluator_still_has_no_network(factory: Any) -> None:
+    """A pack with network access: the candidate had an interface, the evaluator has none."""
+    import dataclasses
+    import uuid
+
+    from sandbox.profile import Hardening, Limits, Profile
+
+    profile = Profile(name="test-egress", image="evalfleet/python:latest",
+                      limits=Limits(wall_timeout_s=120),
+                      hardening=dataclasses.replace(Hardening(), network_mode="bridge"))
+    sandbox = factory.acquire(profile, run_id=f"test-{uuid.uuid4().hex[:12]}")
+    try:
+        seen = sandbox.exec(Command("ls /sys/class/net")).stdout.split()
+        result = sandbox.run_plan(plan(SCRIPT))
+    finally:
+        sandbox.close()
+
+    assert b"eth0" in seen  # the candidate really had a network
+    record = result.evaluator
+    assert record is not None and record.exit_code == 0, record
+    details = json.loads(record.stdout.strip().splitlines()[-1])["details"]
+    assert details["network"] is False
