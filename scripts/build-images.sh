@@ -39,8 +39,24 @@ build_dir() {
     docker image prune -f --filter label=evalfleet.stage=build >/dev/null
 }
 
+# fetch_wheels DIR: download DIR/requirements.txt's wheels into DIR/wheels on the host (for
+# the image's Python, cp311), once per version of requirements.txt.
+fetch_wheels() {
+    local dir=$1 want
+    [[ -f $dir/requirements.txt ]] || return 0
+    want=$(sha256sum "$dir/requirements.txt" | cut -c1-16)
+    [[ -f $dir/wheels/.requirements && $(cat "$dir/wheels/.requirements") == "$want" ]] && return 0
+    log "downloading wheels for $dir"
+    rm -rf "$dir/wheels" && mkdir -p "$dir/wheels"
+    python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+        --python-version 3.11 --implementation cp --platform "manylinux2014_$(uname -m)" \
+        -d "$dir/wheels" -r "$dir/requirements.txt" 2> >(grep -v "is ignored: it is neither" >&2)
+    echo "$want" >"$dir/wheels/.requirements"
+}
+
 build_base
 for d in sandbox/images/*/; do
     [[ -f $d/Dockerfile ]] || continue
+    fetch_wheels "${d%/}"
     build_dir "evalfleet/$(basename "$d"):latest" "$d"
 done

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import PrivateFleet, run_request, wait_for
+from fleet_support import PrivateFleet, run_request, wait_for
 
 ENGINE = "/var/run/docker.sock"
 

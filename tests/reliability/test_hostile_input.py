@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import pack
+from fleet_support import pack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pytest
 import redis
-from conftest import PrivateFleet, run_request, wait_for
+from fleet_support import PrivateFleet, run_request, wait_for
 
 from workers.localfleet import WorkerNode, worker_env
 from workers.localfleet import wait_until as wait_ready

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import PrivateFleet, run_request
+from fleet_support import PrivateFleet, run_request
 
 
 def test_redis_restart_with_runs_queued_and_in_flight(private_fleet: PrivateFleet) -> None:

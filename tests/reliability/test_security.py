@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from conftest import PrivateFleet, log_of, new_id, run_request
+from fleet_support import PrivateFleet, log_of, new_id, run_request
 
 from tasks.queueing import TASK_NAME, queue_for
 from workers.localfleet import free_port, wait_until

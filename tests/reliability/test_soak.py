@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PrivateFleet, run_request, wait_for
+from fleet_support import PrivateFleet, run_request, wait_for
 
 from tasks.publish import RESULTS_STREAM
 from tasks.run import DELIVERIES

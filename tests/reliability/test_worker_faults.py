@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PrivateFleet, log_of, run_request, wait_for
+from fleet_support import PrivateFleet, log_of, run_request, wait_for
 
 from tasks.queueing import TASK_NAME, queue_for
 from tasks.run import DELIVERIES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import WORKER, OpenSandbox
+from sandbox_support import WORKER, OpenSandbox
 
 from sandbox.command import Command
 

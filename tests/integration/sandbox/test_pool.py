@@ -9,7 +9,7 @@ from typing import Any
 
 import docker.errors
 import pytest
-from conftest import TEST_LABELS, WORKER, profile
+from sandbox_support import TEST_LABELS, WORKER, profile
 
 from sandbox.command import Command
 from sandbox.docker.factory import DockerFactory

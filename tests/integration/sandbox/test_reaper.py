@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import docker.errors
-from conftest import TEST_LABELS, profile
+from sandbox_support import TEST_LABELS, profile
 
 from sandbox.docker.factory import DockerFactory
 from sandbox.docker.limits import Ownership

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import OpenSandbox
+from sandbox_support import OpenSandbox
 
 from sandbox.capture import CaptureCheck
 from sandbox.command import Command, SeedFile

@@ -1,0 +1,35 @@
+"""Helpers shared by the sandbox's real-Docker tests (fixtures are in conftest.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from typing import Any
+
+from sandbox.docker.driver import DockerSandbox
+from sandbox.docker.limits import LABEL_RUN
+from sandbox.profile import Limits, Profile
+
+TEST_LABELS = {"evalfleet.test": "1"}
+IMAGES = {"python": "evalfleet/python:latest", "busybox": "evalfleet/busybox:latest"}
+WORKER = f"sandbox-tests-{os.getpid()}"
+
+OpenSandbox = Callable[..., DockerSandbox]
+
+
+def sweep(client: Any, label: str = "evalfleet.test=1") -> None:
+    """Remove every container with ``label`` (what a failed test may leave)."""
+    for container in client.containers.list(all=True, filters={"label": label}):
+        container.remove(force=True)
+
+
+def left_over(client: Any, run_id: str) -> list[Any]:
+    """Containers of ``run_id`` still on the host."""
+    return list(client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}))
+
+
+def profile(image: str = "python", **limits: Any) -> Profile:
+    """A default-hardened profile with some limits overridden."""
+    return Profile(name=f"test-{image}", image=IMAGES[image],
+                   limits=dataclasses.replace(Limits(wall_timeout_s=120), **limits))

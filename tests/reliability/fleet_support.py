@@ -1,0 +1,97 @@
+"""Helpers shared by the fault-injection tests (fixtures are in conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tasks.messages import RunRequest
+from workers.localfleet import RedisServer, Starter, WorkerNode
+
+FLEET_LABEL = "evalfleet.fleet"
+TEST_WORKER_SETTINGS = {"retry_backoff_s": "0.2", "heartbeat_interval_s": "0.5",
+                        "heartbeat_ttl_s": "3", "reaper_interval_s": "1"}
+
+
+def pack(profile: str = "default", expected: str = "hi") -> dict[str, Any]:
+    """A one-validator pack: the final output must contain ``expected``."""
+    return {
+        "pack": {"slug": "rel"},
+        "version": {
+            "sandbox": {"profile": profile},
+            "evaluation_spec": {
+                "name": "rel", "version_number": 1, "judge_mode": "deterministic",
+                "validators": [{"key": "hi", "type": "contains", "target": "final_output",
+                                "expected_from": f"literal:{expected}"}],
+                "scorecard": {"dimensions": ["correctness"]}}},
+    }
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def run_request(prefix: str, command: str = "echo hi", profile: str = "default",
+                **extra: Any) -> RunRequest:
+    """A request whose one command is ``command`` (passing when it prints "hi")."""
+    return RunRequest(run_id=new_id(prefix), pack=pack(profile),
+                      submission={"commands": [{"run": command, "timeout_ms": 120_000}]},
+                      **extra)
+
+
+def wait_for(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll ``check`` (bounded) until it returns something truthy; that value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"{what} within {timeout} s"
+        time.sleep(0.1)
+
+
+@dataclass
+class PrivateFleet:
+    """A private Redis, the workers started on it, a client, and the fleet's containers."""
+
+    redis: RedisServer
+    starter: Starter
+    docker: Any
+    label: str
+    clients: list[Any] = field(default_factory=list)
+
+    def start(self, name: str, args: list[str] | None = None, **settings: str) -> WorkerNode:
+        return self.starter(name, args, **settings)
+
+    def client(self, url: str | None = None) -> Any:
+        from tasks.client import EvalfleetClient
+
+        made = EvalfleetClient(url or self.redis.url)
+        self.clients.append(made)
+        return made
+
+    def containers(self, **labels: str) -> list[Any]:
+        wanted = [f"{FLEET_LABEL}={self.label}", *(f"{k}={v}" for k, v in labels.items())]
+        return list(self.docker.containers.list(all=True, filters={"label": wanted}))
+
+    def results_streamed(self, run_ids: set[str]) -> dict[str, int]:
+        """How many times each run id appears on the results stream."""
+        counts = dict.fromkeys(run_ids, 0)
+        redis = self.clients[0].redis if self.clients else self.client().redis
+        for _, fields in redis.xrange("evalfleet:results"):
+            run_id = fields[b"run_id"].decode()
+            if run_id in counts:
+                counts[run_id] += 1
+        return counts
+
+
+def log_of(node: WorkerNode) -> str:
+    return node.log.read_text(errors="replace")
+
+
+def dump(data: Any) -> str:
+    return json.dumps(data)
