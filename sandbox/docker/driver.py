@@ -32,6 +32,7 @@ from sandbox.command import Command, SeedFile
 from sandbox.docker import collect, scripts, transfer
 from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.failure import classify, start_error_is_candidates
+from sandbox.docker.hostkill import host_kill
 from sandbox.docker.stream import ExecRequest, RawExec, run_exec
 from sandbox.docker.usage import read_usage
 from sandbox.errors import SandboxError, SandboxUnavailable
@@ -193,6 +194,9 @@ class DockerSandbox(Sandbox):
             raw = self._internal(("sh", "-c", scripts.STOP), on_limit=_nothing)
             if raw.exit_code == 0 or self.deadline_exceeded:
                 return
+            # A candidate can race the in-sandbox stopper (same uid, e.g. a `kill -9 -1`
+            # loop): from the host's PID namespace its processes cannot race back.
+            host_kill(self.container, self.profile.hardening.user)
             time.sleep(0.05 * attempt)
         raise SandboxUnavailable("could not stop the candidate's processes", sandbox_id=self.id)
 
