@@ -8,38 +8,25 @@ that type (:attr:`Kind.config_rules`); rules specific to LLM judges live with th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from . import references
 from .clawdiators.rules import layer_rules
+from .dimension_rules import dimension_rules
 from .errors import FieldError
 from .judges.validation import judge_rules
-from .spec import Dimension, EvaluationSpec, ValidatorDecl
+from .rulekit import IN_UNIT, NON_NEGATIVE, POSITIVE, ROOT, Findings, threshold, unique_keys
+from .spec import EvaluationSpec, ValidatorDecl
 from .validators import lookup
 from .validators.base import Kind
 
-ROOT = "evaluation_spec"
 JUDGE_MODES = ("deterministic", "llm_judge", "hybrid")
 STRATEGIES = ("weighted", "binary", "hybrid")
 METRIC_TYPES = ("numeric", "text", "boolean")
 CHECK_TYPES = ("file_capture", "directory_listing")
 SIGNALS = ("recovery_behavior", "exploration_efficiency", "error_cascade", "scope_adherence",
            "confidence_calibration")
-SOURCES = ("validators", "metric", "reliability", "latency", "cost", "behavioral", "llm_judge",
-           "human_preference")
-#: The Clawdiators layer's sources: valid only in a spec with a ``clawdiators`` block.
-LAYER_SOURCES = ("script", "speed", "token_efficiency", "call_efficiency")
-SOURCE_MESSAGE = ("must be one of validators, metric, reliability, latency, cost, behavioral, "
-                  "llm_judge")
 CALIBRATION = "is not supported until confidence reporting lands"
-IN_UNIT = "must be between 0 and 1"
-POSITIVE = "must be greater than 0"
-NON_NEGATIVE = "must be greater than or equal to 0"
-ENVELOPE_SOURCES = ("metric", "latency", "cost")
-HIGHER_ONLY = ("validators", "reliability", "behavioral", "llm_judge", "script", "speed",
-               "token_efficiency", "call_efficiency")
-
-Findings = list[FieldError]
 
 
 def validate_spec(spec: EvaluationSpec, root: str = ROOT) -> Findings:
@@ -81,19 +68,8 @@ def _runtime_limits(spec: EvaluationSpec, out: Findings) -> None:
         out.append(FieldError(f"{path}.max_iterations", "must be between 1 and 1000"))
 
 
-def _unique_keys(keys: Iterable[str], path: Callable[[int], str], out: Findings) -> None:
-    """``is required`` for blank keys, ``must be unique`` for every repeat after the first."""
-    seen: set[str] = set()
-    for i, key in enumerate(keys):
-        if not key:
-            out.append(FieldError(f"{path(i)}.key", "is required"))
-        elif key in seen:
-            out.append(FieldError(f"{path(i)}.key", "must be unique"))
-        seen.add(key)
-
-
 def _validators(spec: EvaluationSpec, out: Findings) -> None:
-    _unique_keys((v.key for v in spec.validators), lambda i: f"{ROOT}.validators[{i}]", out)
+    unique_keys((v.key for v in spec.validators), lambda i: f"{ROOT}.validators[{i}]", out)
     for i, decl in enumerate(spec.validators):
         path = f"{ROOT}.validators[{i}]"
         kind = lookup(decl.type)
@@ -166,7 +142,7 @@ def _expected_from(kind: Kind, decl: ValidatorDecl, path: str) -> Findings:
 
 def _checks(spec: EvaluationSpec, out: Findings) -> None:
     checks = spec.post_execution_checks
-    _unique_keys((c.key for c in checks), lambda i: f"{ROOT}.post_execution_checks[{i}]", out)
+    unique_keys((c.key for c in checks), lambda i: f"{ROOT}.post_execution_checks[{i}]", out)
     for i, check in enumerate(checks):
         path = f"{ROOT}.post_execution_checks[{i}]"
         if check.type not in CHECK_TYPES:
@@ -178,7 +154,7 @@ def _checks(spec: EvaluationSpec, out: Findings) -> None:
 
 
 def _metrics(spec: EvaluationSpec, out: Findings) -> None:
-    _unique_keys((m.key for m in spec.metrics), lambda i: f"{ROOT}.metrics[{i}]", out)
+    unique_keys((m.key for m in spec.metrics), lambda i: f"{ROOT}.metrics[{i}]", out)
     for i, metric in enumerate(spec.metrics):
         path = f"{ROOT}.metrics[{i}]"
         if metric.type not in METRIC_TYPES:
@@ -195,7 +171,7 @@ def _behavioral(spec: EvaluationSpec, out: Findings) -> None:
         return
     if not block.signals:
         out.append(FieldError(f"{path}.signals", "must contain at least one signal"))
-    _unique_keys((s.key for s in block.signals), lambda i: f"{path}.signals[{i}]", out)
+    unique_keys((s.key for s in block.signals), lambda i: f"{path}.signals[{i}]", out)
     for i, signal in enumerate(block.signals):
         where = f"{path}.signals[{i}]"
         if signal.key and signal.key not in SIGNALS:
@@ -204,13 +180,7 @@ def _behavioral(spec: EvaluationSpec, out: Findings) -> None:
             out.append(FieldError(f"{where}.key", CALIBRATION))
         if signal.weight <= 0:
             out.append(FieldError(f"{where}.weight", POSITIVE))
-        out.extend(_threshold(signal.pass_threshold, signal.gate, f"{where}.pass_threshold"))
-
-
-def _threshold(value: float | None, required: bool, field: str) -> Findings:
-    if value is None:
-        return [FieldError(field, "is required when gate is true")] if required else []
-    return [] if 0 <= value <= 1 else [FieldError(field, IN_UNIT)]
+        out.extend(threshold(signal.pass_threshold, signal.gate, f"{where}.pass_threshold"))
 
 
 def _pricing(spec: EvaluationSpec, out: Findings) -> None:
@@ -233,7 +203,7 @@ def _pricing(spec: EvaluationSpec, out: Findings) -> None:
 
 def _judges(spec: EvaluationSpec, out: Findings) -> None:
     judges, path = spec.llm_judges, f"{ROOT}.llm_judges"
-    _unique_keys((j.key for j in judges), lambda i: f"{path}[{i}]", out)
+    unique_keys((j.key for j in judges), lambda i: f"{path}[{i}]", out)
     validator_keys = {v.key for v in spec.validators}
     metric_keys = {m.key for m in spec.metrics}
     for i, judge in enumerate(judges):
@@ -246,91 +216,6 @@ def _judges(spec: EvaluationSpec, out: Findings) -> None:
     if spec.judge_mode in ("llm_judge", "hybrid") and not judges:
         message = f"must contain at least one judge when judge_mode is {spec.judge_mode}"
         out.append(FieldError(path, message))
-
-
-def _dimensions(spec: EvaluationSpec, out: Findings) -> None:
-    dimensions = spec.scorecard.dimensions
-    _unique_keys((d.key for d in dimensions),
-                 lambda i: f"{ROOT}.scorecard.dimensions[{i}]", out)
-    for i, dimension in enumerate(dimensions):
-        path = f"{ROOT}.scorecard.dimensions[{i}]"
-        layer = LAYER_SOURCES if spec.clawdiators is not None else ()
-        if dimension.source not in SOURCES + layer:
-            out.append(FieldError(f"{path}.source", SOURCE_MESSAGE))
-        else:
-            out.extend(_dimension_source(dimension, path, spec))
-        out.extend(_dimension_common(dimension, path, spec))
-
-
-def _dimension_source(dimension: Dimension, path: str, spec: EvaluationSpec) -> Findings:
-    found: Findings = []
-    source = dimension.source
-    if source in HIGHER_ONLY and dimension.better_direction != "higher":
-        message = f'must be "higher" for {source} source'
-        found.append(FieldError(f"{path}.better_direction", message))
-    if source == "validators":
-        known = {v.key for v in spec.validators}
-        found += [FieldError(f"{path}.validators[{j}]", f'references unknown validator key "{k}"')
-                  for j, k in enumerate(dimension.validators) if k not in known]
-    if source == "metric":
-        found += _metric_reference(dimension, path, spec)
-    if source in ENVELOPE_SOURCES:
-        found += _envelope(dimension, path)
-    if source == "behavioral" and not (spec.behavioral and spec.behavioral.signals):
-        found.append(FieldError(f"{ROOT}.behavioral", "is required"))
-    if source == "llm_judge":
-        found += _judge_reference(dimension, path, spec)
-    return found
-
-
-def _metric_reference(dimension: Dimension, path: str, spec: EvaluationSpec) -> Findings:
-    if not dimension.metric:
-        return [FieldError(f"{path}.metric", "is required when source is metric")]
-    if all(m.key != dimension.metric for m in spec.metrics):
-        return [FieldError(f"{path}.metric", f'references unknown metric key "{dimension.metric}"')]
-    return []
-
-
-def _envelope(dimension: Dimension, path: str) -> Findings:
-    direction, envelope = dimension.better_direction, dimension.normalization
-    found: Findings = []
-    if direction not in ("higher", "lower"):
-        found.append(FieldError(f"{path}.better_direction", 'must be "higher" or "lower"'))
-    if envelope is None:
-        message = f"is required when source is {dimension.source}"
-        return [*found, FieldError(f"{path}.normalization", message)]
-    for name in ("target", "max"):
-        if getattr(envelope, name) is None:
-            found.append(FieldError(f"{path}.normalization.{name}", "is required"))
-    if envelope.target is None or envelope.max is None:
-        return found
-    if direction == "lower" and envelope.max <= envelope.target:
-        found.append(FieldError(f"{path}.normalization.max",
-                                "must be greater than target when better_direction is lower"))
-    if direction == "higher" and envelope.max >= envelope.target:
-        found.append(FieldError(f"{path}.normalization.max",
-                                "must be less than target when better_direction is higher"))
-    return found
-
-
-def _judge_reference(dimension: Dimension, path: str, spec: EvaluationSpec) -> Findings:
-    field = f"{path}.judge_key"
-    if not dimension.judge_key:
-        return [FieldError(field, "judge_key is required when source is llm_judge")]
-    if all(j.key != dimension.judge_key for j in spec.llm_judges):
-        return [FieldError(field, f'references unknown judge key "{dimension.judge_key}"')]
-    return []
-
-
-def _dimension_common(dimension: Dimension, path: str, spec: EvaluationSpec) -> Findings:
-    found: Findings = []
-    if dimension.judge_key and dimension.source != "llm_judge":
-        found.append(FieldError(f"{path}.judge_key", "must be empty unless source is llm_judge"))
-    if dimension.weight is not None and dimension.weight < 0:
-        found.append(FieldError(f"{path}.weight", NON_NEGATIVE))
-    required = dimension.gate or spec.scorecard.strategy == "binary"
-    found += _threshold(dimension.pass_threshold, required, f"{path}.pass_threshold")
-    return found
 
 
 def _scorecard(spec: EvaluationSpec, out: Findings) -> None:
@@ -364,5 +249,5 @@ def _judge_limits(samples: int | None, usd: float | None, tokens: int | None,
 
 RULES: tuple[Callable[[EvaluationSpec, Findings], None], ...] = (
     _top_level, _runtime_limits, _validators, _checks, _metrics, _behavioral, _pricing,
-    _judges, judge_rules, _dimensions, _scorecard, layer_rules,
+    _judges, judge_rules, dimension_rules, _scorecard, layer_rules,
 )
