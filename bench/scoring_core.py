@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import sacrebleu
 
 from bench.common import Report, Row
-from bench.validators import CANDIDATE, REFERENCE, versus_sacrebleu
-from scoring.cases import Case
-from scoring.events import decode_events
-from scoring.evidence import extract_evidence
-from scoring.spec import EvaluationSpec
-from scoring.validator_run import run_validator
+from bench.validators import CANDIDATE, REFERENCE, prepared, versus_sacrebleu
 
 INVOICE = json.dumps({"invoice": {"id": "INV-7", "total": 1234.5, "currency": "EUR",
                                   "lines": [{"sku": "A", "qty": 2}, {"sku": "B", "qty": 1}]}})
@@ -45,21 +39,6 @@ MIX: list[tuple[str, str, str, Any]] = [
 ]
 
 
-def prepared(vtype: str, actual: str, expected: str, config: Any) -> Callable[[], object]:
-    """One validator ready to evaluate (spec and evidence built once)."""
-    spec = EvaluationSpec.model_validate({
-        "name": "bench", "version_number": 1, "judge_mode": "deterministic",
-        "validators": [{"key": "v", "type": vtype, "target": "final_output",
-                        "expected_from": "literal:" + expected, "config": config}],
-        "scorecard": {"dimensions": ["correctness"]}})
-    events = [{"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:00Z",
-               "payload": {"final_output": actual}}]
-    evidence = extract_evidence(decode_events(events), list[Case]())
-    decl = spec.validators[0]
-    result = run_validator(decl, spec, evidence)
-    if getattr(result, "state", None) == "error" or getattr(result, "verdict", "") == "error":
-        raise RuntimeError(f"bench validator {vtype} errors: {result}")
-    return lambda: run_validator(decl, spec, evidence)
 
 
 def mix_rate(seconds: float) -> float:

@@ -57,8 +57,8 @@ def per_second(function: Callable[[], object], seconds: float = 0.5) -> float:
     return calls / elapsed
 
 
-def validator_rate(vtype: str, actual: str, expected: str, config: Any) -> float:
-    """Evaluations per second of one validator through run_validator."""
+def prepared(vtype: str, actual: str, expected: str, config: Any) -> Callable[[], object]:
+    """One validator ready to evaluate (spec and evidence built once)."""
     spec = EvaluationSpec.model_validate({
         "name": "bench", "version_number": 1, "judge_mode": "deterministic",
         "validators": [{"key": "v", "type": vtype, "target": "final_output",
@@ -68,7 +68,15 @@ def validator_rate(vtype: str, actual: str, expected: str, config: Any) -> float
                "payload": {"final_output": actual}}]
     evidence = extract_evidence(decode_events(events), list[Case]())
     decl = spec.validators[0]
-    return per_second(lambda: run_validator(decl, spec, evidence))
+    result = run_validator(decl, spec, evidence)
+    if getattr(result, "state", None) == "error" or getattr(result, "verdict", "") == "error":
+        raise RuntimeError(f"bench validator {vtype} errors: {result}")
+    return lambda: run_validator(decl, spec, evidence)
+
+
+def validator_rate(vtype: str, actual: str, expected: str, config: Any) -> float:
+    """Evaluations per second of one validator through run_validator."""
+    return per_second(prepared(vtype, actual, expected, config))
 
 
 def versus_sacrebleu() -> list[tuple[str, float, float]]:
