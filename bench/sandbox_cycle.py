@@ -105,7 +105,8 @@ def main(image: str = "evalfleet/python:latest", runs: int = 15) -> None:
                 ("warm full cycle (plan) + close", warm_median(pool, profile, PLAN, runs))]
     finally:
         pool.close()
-        for container in client.containers.list(all=True, filters={"label": "evalfleet.bench=1"}):
+        for container in client.containers.list(ignore_removed=True,
+                                                all=True, filters={"label": "evalfleet.bench=1"}):
             container.remove(force=True)
     print(f"image {image}, median of {runs} runs")
     print("| operation | median ms | ratio to docker run |")

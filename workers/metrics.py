@@ -155,7 +155,8 @@ class ContainerCollector(Collector):
                                   "evalfleet sandbox containers on this worker's engine.")
         try:
             found = self.docker.containers.list(
-                all=True, filters={"label": f"evalfleet.worker={self.worker_id}"})
+                ignore_removed=True, all=True,
+                filters={"label": f"evalfleet.worker={self.worker_id}"})
         except Exception:  # the engine being away is reported elsewhere
             return
         alive.add_metric([], float(len(found)))

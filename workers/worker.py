@@ -115,7 +115,8 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{FLEET_LABEL}={settings.fleet_label}",
               PROCESS_LABEL]
     removed: list[str] = []
-    for container in client.containers.list(all=True, filters={"label": labels}):
+    for container in client.containers.list(ignore_removed=True,
+                                            all=True, filters={"label": labels}):
         found = container.labels or {}
         run_id = found.get(LABEL_RUN, "")
         if _own_live_process(found.get(PROCESS_LABEL, "")) and not (

@@ -170,7 +170,8 @@ class WarmPool:
         filters = {"label": [f"{LABEL_POOL}=1", f"{LABEL_WORKER}={self.factory.worker}"],
                    "status": "running"}
         try:
-            return {c.id for c in self.factory.client.containers.list(filters=filters)}
+            return {c.id for c in self.factory.client.containers.list(ignore_removed=True,
+                                                                      filters=filters)}
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what="list pool containers") from error
 

@@ -94,7 +94,8 @@ class Reaper:
     def _containers(self) -> list[Any]:
         labels = [LABEL_WORKER] + [f"{k}={v}" for k, v in self.extra_filters.items()]
         try:
-            return list(self.client.containers.list(all=True, filters={"label": labels}))
+            return list(self.client.containers.list(ignore_removed=True,
+                                                    all=True, filters={"label": labels}))
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what="list containers") from error
 

@@ -37,5 +37,6 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
 
 def sweep(client: Any) -> None:
     """Remove every container labelled as a test's (left by a failed test)."""
-    for container in client.containers.list(all=True, filters={"label": "evalfleet.test=1"}):
+    for container in client.containers.list(ignore_removed=True,
+                                            all=True, filters={"label": "evalfleet.test=1"}):
         container.remove(force=True)

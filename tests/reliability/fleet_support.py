@@ -76,7 +76,8 @@ class PrivateFleet:
 
     def containers(self, **labels: str) -> list[Any]:
         wanted = [f"{FLEET_LABEL}={self.label}", *(f"{k}={v}" for k, v in labels.items())]
-        return list(self.docker.containers.list(all=True, filters={"label": wanted}))
+        return list(self.docker.containers.list(ignore_removed=True,
+                                                all=True, filters={"label": wanted}))
 
     def results_streamed(self, run_ids: set[str]) -> dict[str, int]:
         """How many times each run id appears on the results stream."""

@@ -26,7 +26,8 @@ def factory(docker_client: Any) -> Iterator[DockerFactory]:
     """A cold factory whose containers carry this directory's test label."""
     yield DockerFactory(docker_client, worker=f"clawdiators-tests-{os.getpid()}",
                         extra_labels={LABEL: "1"})
-    for container in docker_client.containers.list(all=True, filters={"label": LABEL}):
+    for container in docker_client.containers.list(ignore_removed=True,
+                                                   all=True, filters={"label": LABEL}):
         container.remove(force=True)
 
 
@@ -46,5 +47,6 @@ def open_sandbox(factory: DockerFactory, docker_client: Any) -> Iterator[OpenSan
     yield open_one
     for sandbox in opened:
         sandbox.close()
-    left = docker_client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+    left = docker_client.containers.list(ignore_removed=True,
+                                         all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
     assert left == [], "the host is not clean"

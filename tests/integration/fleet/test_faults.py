@@ -114,7 +114,7 @@ def test_a_warm_pool_serves_runs_and_is_removed_at_shutdown(start_worker: Any, c
 
 def _containers(docker_client: Any, worker_id: str) -> int:
     return len(docker_client.containers.list(
-        all=True, filters={"label": f"evalfleet.worker={worker_id}"}))
+        ignore_removed=True, all=True, filters={"label": f"evalfleet.worker={worker_id}"}))
 
 
 def _wait(check: Any, timeout: float = 30) -> None:

@@ -20,13 +20,15 @@ OpenSandbox = Callable[..., DockerSandbox]
 
 def sweep(client: Any, label: str = "evalfleet.test=1") -> None:
     """Remove every container with ``label`` (what a failed test may leave)."""
-    for container in client.containers.list(all=True, filters={"label": label}):
+    for container in client.containers.list(ignore_removed=True,
+                                            all=True, filters={"label": label}):
         container.remove(force=True)
 
 
 def left_over(client: Any, run_id: str) -> list[Any]:
     """Containers of ``run_id`` still on the host."""
-    return list(client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}))
+    return list(client.containers.list(ignore_removed=True,
+                                       all=True, filters={"label": f"{LABEL_RUN}={run_id}"}))
 
 
 def profile(image: str = "python", **limits: Any) -> Profile:
