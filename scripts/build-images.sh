@@ -54,7 +54,25 @@ fetch_wheels() {
     echo "$want" >"$dir/wheels/.requirements"
 }
 
+# build_supervisor: compile the sandbox's pid 1 (static, so any image can run it) into
+# every image directory that COPYs it; gcc output is reproducible, so an unchanged source
+# leaves the images' input hashes alone.
+build_supervisor() {
+    local src=sandbox/images/supervisor/supervisor.c out=build/evalfleet-supervisor d
+    mkdir -p build
+    if [[ ! -f $out || $src -nt $out ]]; then
+        log "compiling $out"
+        gcc -static -Os -Wall -Wextra -Werror -o "$out.tmp" "$src" && strip "$out.tmp"
+        mv "$out.tmp" "$out"
+    fi
+    for d in sandbox/images/*/; do
+        grep -q evalfleet-supervisor "$d/Dockerfile" 2>/dev/null || continue
+        cmp -s "$out" "$d/evalfleet-supervisor" || cp "$out" "$d/evalfleet-supervisor"
+    done
+}
+
 build_base
+build_supervisor
 for d in sandbox/images/*/; do
     [[ -f $d/Dockerfile ]] || continue
     fetch_wheels "${d%/}"

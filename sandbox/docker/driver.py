@@ -1,17 +1,22 @@
-"""The Docker driver: one hardened container per run, driven through ``exec``.
+"""The Docker driver: one hardened container per run.
 
-Every command and test runs as the profile's non-root ``user``; the container's own
-keep-alive runs as ``keeper_user``, so ``kill -9 -1`` as ``user`` stops every candidate
-process without stopping the sandbox. A host timer kills the container at the wall
-deadline. Files move as tar streams through exec (:mod:`sandbox.docker.transfer`).
+Every command and test runs as the profile's non-root ``user``. A host timer kills the
+container at the wall deadline. Files move as tar streams (:mod:`sandbox.docker.transfer`)
+and the driver's own steps are small ``sh`` scripts (:mod:`sandbox.docker.scripts`).
 
-Round trips: stopping the candidate is combined with seeding the hidden test files, and
-with every capture and listing (:mod:`sandbox.docker.collect`), so a plan costs one exec
-per seed, command and test, plus two. The candidate's own commands are deliberately not
-batched into one driver exec: the driver would run as the candidate's uid, and a
-candidate's ``kill -9 -1`` would take the driver (and every later step) with it. Batching
-them needs a driver the candidate cannot signal (another uid with a way to drop to the
-candidate's, e.g. a setpriv-capable supervisor as the container's main process).
+Two transports carry the same requests (:class:`~sandbox.docker.stream.ExecRequest`):
+
+- **the supervisor** (images that have one): the container's pid 1, as ``user``, takes
+  each request over attached stdin (:mod:`sandbox.docker.channel`) and forks it: about a
+  millisecond instead of an exec's 60-90. It stops the candidate with ``kill(-1)`` from
+  pid 1, which the candidate can neither signal nor race.
+- **``docker exec``** (any other image): the keep-alive runs as ``keeper_user`` and the
+  stop is a ``kill -9 -1`` loop as ``user``, backed by a host-side kill (``hostkill``)
+  when the candidate races it. Stopping is combined with seeding the hidden test files
+  and with every capture and listing (:mod:`sandbox.docker.collect`), so a plan costs one
+  exec per seed, command and test, plus two.
+
+Requests as another uid (the evaluator, its stopper) always use ``exec``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.docker import collect, scripts, transfer
 from sandbox.docker import evaluator as evaluator_step
+from sandbox.docker.channel import Channel, ChannelClosed
 from sandbox.docker.failure import classify, start_error_is_candidates
 from sandbox.docker.hostkill import host_kill
 from sandbox.docker.stream import ExecRequest, RawExec, run_exec
@@ -63,9 +69,11 @@ SIGKILL_STATUS = 137
 class DockerSandbox(Sandbox):
     """A started container; see :class:`sandbox.docker.factory.DockerFactory`."""
 
-    def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str) -> None:
+    def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
+                 channel: Channel | None = None) -> None:
         super().__init__(profile)
         self.client, self.container, self.run_id = client, container, run_id
+        self.channel = channel
         self._oom_seen = 0
         self._expired = threading.Event()
         self._closed = False
@@ -111,7 +119,7 @@ class DockerSandbox(Sandbox):
         return self._exec_result(raw)
 
     def _candidate_request(self, command: Command, argv: Sequence[str], *, stdin: bytes,
-                           marker: bytes = b"") -> ExecRequest:
+                           marker: bytes = b"", stop_first: bool = False) -> ExecRequest:
         """The exec of a candidate-uid command with its env, workdir, timeout and caps."""
         limits = self.profile.limits
         return ExecRequest(
@@ -119,7 +127,8 @@ class DockerSandbox(Sandbox):
             workdir=self.profile.workdir if marker else command.workdir or self.profile.workdir,
             env={**self.profile.env, **command.env}, stdin=stdin,
             timeout_s=command.timeout_s or limits.exec_timeout_s,
-            cap=command.output_cap_bytes or limits.output_cap_bytes, start_marker=marker)
+            cap=command.output_cap_bytes or limits.output_cap_bytes, start_marker=marker,
+            stop_first=stop_first)
 
     def _exec_result(self, raw: RawExec) -> ExecResult:
         """A candidate command's result (an OOM kill told apart from other SIGKILLs)."""
@@ -174,8 +183,8 @@ class DockerSandbox(Sandbox):
         marker = f"@{nonce} go\n".encode()
         argv = ("sh", "-c", scripts.STOP_SEED_THEN_EXEC, "sh", workdir, nonce,
                 "1" if files else "0", command.workdir or workdir, *command.as_argv())
-        raw = self._run(self._candidate_request(command, argv, stdin=archive, marker=marker),
-                        self._kill_candidate)
+        raw = self._run(self._candidate_request(command, argv, stdin=archive, marker=marker,
+                                                stop_first=True), self._kill_candidate)
         if raw is None:
             result = ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
             return record(spec, text, result, unresolved)
@@ -191,14 +200,27 @@ class DockerSandbox(Sandbox):
             SandboxUnavailable: the processes could not be stopped, or the container is gone.
         """
         for attempt in range(STOP_ATTEMPTS):
-            raw = self._internal(("sh", "-c", scripts.STOP), on_limit=_nothing)
-            if raw.exit_code == 0 or self.deadline_exceeded:
+            if self._stop_once() or self.deadline_exceeded:
                 return
-            # A candidate can race the in-sandbox stopper (same uid, e.g. a `kill -9 -1`
+            # A candidate can race the exec'd stopper (same uid, e.g. a `kill -9 -1`
             # loop): from the host's PID namespace its processes cannot race back.
             host_kill(self.container, self.profile.hardening.user)
             time.sleep(0.05 * attempt)
         raise SandboxUnavailable("could not stop the candidate's processes", sandbox_id=self.id)
+
+    def _stop_once(self) -> bool:
+        """One stop: by the supervisor when there is one, else by the ``STOP`` script."""
+        if self.channel is None:
+            return self._internal(("sh", "-c", scripts.STOP), on_limit=_nothing).exit_code == 0
+        try:
+            left = self.channel.stop()
+        except ChannelClosed as error:
+            if self.deadline_exceeded:
+                return True
+            raise SandboxUnavailable(f"stop: {error}", sandbox_id=self.id) from error
+        if left:
+            log.warning("stopping the candidate in %s: %s", self.id[:12], left)
+        return not left
 
     def read_file(self, path: str, limit: int) -> FileRead:
         """Read one regular file through ``tar -c`` (links are refused, see ``transfer``).
@@ -234,7 +256,7 @@ class DockerSandbox(Sandbox):
                                         self.profile.limits.seed_bytes) if files else b""
         argv = ("sh", "-c", scripts.STOP_AND_EXTRACT if files else scripts.STOP, "sh",
                 self.profile.workdir)
-        raw = self._internal(argv, stdin=archive, on_limit=_nothing)
+        raw = self._internal(argv, stdin=archive, on_limit=_nothing, stop_first=True)
         if raw.exit_code != 0 and not self.deadline_exceeded:
             super().stop_and_write(files)  # e.g. no pids left to start the script: retry
 
@@ -248,7 +270,7 @@ class DockerSandbox(Sandbox):
         entries = self.profile.limits.listing_entries
         sent = collect.request(checks, self.profile.workdir, budget, entries)
         raw = self._internal(("sh", "-c", scripts.COLLECT, "sh", *sent.argv), cap=sent.cap,
-                             on_limit=_nothing)
+                             on_limit=_nothing, stop_first=True)
         if raw.exit_code == 0 and not raw.stdout_truncated:
             trial = CaptureBudget(budget.total_bytes)
             trial.charged = budget.charged
@@ -323,6 +345,8 @@ class DockerSandbox(Sandbox):
         if self._closed:
             return
         self._closed = True
+        if self.channel is not None:
+            self.channel.close()
         try:
             self.container.remove(force=True)
         except docker.errors.NotFound:
@@ -331,20 +355,28 @@ class DockerSandbox(Sandbox):
             log.warning("could not remove sandbox %s: %s", self.id[:12], error)
 
     def _internal(self, argv: Sequence[str], *, stdin: bytes = b"", cap: int = 1 << 20,
-                  on_limit: Callable[[], None] | None = None) -> RawExec:
-        """The driver's own exec as the candidate's uid (so it reads what they can)."""
+                  on_limit: Callable[[], None] | None = None,
+                  stop_first: bool = False) -> RawExec:
+        """The driver's own step as the candidate's uid (so it reads what they can)."""
         request = ExecRequest(argv=argv, user=self.profile.hardening.user,
                               workdir=self.profile.workdir, env={}, stdin=stdin,
-                              timeout_s=INTERNAL_TIMEOUT_S, cap=cap)
+                              timeout_s=INTERNAL_TIMEOUT_S, cap=cap, stop_first=stop_first)
         raw = self._run(request, on_limit or self._kill_candidate)
         return raw or RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0)
 
     def _run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec | None:
-        """:func:`run_exec` with engine errors classified; ``None`` past the deadline."""
+        """The request through the supervisor (same uid) or ``exec``, with engine errors
+        classified; ``None`` past the deadline."""
         if self.deadline_exceeded:
             return None
         try:
+            if self.channel is not None and request.user == self.profile.hardening.user:
+                return self.channel.run(request, on_limit)
             return run_exec(self.client.api, self.id, request, on_limit)
+        except ChannelClosed as error:
+            if self.deadline_exceeded:
+                return None
+            raise SandboxUnavailable(f"supervisor: {error}", sandbox_id=self.id) from error
         except (docker.errors.DockerException, OSError) as error:
             if self.deadline_exceeded:
                 return None
@@ -365,8 +397,9 @@ class DockerSandbox(Sandbox):
 
     def _oom_happened(self) -> bool:
         """Whether the memory cgroup's OOM-kill counter moved since we last looked."""
-        request = ExecRequest(argv=("sh", "-c", scripts.OOM_COUNT),
-                              user=self.profile.hardening.keeper_user, workdir="/", env={},
+        hardening = self.profile.hardening
+        user = hardening.user if self.channel is not None else hardening.keeper_user
+        request = ExecRequest(argv=("sh", "-c", scripts.OOM_COUNT), user=user, workdir="/", env={},
                               stdin=b"", timeout_s=INTERNAL_TIMEOUT_S, cap=4096)
         raw = self._run(request, _nothing)
         fields = raw.stdout.split() if raw else []

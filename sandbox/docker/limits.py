@@ -1,10 +1,14 @@
 """A :class:`~sandbox.profile.Profile` as docker SDK ``containers.create`` arguments.
 
 Hardened by default (fleet-anchors §3.2): no network, every capability dropped,
-``no-new-privileges``, read-only root, a non-root keep-alive user, pids / memory (= swap) /
-CPU limits, ulimits ``nofile``, ``fsize`` and ``core=0``, an init process, size-capped tmpfs
-workspace and ``/tmp``, an empty environment besides the profile's, and the labels the
-reaper reads.
+``no-new-privileges``, Docker's seccomp profile with ``prlimit`` on other processes refused
+(:mod:`sandbox.docker.seccomp`), read-only root, pids / memory (= swap) / CPU limits,
+ulimits ``nofile``, ``fsize`` and ``core=0``, size-capped tmpfs workspace and ``/tmp``, an
+empty environment besides the profile's, and the labels the reaper reads.
+
+The main process is either the image's ``evalfleet-supervisor`` (pid 1, as the candidate's
+uid, driven over attached stdin; :mod:`sandbox.docker.channel`) or, for an image without
+one, a keep-alive as the non-root ``keeper_user`` under Docker's init, driven by ``exec``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 import docker.types
 
+from sandbox.docker import seccomp
 from sandbox.profile import Profile
 
 #: The container's main process: sleeps as the keeper user until the sandbox is removed.
@@ -52,32 +57,54 @@ def labels(profile: Profile, owner: Ownership,
 
 
 def create_kwargs(profile: Profile, owner: Ownership,
-                  extra_labels: dict[str, str] | None = None) -> dict[str, Any]:
-    """Keyword arguments for ``client.containers.create``."""
+                  extra_labels: dict[str, str] | None = None,
+                  supervisor: str | None = None) -> dict[str, Any]:
+    """Keyword arguments for ``client.containers.create`` (``supervisor``: its path in the
+    image, or ``None`` for the keep-alive)."""
+    return {**_main_process(profile, supervisor), **_confinement(profile),
+            "image": profile.image,
+            "environment": dict(profile.env),
+            "working_dir": profile.workdir,
+            "labels": labels(profile, owner, extra_labels),
+            "detach": True,
+            "tty": False}
+
+
+def _main_process(profile: Profile, supervisor: str | None) -> dict[str, Any]:
+    """The supervisor as pid 1 (its own init, stdin open, no log of its stream), or the
+    keep-alive under Docker's init."""
+    hardening = profile.hardening
+    if supervisor is None:
+        return {"command": list(KEEPALIVE), "user": hardening.keeper_user,
+                "init": hardening.init, "stdin_open": False}
+    return {"command": [supervisor], "user": hardening.user, "init": False,
+            "stdin_open": True, "log_config": docker.types.LogConfig(type="none")}
+
+
+def _confinement(profile: Profile) -> dict[str, Any]:
+    """Network, capabilities, security options, read-only root, limits and mounts."""
     limits, hardening = profile.limits, profile.hardening
     return {
-        "image": profile.image,
-        "command": list(KEEPALIVE),
-        "user": hardening.keeper_user,
-        "environment": dict(profile.env),
-        "working_dir": profile.workdir,
         "network_mode": hardening.network_mode,
         "cap_drop": list(hardening.cap_drop),
         "cap_add": list(hardening.cap_add) or None,
-        "security_opt": list(hardening.security_opt),
+        "security_opt": security_opt(profile),
         "read_only": hardening.read_only,
-        "init": hardening.init,
         "pids_limit": limits.pids,
         "mem_limit": limits.memory_bytes,
         "memswap_limit": limits.memory_bytes,
         "nano_cpus": int(limits.cpus * 1e9),
         "ulimits": ulimits(profile),
         "tmpfs": tmpfs(profile),
-        "labels": labels(profile, owner, extra_labels),
-        "detach": True,
-        "stdin_open": False,
-        "tty": False,
     }
+
+
+def security_opt(profile: Profile) -> list[str]:
+    """The profile's options, plus evalfleet's seccomp profile unless it names one."""
+    options = list(profile.hardening.security_opt)
+    if not any(option.startswith("seccomp") for option in options):
+        options.append(seccomp.security_opt())
+    return options
 
 
 def ulimits(profile: Profile) -> list[docker.types.Ulimit]:

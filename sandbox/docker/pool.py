@@ -21,6 +21,7 @@ from typing import Any
 
 import docker.errors
 
+from sandbox.docker.channel import Channel
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
 from sandbox.docker.failure import classify
@@ -53,6 +54,8 @@ class PoolStats:
 class _Warm:
     container: Any
     created: float
+    channel: Channel | None = None
+    """Attached ahead of time, so taking a supervised container costs no engine call."""
 
 
 class _Slot:
@@ -95,7 +98,8 @@ class WarmPool:
         warm = self._take(profile)
         if warm is None:
             return self.factory.acquire(profile, run_id=run_id)
-        return DockerSandbox(self.factory.client, warm.container, profile, run_id=run_id)
+        return DockerSandbox(self.factory.client, warm.container, profile, run_id=run_id,
+                             channel=warm.channel)
 
     def stats(self) -> list[PoolStats]:
         """Counters and idle sizes per profile."""
@@ -122,7 +126,7 @@ class WarmPool:
             for slot in self._slots.values():
                 slot.idle.clear()
         for item in warm:
-            _remove(item.container)
+            _remove(item)
 
     def _take(self, profile: Profile) -> _Warm | None:
         with self._lock:
@@ -145,9 +149,9 @@ class WarmPool:
         deadline = self.clock() + self.max_idle_s + slot.profile.limits.wall_timeout_s
         owner = Ownership(self.factory.worker, WARM_RUN_ID, deadline + DEADLINE_SLACK_S,
                           pooled=True)
-        container = self.factory.start(slot.profile, owner)
+        container, channel = self.factory.start(slot.profile, owner)
         with self._lock:
-            slot.idle.append(_Warm(container, self.clock()))
+            slot.idle.append(_Warm(container, self.clock(), channel))
             slot.created += 1
 
     def _discard_stale(self, slot: _Slot) -> None:
@@ -159,7 +163,7 @@ class WarmPool:
             slot.idle = deque(w for w in slot.idle if w not in stale)
             slot.discarded += len(stale)
         for item in stale:
-            _remove(item.container)
+            _remove(item)
 
     def _running_ids(self) -> set[str]:
         """Ids of this worker's running pooled containers (one engine call).
@@ -188,6 +192,8 @@ class WarmPool:
             self._wake.clear()
 
 
-def _remove(container: Any) -> None:
+def _remove(warm: _Warm) -> None:
+    if warm.channel is not None:
+        warm.channel.close()
     with contextlib.suppress(docker.errors.DockerException, OSError):  # the reaper retries
-        container.remove(force=True)
+        warm.container.remove(force=True)

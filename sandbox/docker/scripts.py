@@ -7,10 +7,11 @@ script, so a hostile file name is just a string.
 from __future__ import annotations
 
 #: A function that kills every process of the calling uid but this shell, until none is
-#: left. ``kill -9 -1`` spares the caller and pid 1; the keep-alive runs as another uid.
-#: kill(-1) succeeds whenever *any* other process exists (EPERM ones count), so the loop
-#: checks /proc itself: a directory owned by our uid is a process still alive (or a
-#: zombie init has not reaped yet).
+#: left. ``kill -9 -1`` spares the caller and pid 1 (Docker's init, or the supervisor, which
+#: runs as our uid and is skipped); the keep-alive runs as another uid. kill(-1) succeeds
+#: whenever *any* other process exists (EPERM ones count), so the loop checks /proc
+#: itself: a directory owned by our uid is a process still alive (or a zombie init has
+#: not reaped yet).
 STOP_FUNCTION = r"""
 stop_candidate() {
   me=$$; tries=0
@@ -18,7 +19,7 @@ stop_candidate() {
     kill -9 -1 2>/dev/null
     left=0
     for d in /proc/[0-9]*; do
-      [ "$d" = "/proc/$me" ] && continue
+      [ "$d" = "/proc/$me" ] || [ "$d" = /proc/1 ] && continue
       [ -O "$d" ] && left=$((left + 1))
     done
     [ "$left" -eq 0 ] && return 0

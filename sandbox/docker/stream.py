@@ -75,6 +75,10 @@ class ExecRequest:
     start_marker: bytes = b""
     """When set, the process first prints this line on stdout (a driver announcing that the
     real command starts now): ``timeout_s`` counts from it, :data:`MARKER_WAIT_S` before it."""
+    stop_first: bool = False
+    """The request starts by stopping the candidate. Through ``docker exec`` its script
+    does that; through the supervisor (:mod:`sandbox.docker.channel`) pid 1 does it first,
+    where a candidate cannot race it."""
 
 
 def run_exec(api: Any, container_id: str, request: ExecRequest,

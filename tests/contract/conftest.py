@@ -14,9 +14,11 @@ from sandbox.profile import Limits, Profile
 #: Labels on every container the contract suite makes (and sweeps).
 TEST_LABELS = {"evalfleet.test": "1"}
 
-#: name → image (None: the in-memory fake).
+#: name → image (None: the in-memory fake). Both images have the supervisor; the
+#: ``-exec`` driver drives one through ``docker exec`` (as for an image without it).
 DRIVERS = {"fake": None, "docker-python": "evalfleet/python:latest",
-           "docker-busybox": "evalfleet/busybox:latest"}
+           "docker-busybox": "evalfleet/busybox:latest",
+           "docker-busybox-exec": "evalfleet/busybox:latest"}
 
 
 @pytest.fixture(params=sorted(DRIVERS), scope="session")
@@ -30,8 +32,9 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
     client: Any = request.getfixturevalue("docker_client")
     from sandbox.docker.factory import DockerFactory
 
-    yield Target(factory=DockerFactory(client, worker="contract-tests", extra_labels=TEST_LABELS),
-                 profile=profile)
+    factory = DockerFactory(client, worker="contract-tests", extra_labels=TEST_LABELS,
+                            supervise=not request.param.endswith("-exec"))
+    yield Target(factory=factory, profile=profile)
     sweep(client)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from sandbox_support import WORKER, OpenSandbox
 
 from sandbox.command import Command
+from sandbox.docker import seccomp
 
 MiB = 1024 * 1024
 
@@ -17,12 +18,15 @@ def test_container_is_hardened_as_created(open_sandbox: OpenSandbox, docker_clie
     attrs = docker_client.api.inspect_container(sandbox.id)
     host, config = attrs["HostConfig"], attrs["Config"]
     assert host["NetworkMode"] == "none" and host["CapDrop"] == ["ALL"]
-    assert host["SecurityOpt"] == ["no-new-privileges"] and host["ReadonlyRootfs"] is True
-    assert host["Init"] is True and host["Privileged"] is False
+    assert host["SecurityOpt"][0] == "no-new-privileges" and host["ReadonlyRootfs"] is True
+    assert host["SecurityOpt"][1] == seccomp.security_opt()  # prlimit on others refused
+    assert host["Init"] is False and host["Privileged"] is False  # the supervisor is pid 1
+    assert config["Cmd"] == ["/bin/evalfleet-supervisor"] and config["OpenStdin"] is True
+    assert host["LogConfig"]["Type"] == "none"  # its stream is the run's, never logged
     assert host["Memory"] == host["MemorySwap"] == 128 * MiB
     assert host["PidsLimit"] == 100 and host["NanoCpus"] == 500_000_000
     assert {u["Name"] for u in host["Ulimits"]} == {"nofile", "fsize", "core"}
-    assert set(host["Tmpfs"]) == {"/workspace", "/tmp"} and config["User"] == "65534:65534"
+    assert set(host["Tmpfs"]) == {"/workspace", "/tmp"} and config["User"] == "1000:1000"
     labels = config["Labels"]
     assert labels["evalfleet.worker"] == WORKER and labels["evalfleet.run_id"].startswith("test-")
     assert float(labels["evalfleet.deadline"]) > float(labels["evalfleet.created"])

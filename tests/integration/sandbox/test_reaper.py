@@ -27,7 +27,7 @@ ORPHAN_MAKER = textwrap.dedent("""
     from sandbox.profile import Profile
     factory = DockerFactory(docker.from_env(), worker=sys.argv[1],
                             extra_labels={"evalfleet.test": "1"})
-    container = factory.start(Profile(name="p", image="evalfleet/busybox:latest"),
+    container, _ = factory.start(Profile(name="p", image="evalfleet/busybox:latest"),
                               Ownership(sys.argv[1], "orphan-run", time.time() + 3600))
     print(container.id, flush=True)
     time.sleep(600)
@@ -57,8 +57,10 @@ def test_reaper_removes_orphans_and_expired_and_spares_the_live(docker_client: A
     assert orphan and exists(docker_client, orphan)
 
     factory = DockerFactory(docker_client, worker=live_worker, extra_labels=TEST_LABELS)
-    live = factory.start(profile("busybox"), Ownership(live_worker, "live-run", time.time() + 3600))
-    expired = factory.start(profile("busybox"), Ownership(live_worker, "old-run", time.time() - 1))
+    live, _ = factory.start(profile("busybox"),
+                            Ownership(live_worker, "live-run", time.time() + 3600))
+    expired, _ = factory.start(profile("busybox"),
+                               Ownership(live_worker, "old-run", time.time() - 1))
     try:
         reaper = Reaper(docker_client, is_alive=lambda worker: worker == live_worker,
                         extra_filters=TEST_LABELS)
@@ -75,7 +77,7 @@ def test_reaper_removes_orphans_and_expired_and_spares_the_live(docker_client: A
 def test_reaper_spares_when_liveness_is_unknown(docker_client: Any) -> None:
     """A liveness check that fails counts as alive: nothing is removed."""
     factory = DockerFactory(docker_client, worker="unsure", extra_labels=TEST_LABELS)
-    container = factory.start(profile("busybox"), Ownership("unsure", "r", time.time() + 600))
+    container, _ = factory.start(profile("busybox"), Ownership("unsure", "r", time.time() + 600))
 
     def broken(worker: str) -> bool:
         raise ConnectionError("redis down")

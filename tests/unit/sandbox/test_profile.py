@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sandbox.docker import seccomp
 from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, Ownership, create_kwargs
 from sandbox.errors import SandboxConfigError
 from sandbox.paths import PathRejected, sandbox_path
@@ -39,8 +40,10 @@ def test_docker_kwargs_are_hardened_by_default() -> None:
     profile = Profile(name="p", image="img", env={"A": "1"})
     kwargs = create_kwargs(profile, Ownership(worker="w1", run_id="r1", deadline=1.0))
     assert kwargs["network_mode"] == "none" and kwargs["cap_drop"] == ["ALL"]
-    assert kwargs["security_opt"] == ["no-new-privileges"] and kwargs["read_only"] is True
+    assert kwargs["security_opt"] == ["no-new-privileges", seccomp.security_opt()]
+    assert kwargs["read_only"] is True
     assert kwargs["init"] is True and kwargs["user"] == "65534:65534"
+    assert kwargs["command"] == ["sleep", "2147483647"] and kwargs["stdin_open"] is False
     assert kwargs["mem_limit"] == kwargs["memswap_limit"] == 512 * 1024 * 1024
     assert kwargs["pids_limit"] == 256 and kwargs["nano_cpus"] == 1_000_000_000
     assert kwargs["environment"] == {"A": "1"} and kwargs["cap_add"] is None
@@ -50,6 +53,29 @@ def test_docker_kwargs_are_hardened_by_default() -> None:
     assert "nosuid" in kwargs["tmpfs"]["/workspace"]
     assert kwargs["labels"][LABEL_RUN] == "r1" and kwargs["labels"][LABEL_WORKER] == "w1"
     assert "evalfleet.created" in kwargs["labels"]
+
+
+def test_docker_kwargs_with_a_supervisor() -> None:
+    """The supervisor is pid 1 as the candidate's uid, with stdin open and no log; the
+    confinement is the same as the keep-alive's."""
+    profile = Profile(name="p", image="img")
+    owner = Ownership(worker="w1", run_id="r1", deadline=1.0)
+    kwargs = create_kwargs(profile, owner, supervisor="/bin/evalfleet-supervisor")
+    assert kwargs["command"] == ["/bin/evalfleet-supervisor"] and kwargs["user"] == "1000:1000"
+    assert kwargs["init"] is False and kwargs["stdin_open"] is True and kwargs["tty"] is False
+    assert kwargs["log_config"]["Type"] == "none"
+    plain = create_kwargs(profile, owner)
+    same = ("network_mode", "cap_drop", "security_opt", "read_only", "pids_limit",
+            "mem_limit", "memswap_limit", "nano_cpus", "ulimits", "tmpfs")
+    assert {k: kwargs[k] for k in same} == {k: plain[k] for k in same}
+
+
+def test_a_profiles_own_seccomp_option_replaces_ours() -> None:
+    """``seccomp=...`` in the hardening (even ``unconfined``) is the operator's choice."""
+    hardening = Hardening(security_opt=("no-new-privileges", "seccomp=unconfined"))
+    kwargs = create_kwargs(Profile(name="p", image="img", hardening=hardening),
+                           Ownership(worker="w1", run_id="r1", deadline=1.0))
+    assert kwargs["security_opt"] == ["no-new-privileges", "seccomp=unconfined"]
 
 
 @pytest.mark.parametrize(("path", "resolved"), [("a/b", "/w/a/b"), ("/x/./y", "/x/y"),

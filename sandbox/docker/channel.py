@@ -1,0 +1,248 @@
+"""Commands through the sandbox's supervisor instead of ``docker exec``.
+
+An image built with ``sandbox/images/supervisor`` runs ``evalfleet-supervisor`` as the
+container's pid 1 (see its source for why the candidate cannot reach it). The host talks
+to it over the container's attached stdin/stdout: a command costs a fork and an exec
+inside the container instead of a round trip through dockerd, containerd and runc.
+
+:class:`Channel` keeps :func:`sandbox.docker.stream.run_exec`'s contract: the same
+:class:`ExecRequest` in, the same :class:`RawExec` out, output capped while it streams,
+the timeout (and start marker) timed on the host, and ``on_limit`` called once on its own
+thread. A reader thread demultiplexes Docker's frames, then the supervisor's
+(``[type][length: 4 bytes, big endian][payload]``), and routes them: a stop's answer to
+:meth:`Channel.stop`, everything else to the running :meth:`Channel.run`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from sandbox.docker.stream import GRACE_S, MARKER_WAIT_S, Capped, ExecRequest, RawExec
+
+log = logging.getLogger(__name__)
+
+_FRAME = struct.Struct(">cI")
+_DOCKER_FRAME = struct.Struct(">BxxxI")
+#: Bytes of stdin per frame sent to the supervisor.
+STDIN_CHUNK = 1 << 20
+#: Seconds :meth:`Channel.stop` waits for the supervisor's answer.
+STOP_WAIT_S = 30.0
+_CLOSED = (b"", b"")
+
+
+class ChannelClosed(OSError):
+    """The supervisor's stream ended or broke (the container died or was removed)."""
+
+
+class Channel:
+    """The attached stdio of one supervisor container; one command at a time."""
+
+    def __init__(self, sock: Any, owner: Any = None) -> None:
+        self._sock, self._owner = sock, owner
+        self._send_lock = threading.Lock()
+        self._events: queue.Queue[tuple[bytes, bytes]] = queue.Queue()
+        self._stops: queue.Queue[tuple[bytes, bytes]] = queue.Queue()
+        self._broken = False
+        self._reader = threading.Thread(target=self._read_loop, name="sandbox-channel",
+                                        daemon=True)
+        self._reader.start()
+
+    @classmethod
+    def attach(cls, api: Any, container_id: str) -> Channel:
+        """Attach to the container's stdin and stdout (docker SDK errors propagate)."""
+        params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+        wrapper = api.attach_socket(container_id, params=params)
+        return cls(getattr(wrapper, "_sock", wrapper), wrapper)
+
+    def run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec:
+        """Run ``request`` as the supervisor's uid (``request.user`` is not switched to).
+
+        Raises:
+            ChannelClosed: the container went away, or an earlier command never ended.
+        """
+        if self._broken:
+            raise ChannelClosed("the supervisor channel is out of step")
+        started = time.monotonic()
+        marker = request.start_marker
+        streams = {b"o": Capped(request.cap + len(marker)), b"e": Capped(request.cap)}
+        self._send(b"R", encode_run(request))
+        for chunk in _chunks(request.stdin):
+            self._send(b"I", chunk)
+        self._send(b"E", b"")
+        outcome = _Outcome(streams)
+        _Wait(self._events, outcome, request, on_limit).until_done()
+        if outcome.kind is None:
+            self._broken = True  # the command outlived the grace period: unusable now
+        out, err = streams[b"o"], streams[b"e"]
+        return RawExec(outcome.exit_code, bytes(out.data), bytes(err.data), out.truncated,
+                       err.truncated, outcome.timed_out, time.monotonic() - started,
+                       start_error=outcome.start_error)
+
+    def stop(self) -> str:
+        """Kill every process but the supervisor; ``""`` when none is left, else why not.
+
+        Raises:
+            ChannelClosed: the container went away.
+        """
+        self._send(b"K", b"")
+        try:
+            kind, payload = self._stops.get(timeout=STOP_WAIT_S)
+        except queue.Empty:
+            return "no answer from the supervisor"
+        if (kind, payload) == _CLOSED:
+            raise ChannelClosed("the sandbox's supervisor went away")
+        return "" if payload == b"0" else payload.decode(errors="replace")[2:]
+
+    def close(self) -> None:
+        """Hang up (the supervisor then exits); never raises."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        for sock in (self._sock, self._owner):
+            with contextlib.suppress(OSError, AttributeError):
+                sock.close()
+
+    def _send(self, kind: bytes, payload: bytes) -> None:
+        try:
+            with self._send_lock:
+                self._sock.sendall(_FRAME.pack(kind, len(payload)) + payload)
+        except OSError as error:
+            raise ChannelClosed(f"the sandbox's supervisor went away: {error}") from error
+
+    def _read_loop(self) -> None:
+        try:
+            for kind, payload in _frames(self._sock):
+                (self._stops if kind == b"k" else self._events).put((kind, payload))
+        except OSError:
+            pass
+        finally:
+            self.close()  # the container is gone (or we hung up): nothing more will come
+            self._events.put(_CLOSED)
+            self._stops.put(_CLOSED)
+
+
+def encode_run(request: ExecRequest) -> bytes:
+    """The payload of an ``R`` frame: flags, workdir, ``KEY=VALUE``s, an empty field, argv."""
+    fields = [request.workdir, *(f"{k}={v}" for k, v in request.env.items()), "",
+              *request.argv]
+    flags = b"\x01" if request.stop_first else b"\x00"
+    return flags + b"".join(field.encode() + b"\0" for field in fields)
+
+
+def _chunks(data: bytes) -> Iterator[bytes]:
+    for offset in range(0, len(data), STDIN_CHUNK):
+        yield data[offset:offset + STDIN_CHUNK]
+
+
+def _frames(sock: Any) -> Iterator[tuple[bytes, bytes]]:
+    """The supervisor's frames, read from Docker's multiplexed attach stream."""
+    stream, left = 1, 0
+    pending, buffer = bytearray(), bytearray()
+    while chunk := sock.recv(1 << 16):
+        pending += chunk
+        while pending:
+            if left == 0:
+                if len(pending) < _DOCKER_FRAME.size:
+                    break
+                stream, left = _DOCKER_FRAME.unpack_from(pending)
+                del pending[:_DOCKER_FRAME.size]
+                continue
+            piece = bytes(pending[:left])
+            del pending[:left]
+            left -= len(piece)
+            if stream == 1:
+                buffer += piece
+            else:
+                log.warning("sandbox supervisor: %s", piece[:300])
+        yield from _complete(buffer)
+
+
+def _complete(buffer: bytearray) -> Iterator[tuple[bytes, bytes]]:
+    """Pop every complete supervisor frame off ``buffer``."""
+    while len(buffer) >= _FRAME.size:
+        kind, size = _FRAME.unpack_from(buffer)
+        if len(buffer) < _FRAME.size + size:
+            return
+        payload = bytes(buffer[_FRAME.size:_FRAME.size + size])
+        del buffer[:_FRAME.size + size]
+        yield kind, payload
+
+
+class _Outcome:
+    """How one command ended, filled in by :class:`_Wait`."""
+
+    def __init__(self, streams: dict[bytes, Capped]) -> None:
+        self.streams = streams
+        self.kind: bytes | None = None
+        self.exit_code: int | None = None
+        self.start_error: str | None = None
+        self.timed_out = False
+
+    def take(self, kind: bytes, payload: bytes) -> bool:
+        """Note one frame; returns ``True`` if an output newly passed its cap."""
+        if kind in self.streams:
+            return self.streams[kind].add(payload)
+        if kind == b"x":
+            self.kind, self.exit_code = kind, int(payload)
+        elif kind == b"f":
+            self.kind, self.start_error = kind, payload.decode(errors="replace")
+        else:
+            raise ChannelClosed(f"unexpected frame {kind!r} from the supervisor")
+        return False
+
+
+class _Wait:
+    """The host-side clock of one command: timeout, start marker, caps, grace."""
+
+    def __init__(self, events: queue.Queue[tuple[bytes, bytes]], outcome: _Outcome,
+                 request: ExecRequest, on_limit: Callable[[], None]) -> None:
+        self.events, self.outcome, self.request = events, outcome, request
+        self.limit = threading.Thread(target=on_limit, name="sandbox-limit", daemon=True)
+        self.marker = request.start_marker or None
+        now = time.monotonic()
+        self.deadline = now + (MARKER_WAIT_S if self.marker else request.timeout_s)
+
+    def until_done(self) -> None:
+        """Consume frames until the command ended or the grace after a limit ran out."""
+        try:
+            while self.outcome.kind is None:
+                self._check_marker()
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    if self._limited():
+                        return
+                    self._trigger(timed_out=True)
+                    continue
+                try:
+                    kind, payload = self.events.get(timeout=left)
+                except queue.Empty:
+                    continue
+                if (kind, payload) == _CLOSED:
+                    self.events.put(_CLOSED)
+                    raise ChannelClosed("the sandbox's supervisor went away")
+                if self.outcome.take(kind, payload) and not self._limited():
+                    self._trigger(timed_out=False)
+        finally:
+            if self._limited():
+                self.limit.join()  # never return while the kill could hit the next command
+
+    def _check_marker(self) -> None:
+        if self.marker and self.outcome.streams[b"o"].data.startswith(self.marker):
+            self.marker = None
+            if not self._limited():
+                self.deadline = time.monotonic() + self.request.timeout_s
+
+    def _limited(self) -> bool:
+        return self.limit.ident is not None
+
+    def _trigger(self, *, timed_out: bool) -> None:
+        self.outcome.timed_out = timed_out
+        self.limit.start()
+        self.deadline = time.monotonic() + GRACE_S

@@ -1,0 +1,132 @@
+"""The supervisor transport against a candidate that attacks it.
+
+The supervisor is the container's pid 1 and runs as the candidate's uid; these tests pin
+what keeps it out of the candidate's reach (see ``sandbox/images/supervisor/supervisor.c``)
+and that the driver really uses it for images that have one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from sandbox_support import OpenSandbox
+
+from sandbox.command import Command, SeedFile
+from sandbox.docker.driver import DockerSandbox
+from sandbox.execution import CodeExecution
+from sandbox.plan import Plan
+
+
+def execs_made(sandbox: DockerSandbox, since: float) -> int:
+    """How many ``exec``s the engine created in the sandbox's container since ``since``."""
+    events = sandbox.client.events(since=int(since), until=int(time.time()) + 1, decode=True,
+                                   filters={"container": sandbox.id, "event": "exec_create"})
+    try:
+        return sum(1 for _ in events)
+    finally:
+        events.close()
+
+
+@pytest.mark.parametrize("image", ["python", "busybox"])
+def test_images_are_driven_by_their_supervisor(open_sandbox: OpenSandbox, image: str) -> None:
+    """pid 1 is the supervisor as the candidate's uid; a whole plan makes no exec."""
+    since = time.time() - 1
+    sandbox = open_sandbox(image)
+    assert sandbox.channel is not None
+    result = sandbox.exec(Command("cat /proc/1/cmdline; echo; id -u"))
+    assert result.stdout.decode().split("\n")[1] == "1000"
+    assert "evalfleet-supervisor" in result.stdout.decode()
+    _kill_loop_then_test(sandbox)
+    assert execs_made(sandbox, since) == 0
+
+
+@pytest.mark.parametrize("image", ["python", "busybox"])
+def test_candidate_cannot_kill_the_supervisor(open_sandbox: OpenSandbox, image: str) -> None:
+    """Signals from inside the PID namespace do not reach pid 1 (it handles none of them)."""
+    sandbox = open_sandbox(image)
+    sandbox.exec(Command("for s in 9 15 2 1 19; do kill -$s 1; done; kill -9 -1"))
+    assert sandbox.exec(Command("echo alive")).stdout == b"alive\n"
+
+
+@pytest.mark.parametrize("path", ["/proc/1/fd/0", "/proc/1/fd/1", "/proc/1/environ",
+                                  "/proc/1/mem"])
+def test_candidate_cannot_reach_the_supervisors_stream(open_sandbox: OpenSandbox,
+                                                       path: str) -> None:
+    """pid 1 is not dumpable: its pipes, memory and environment need CAP_SYS_PTRACE."""
+    sandbox = open_sandbox("busybox")
+    result = sandbox.exec(Command(["sh", "-c", 'echo forged > "$1"; cat "$1"', "sh", path]))
+    assert result.stdout == b""
+    assert result.stderr.count(b"Permission denied") == 2
+    assert sandbox.exec(Command("echo alive")).stdout == b"alive\n"
+
+
+def test_candidate_cannot_change_the_supervisors_limits(open_sandbox: OpenSandbox) -> None:
+    """prlimit on pid 1 (allowed by the kernel for the same uid) is refused by seccomp; an
+    RLIMIT_CPU of 0 would otherwise kill the sandbox."""
+    sandbox = open_sandbox("python")
+    probe = ("import json, resource\n"
+             "out = {}\n"
+             "for name in ('RLIMIT_CPU', 'RLIMIT_NOFILE', 'RLIMIT_AS'):\n"
+             "    try:\n"
+             "        resource.prlimit(1, getattr(resource, name), (0, 0))\n"
+             "        out[name] = 'changed'\n"
+             "    except OSError as error:\n"
+             "        out[name] = error.errno\n"
+             "print(json.dumps(out))\n")
+    result = sandbox.exec(Command(["python3", "-c", probe]))
+    assert json.loads(result.stdout) == {"RLIMIT_CPU": 1, "RLIMIT_NOFILE": 1, "RLIMIT_AS": 1}
+    assert sandbox.exec(Command("echo alive")).stdout == b"alive\n"
+
+
+def test_forged_frames_on_stdout_are_only_output(open_sandbox: OpenSandbox) -> None:
+    """What a command prints is carried as payload: a fake exit frame stays stdout."""
+    sandbox = open_sandbox("busybox")
+    fake = b"x\x00\x00\x00\x010k\x00\x00\x00\x010"
+    result = sandbox.exec(Command(["sh", "-c", r"printf 'x\0\0\0\0010k\0\0\0\0010'; exit 3"]))
+    assert (result.stdout, result.exit_code) == (fake, 3)
+
+
+def test_a_background_process_holding_stdout_does_not_hold_the_command(
+        open_sandbox: OpenSandbox) -> None:
+    """The command ends when its process exits; a child keeping the pipe open is cut off."""
+    sandbox = open_sandbox("busybox")
+    result = sandbox.exec(Command("sleep 60 & echo started", timeout_s=20))
+    assert (result.exit_code, result.stdout, result.timed_out) == (0, b"started\n", False)
+    assert result.duration_s < 10
+
+
+def _kill_loop_then_test(sandbox: DockerSandbox) -> None:
+    sandbox.exec(Command("(while :; do kill -9 -1; done) >/dev/null 2>&1 & echo started"))
+    test = CodeExecution(validator_key="t", target="file:r", target_path="r.txt",
+                         test_command="cat r.txt; echo; echo 1 passed")
+    result = sandbox.run_plan(Plan(test_files=(SeedFile("r.txt", "hidden"),), tests=(test,)))
+    assert result.tests[0].stdout == "hidden\n1 passed\n"
+    assert result.tests[0].passed_tests == 1
+
+
+def test_a_kill_loop_cannot_race_the_stop(open_sandbox: OpenSandbox) -> None:
+    """The stop is kill(-1) from pid 1: a candidate killing its own uid in a loop cannot
+    kill the stopper first, so the hidden tests still run, without a host-side kill."""
+    sandbox = open_sandbox("busybox")
+    _kill_loop_then_test(sandbox)
+
+
+def test_without_a_supervisor_the_driver_uses_exec(docker_client: Any) -> None:
+    """``supervise=False`` (or an image without the label): the keep-alive and exec."""
+    from sandbox_support import TEST_LABELS, profile
+
+    from sandbox.docker.factory import DockerFactory
+
+    factory = DockerFactory(docker_client, worker="supervisor-tests", extra_labels=TEST_LABELS,
+                            supervise=False)
+    since = time.time() - 1
+    sandbox = factory.acquire(profile("busybox"), run_id="exec-transport")
+    try:
+        assert sandbox.channel is None
+        assert sandbox.exec(Command("id -u")).stdout == b"1000\n"
+        assert execs_made(sandbox, since) == 1
+    finally:
+        sandbox.close()

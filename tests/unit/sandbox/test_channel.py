@@ -1,0 +1,148 @@
+"""The host side of the supervisor protocol, against a scripted peer on a socketpair.
+
+The peer plays Docker's attach stream (8-byte multiplexing headers) around the
+supervisor's frames, split at awkward places, so the parsing is tested apart from timing.
+The real supervisor is tested in tests/integration/sandbox/test_supervisor.py.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from sandbox.docker.channel import Channel, ChannelClosed, encode_run
+from sandbox.docker.stream import ExecRequest
+
+
+def frame(kind: bytes, payload: bytes = b"") -> bytes:
+    return struct.pack(">cI", kind, len(payload)) + payload
+
+
+def docker(data: bytes, stream: int = 1) -> bytes:
+    return struct.pack(">BxxxI", stream, len(data)) + data
+
+
+def request(**changes: object) -> ExecRequest:
+    fields: dict[str, object] = {"argv": ("sh", "-c", "true"), "user": "1000:1000",
+                                 "workdir": "/workspace", "env": {"A": "1"}, "stdin": b"",
+                                 "timeout_s": 5.0, "cap": 64}
+    fields.update(changes)
+    return ExecRequest(**fields)  # type: ignore[arg-type]
+
+
+class Peer:
+    """Reads the host's frames; answers each ``R`` with ``answer(frames_so_far)``."""
+
+    def __init__(self, sock: socket.socket, answer: Callable[[list[bytes]], bytes]) -> None:
+        self.sock, self.answer, self.seen = sock, answer, []
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self) -> None:
+        buffer = b""
+        while chunk := self.sock.recv(1 << 16):
+            buffer += chunk
+            while len(buffer) >= 5:
+                kind, size = struct.unpack(">cI", buffer[:5])
+                if len(buffer) < 5 + size:
+                    break
+                self.seen.append(buffer[:5 + size])
+                buffer = buffer[5 + size:]
+                reply = self.answer(self.seen) if kind in (b"E", b"K") else b""
+                for i in range(0, len(reply), 3):  # dribbled out in 3-byte pieces
+                    self.sock.sendall(reply[i:i + 3])
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    host, peer = socket.socketpair()
+    yield host, peer
+    host.close()
+    peer.close()
+
+
+def test_encode_run_puts_flags_workdir_env_then_argv() -> None:
+    payload = encode_run(request(stop_first=True, argv=("echo", "a b")))
+    assert payload == b"\x01/workspace\0A=1\0\0echo\0a b\0"
+
+
+def test_a_command_round_trip(pair: tuple[socket.socket, socket.socket]) -> None:
+    host, peer = pair
+    answer = docker(frame(b"o", b"hi\n") + frame(b"e", b"warn")) + docker(b"noise", 2) \
+        + docker(frame(b"x", b"3"))
+    Peer(peer, lambda seen: answer if seen[-1][:1] == b"E" else b"")
+    raw = Channel(host).run(request(stdin=b"input"), lambda: None)
+    assert (raw.exit_code, raw.stdout, raw.stderr, raw.timed_out) == (3, b"hi\n", b"warn", False)
+
+
+def test_the_stdin_goes_in_frames_before_its_end(pair: tuple[socket.socket, socket.socket]) -> None:
+    host, peer = pair
+    fake = Peer(peer, lambda seen: docker(frame(b"x", b"0")) if seen[-1][:1] == b"E" else b"")
+    Channel(host).run(request(stdin=b"abc"), lambda: None)
+    assert [f[:1] for f in fake.seen] == [b"R", b"I", b"E"]
+    assert fake.seen[1] == frame(b"I", b"abc")
+
+
+def test_a_start_failure_is_reported(pair: tuple[socket.socket, socket.socket]) -> None:
+    host, peer = pair
+    Peer(peer, lambda seen: docker(frame(b"f", b'exec: "x": No such file or directory')))
+    raw = Channel(host).run(request(), lambda: None)
+    assert raw.exit_code is None and raw.start_error == 'exec: "x": No such file or directory'
+
+
+def test_output_past_the_cap_calls_on_limit_once(pair: tuple[socket.socket, socket.socket]) -> None:
+    host, peer = pair
+    Peer(peer, lambda seen: docker(frame(b"o", b"a" * 100) + frame(b"o", b"b" * 100)
+                                   + frame(b"x", b"137")))
+    calls: list[int] = []
+    raw = Channel(host).run(request(cap=64), lambda: calls.append(1))
+    assert (raw.stdout, raw.stdout_truncated, raw.timed_out, calls) == (b"a" * 64, True, False, [1])
+
+
+def test_the_timeout_calls_on_limit_and_waits_for_the_exit(
+        pair: tuple[socket.socket, socket.socket]) -> None:
+    host, peer = pair
+    channel = Channel(host)
+    Peer(peer, lambda seen: docker(frame(b"k", b"0") + frame(b"x", b"137"))
+         if seen[-1][:1] == b"K" else b"")
+    answers: list[str] = []
+    raw = channel.run(request(timeout_s=0.2), lambda: answers.append(channel.stop()))
+    assert (raw.exit_code, raw.timed_out, answers) == (137, True, [""])
+
+
+def test_the_timeout_counts_from_the_start_marker(
+        pair: tuple[socket.socket, socket.socket]) -> None:
+    host, peer = pair
+
+    def answer(seen: list[bytes]) -> bytes:
+        if seen[-1][:1] != b"E":
+            return b""
+        time.sleep(0.3)  # the driver's own work before the marker: not the test's time
+        return docker(frame(b"o", b"@n go\nresult") + frame(b"x", b"0"))
+
+    Peer(peer, answer)
+    raw = Channel(host).run(request(timeout_s=0.2, start_marker=b"@n go\n"), lambda: None)
+    assert (raw.exit_code, raw.stdout, raw.timed_out) == (0, b"@n go\nresult", False)
+
+
+def test_stop_reports_processes_left(pair: tuple[socket.socket, socket.socket]) -> None:
+    host, peer = pair
+    Peer(peer, lambda seen: docker(frame(b"k", b"1 processes left after 2000 kill passes")))
+    assert Channel(host).stop() == "processes left after 2000 kill passes"
+
+
+def test_a_vanished_supervisor_is_channel_closed(
+        pair: tuple[socket.socket, socket.socket]) -> None:
+    host, peer = pair
+    Peer(peer, lambda seen: docker(frame(b"o", b"partial")))
+    channel = Channel(host)
+    threading.Timer(0.2, lambda: peer.shutdown(socket.SHUT_RDWR)).start()
+    with pytest.raises(ChannelClosed):
+        channel.run(request(), lambda: None)
+    with pytest.raises(ChannelClosed):
+        channel.stop()
