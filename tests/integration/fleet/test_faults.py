@@ -98,12 +98,13 @@ def test_a_warm_pool_serves_runs_and_is_removed_at_shutdown(start_worker: Any, c
     node = start_worker("warm", queues='["warm"]', profiles=profiles)
     pack = json.loads(json.dumps(PACK))
     pack["version"]["sandbox"] = {"profile": "warm"}
-    _wait(lambda: _containers(docker_client, node.worker_id) == 2)
     requests = [RunRequest(run_id=f"warm-{i}-{time.time_ns()}", pack=pack,
                            submission={"commands": [{"run": "echo hi"}]}) for i in range(3)]
-    client.submit_many(requests)
-
-    results = [client.wait(r.run_id, timeout=60) for r in requests]
+    results = []
+    for request in requests:  # each once the pool is full again (a run takes ~20 ms)
+        _wait(lambda: _containers(docker_client, node.worker_id) == 2)
+        client.submit(request)
+        results.append(client.wait(request.run_id, timeout=60))
     text = node.metrics()
     node.stop()
 
