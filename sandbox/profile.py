@@ -70,11 +70,14 @@ class Hardening:
     security_opt: tuple[str, ...] = ("no-new-privileges",)
     read_only: bool = True
     init: bool = True
+    """Docker's init as pid 1 under the keep-alive. A supervised image's pid 1 is the
+    supervisor itself, which reaps like an init, so this applies to ``exec`` images only."""
     user: str = "1000:1000"
-    """Numeric uid:gid every candidate and test command runs as (never root)."""
+    """Numeric uid:gid every candidate and test command runs as (never root); also the
+    supervisor's (``sandbox/images/supervisor``), which has no capability to switch."""
     keeper_user: str = "65534:65534"
-    """Numeric uid:gid of the container's keep-alive process; must differ from ``user``
-    so that stopping the candidate (``kill -9 -1`` as ``user``) leaves it running."""
+    """Numeric uid:gid of the keep-alive of an image driven by ``exec``; must differ from
+    ``user`` so that stopping the candidate (``kill -9 -1`` as ``user``) leaves it running."""
 
     def __post_init__(self) -> None:
         if self.user.split(":")[0] in {"0", "root", ""}:
