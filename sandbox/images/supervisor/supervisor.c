@@ -161,48 +161,76 @@ static void become(int err_fd, const char *workdir, char **env, char **argv) {
     _exit(127);
 }
 
-static int pipe_pair(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+/* A run request, pointing into the frame it came in (valid until the frame is handled). */
+struct request {
+    int stop_first;
+    char *workdir;
+    char **env, **argv;  /* NULL-terminated, in one allocation (env's) */
+};
+
+/* Split an 'R' payload: flags, workdir NUL, (KEY=VALUE NUL)*, NUL, (argv NUL)+. */
+static int parse_run(char *payload, size_t len, struct request *req) {
+    if (len < 2 || payload[len - 1] != '\0') return -1;
+    size_t n = 0;
+    for (size_t i = 1; i < len; i++) n += payload[i] == '\0';
+    char **fields = calloc(n + 2, sizeof *fields);
+    if (!fields) die("out of memory");
+    size_t k = 0, sep = 0;
+    for (char *p = payload + 1; p < payload + len; p += strlen(p) + 1) {
+        if (*p == '\0' && k > 0 && sep == 0) { fields[k++] = NULL; sep = k; continue; }
+        fields[k++] = p;
+    }
+    if (sep < 2 || sep >= k) { free(fields); return -1; }  /* no workdir, or no argv */
+    req->stop_first = payload[0] & 1;
+    req->workdir = fields[0];
+    req->env = fields + 1;
+    req->argv = fields + sep;
+    return 0;
+}
+
+static void close_pair(int fds[2]) { close(fds[0]); close(fds[1]); }
+
+/* Four close-on-exec pipes (the child's stdin, stdout, stderr; its exec-error report). */
+static int make_pipes(int in[2], int out[2], int err[2], int status[2]) {
+    int *all[4] = {in, out, err, status};
+    for (int i = 0; i < 4; i++) {
+        if (pipe2(all[i], O_CLOEXEC) == 0) continue;
+        while (i-- > 0) close_pair(all[i]);
+        return -1;
+    }
+    return 0;
+}
+
+static void send_error(const char *what, int error) {
+    char message[160];
+    snprintf(message, sizeof message, "%s: %s", what, strerror(error));
+    send_text('f', message);
+}
 
 /* Start the command of an 'R' frame; answers 'f' itself when it cannot start. */
 static void run(char *payload, size_t len) {
-    char *end = payload + len, *p = payload + 1;
-    char *fields[4096];
-    size_t n = 0;
-    if (len < 2 || payload[len - 1] != '\0') { send_text('f', "bad run request"); return; }
-    while (p < end && n < sizeof fields / sizeof *fields - 2) { fields[n++] = p; p += strlen(p) + 1; }
-    /* fields: workdir, env..., "", argv... */
-    size_t sep = 1;
-    while (sep < n && fields[sep][0] != '\0') sep++;
-    if (n < 1 || sep + 1 >= n) { send_text('f', "bad run request"); return; }
-    char *env[4096], *argv[4096];
-    size_t ne = 0, na = 0;
-    for (size_t i = 1; i < sep; i++) env[ne++] = fields[i];
-    for (size_t i = sep + 1; i < n; i++) argv[na++] = fields[i];
-    env[ne] = NULL;
-    argv[na] = NULL;
-    if (payload[0] & 1) { char ignored[80]; stop_others(ignored, sizeof ignored); }
-
+    struct request req;
+    if (parse_run(payload, len, &req) != 0) { send_text('f', "bad run request"); return; }
+    if (req.stop_first) { char ignored[80]; stop_others(ignored, sizeof ignored); }
     int in[2], out[2], err[2], status[2];
-    if (pipe_pair(in) || pipe_pair(out) || pipe_pair(err) || pipe_pair(status)) {
-        char message[160];
-        snprintf(message, sizeof message, "pipe: %s", strerror(errno));
-        send_text('f', message);
-        return;  /* descriptors are exhausted only if something is badly wrong */
+    if (make_pipes(in, out, err, status) != 0) {
+        send_error("pipe", errno);
+        free(req.env - 1);
+        return;
     }
     pid_t pid = fork();
     if (pid == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
-        become(status[1], fields[0], env, argv);
+        become(status[1], req.workdir, req.env, req.argv);
     }
     int saved = errno;
+    free(req.env - 1);
     close(in[0]); close(out[1]); close(err[1]); close(status[1]);
     if (pid < 0) {
-        char message[160];
-        snprintf(message, sizeof message, "fork: %s", strerror(saved));
         close(in[1]); close(out[0]); close(err[0]); close(status[0]);
-        send_text('f', message);
+        send_error("fork", saved);
         return;
     }
     char message[600];

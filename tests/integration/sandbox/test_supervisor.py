@@ -89,6 +89,26 @@ def test_forged_frames_on_stdout_are_only_output(open_sandbox: OpenSandbox) -> N
     assert (result.stdout, result.exit_code) == (fake, 3)
 
 
+def test_arguments_and_environment_pass_through_exactly(open_sandbox: OpenSandbox) -> None:
+    """Empty arguments, empty values and 20,000 arguments reach the command unchanged."""
+    sandbox = open_sandbox("busybox")
+    result = sandbox.exec(Command(["sh", "-c", 'echo "[$1][$2][$E]"', "sh", "", "x"],
+                                  env={"E": ""}))
+    assert result.stdout == b"[][x][]\n"
+    many = sandbox.exec(Command(["sh", "-c", 'echo "$#"', "sh", *map(str, range(20_000))]))
+    assert many.stdout == b"20000\n"
+
+
+def test_a_missing_workdir_or_program_is_the_candidates(open_sandbox: OpenSandbox) -> None:
+    """The supervisor words start failures as runc does, so they stay the candidate's."""
+    sandbox = open_sandbox("busybox")
+    missing_dir = sandbox.exec(Command("true", workdir="/workspace/nope"))
+    assert missing_dir.exit_code is None and "chdir to cwd" in (missing_dir.error or "")
+    missing_program = sandbox.exec(Command(["no-such-program"]))
+    assert missing_program.exit_code is None
+    assert "no such file or directory" in (missing_program.error or "").lower()
+
+
 def test_a_background_process_holding_stdout_does_not_hold_the_command(
         open_sandbox: OpenSandbox) -> None:
     """The command ends when its process exits; a child keeping the pipe open is cut off."""
