@@ -40,7 +40,7 @@ from sandbox.docker.channel import Channel, ChannelClosed
 from sandbox.docker.failure import classify, start_error_is_candidates
 from sandbox.docker.hostkill import host_kill
 from sandbox.docker.stream import ExecRequest, RawExec, run_exec
-from sandbox.docker.usage import read_usage
+from sandbox.docker.usage import parse_inside, read_usage
 from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
 from sandbox.evaluator import record as record_evaluator
@@ -336,8 +336,17 @@ class DockerSandbox(Sandbox):
             log.warning("could not stop the evaluator in %s: %s", self.id[:12], error)
 
     def usage(self) -> Mapping[str, float]:
-        """Peak memory and CPU time from the container's cgroup, when the host's is visible."""
-        return read_usage(self.id)
+        """Peak memory and CPU time from the container's cgroup: the host's when visible,
+        else as the supervisor reads it inside; never raises."""
+        found = read_usage(self.id)
+        if found or self.channel is None:
+            return found
+        try:
+            raw = self._internal(("sh", "-c", scripts.USAGE), cap=4096, on_limit=_nothing)
+        except SandboxError as error:
+            log.info("usage of %s not readable: %s", self.id[:12], error)
+            return {}
+        return parse_inside(raw.stdout)
 
     def close(self) -> None:
         """Remove the container (force); never raises."""

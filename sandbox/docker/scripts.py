@@ -51,6 +51,20 @@ done
 exit 1
 """
 
+#: The sandbox's own cgroup counters, as seen inside it (for a worker that cannot see the
+#: host's cgroups): ``memory_peak_bytes N``, then ``cpu_ns N`` (v1) or ``usage_usec N`` (v2).
+#: Kernel files on a read-only mount: nothing of the candidate's can change them.
+USAGE = r"""
+for f in /sys/fs/cgroup/memory/memory.max_usage_in_bytes /sys/fs/cgroup/memory.peak; do
+  [ -r "$f" ] && { echo "memory_peak_bytes $(cat "$f")"; break; }
+done
+for f in /sys/fs/cgroup/cpuacct/cpuacct.usage /sys/fs/cgroup/cpu,cpuacct/cpuacct.usage; do
+  [ -r "$f" ] && { echo "cpu_ns $(cat "$f")"; break; }
+done
+[ -r /sys/fs/cgroup/cpu.stat ] && grep '^usage_usec ' /sys/fs/cgroup/cpu.stat
+exit 0
+"""
+
 #: Stop the candidate, then every check in one stream. Arguments: nonce, capture budget
 #: left, listing cap + 1, then per check ``F path per-file-cap`` or ``L path -``. Each
 #: check answers ``@nonce index status [size]``; a ``file`` is followed by exactly

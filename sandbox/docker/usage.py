@@ -1,8 +1,10 @@
-"""What a sandbox used: peak memory and CPU time, read from its cgroup on the host.
+"""What a sandbox used: peak memory and CPU time, read from its cgroup.
 
-Best effort and free (no exec, no engine call): when the worker can see the host's cgroup
-filesystem (cgroup v1 ``cgroupfs`` or v2, Docker's default layouts) the figures are read
-from it; a worker that cannot see it (say, in a container of its own) reports nothing.
+Best effort. When the worker can see the host's cgroup filesystem (cgroup v1
+``cgroupfs`` or v2, Docker's default layouts) the figures are read from it, free. A worker
+that cannot (say, in a container of its own) asks the sandbox's supervisor to read the same
+counters inside the container (:data:`sandbox.docker.scripts.USAGE`, parsed by
+:func:`parse_inside`); without a supervisor it reports nothing.
 """
 
 from __future__ import annotations
@@ -58,3 +60,19 @@ def _read(path: Path) -> str:
         return path.read_text()
     except OSError:
         return ""
+
+
+#: Lines of :data:`sandbox.docker.scripts.USAGE` → (usage name, divisor to the unit).
+INSIDE = {"memory_peak_bytes": ("memory_peak_bytes", 1.0), "cpu_ns": ("cpu_seconds", 1e9),
+          "usage_usec": ("cpu_seconds", 1e6)}
+
+
+def parse_inside(text: bytes) -> dict[str, float]:
+    """The figures of the ``USAGE`` script's output (unknown or malformed lines ignored)."""
+    found: dict[str, float] = {}
+    for line in text.decode(errors="replace").splitlines():
+        key, _, value = line.strip().partition(" ")
+        if key in INSIDE and value.isdigit():
+            name, divisor = INSIDE[key]
+            found.setdefault(name, int(value) / divisor)
+    return found

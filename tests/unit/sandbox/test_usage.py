@@ -40,3 +40,18 @@ def test_nothing_visible_reports_nothing(tmp_path: Path) -> None:
     write(tmp_path, f"memory/docker/{CID}/memory.max_usage_in_bytes", "garbage")
 
     assert read_usage(CID, tmp_path) == {}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (b"memory_peak_bytes 4075520\ncpu_ns 21434672\n",
+     {"memory_peak_bytes": 4075520.0, "cpu_seconds": pytest.approx(0.021434672)}),
+    (b"memory_peak_bytes 8192\nusage_usec 1500000\n",
+     {"memory_peak_bytes": 8192.0, "cpu_seconds": 1.5}),
+    (b"memory_peak_bytes max\nnoise 12\ncpu_ns -4\n", {}),
+    (b"", {}),
+])
+def test_usage_read_inside_the_sandbox(text: bytes, expected: dict[str, float]) -> None:
+    """The USAGE script's lines (v1 or v2) in the same units; junk is ignored."""
+    from sandbox.docker.usage import parse_inside
+
+    assert parse_inside(text) == expected
