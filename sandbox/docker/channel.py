@@ -62,6 +62,11 @@ class Channel:
         wrapper = api.attach_socket(container_id, params=params)
         return cls(getattr(wrapper, "_sock", wrapper), wrapper)
 
+    @property
+    def open(self) -> bool:
+        """Whether the supervisor's stream is still there (its container is running)."""
+        return self._reader.is_alive()
+
     def run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec:
         """Run ``request`` as the supervisor's uid (``request.user`` is not switched to).
 

@@ -133,11 +133,15 @@ class WarmPool:
             slot = self._slots.get(profile.name)
             if slot is None:
                 return None
+            dead = _pop_dead(slot)
             if slot.profile != profile or not slot.idle:
                 slot.misses += 1
-                return None
-            slot.hits += 1
-            warm = slot.idle.popleft()
+                warm = None
+            else:
+                slot.hits += 1
+                warm = slot.idle.popleft()
+        for item in dead:
+            _remove(item)
         self._wake.set()
         return warm
 
@@ -190,6 +194,15 @@ class WarmPool:
                 backoff = min(backoff * 2, 60.0)
             self._wake.wait(backoff)
             self._wake.clear()
+
+
+def _pop_dead(slot: _Slot) -> list[_Warm]:
+    """Take out the idle containers whose supervisor hung up (the container died)."""
+    dead = [w for w in slot.idle if w.channel is not None and not w.channel.open]
+    if dead:
+        slot.idle = deque(w for w in slot.idle if w not in dead)
+        slot.discarded += len(dead)
+    return dead
 
 
 def _remove(warm: _Warm) -> None:

@@ -133,3 +133,22 @@ def test_vanished_warm_containers_are_replaced(counting: CountingFactory,
             assert sandbox.id != gone.id and sandbox.exec(Command("true")).exit_code == 0
     finally:
         pool.close()
+
+
+def test_a_warm_container_that_died_is_never_handed_out(counting: CountingFactory) -> None:
+    """A pooled container whose supervisor hung up (killed, OOM) is dropped at the take,
+    before the refill thread notices: the run gets a live sandbox, not an infra error."""
+    pool = WarmPool(counting, [(PROFILE, 2)])
+    try:
+        pool.fill()
+        dead = pool._slots[PROFILE.name].idle[0]
+        assert dead.channel is not None and dead.channel.open
+        dead.container.kill()
+        wait_for(lambda: not dead.channel.open)  # type: ignore[union-attr]
+        with pool.acquire(PROFILE, run_id="after-death") as sandbox:
+            assert sandbox.id != dead.container.id
+            assert sandbox.exec(Command("echo ok")).stdout == b"ok\n"
+        stats = pool.stats()[0]
+        assert (stats.hits, stats.discarded) == (1, 1)
+    finally:
+        pool.close()
