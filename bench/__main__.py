@@ -1,6 +1,6 @@
 """``python -m bench``: every performance case of issue 7, as one Markdown report.
 
-    python -m bench                 # everything (about 15 minutes on 2 cores)
+    python -m bench                 # everything (about 6 minutes on 2 cores)
     python -m bench --quick         # fewer repetitions, 200 runs for the memory case
     python -m bench cold warm       # only the named cases
 
