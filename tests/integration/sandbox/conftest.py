@@ -24,14 +24,25 @@ def factory(docker_client: Any) -> Iterator[DockerFactory]:
     sweep(docker_client)
 
 
+@pytest.fixture(scope="session")
+def exec_factory(docker_client: Any) -> Iterator[DockerFactory]:
+    """Like ``factory``, but every step through ``docker exec`` (no supervisor)."""
+    yield DockerFactory(docker_client, worker=WORKER, extra_labels=TEST_LABELS, supervise=False)
+    sweep(docker_client)
+
+
 @pytest.fixture
-def open_sandbox(factory: DockerFactory, docker_client: Any) -> Iterator[OpenSandbox]:
-    """``open_sandbox(image="python", **limits)``; closed after the test, host checked."""
+def open_sandbox(factory: DockerFactory, exec_factory: DockerFactory,
+                 docker_client: Any) -> Iterator[OpenSandbox]:
+    """``open_sandbox(image="python", transport="supervisor"|"exec", **limits)``; closed
+    after the test, host checked."""
     opened: list[DockerSandbox] = []
     run_id = f"test-{uuid.uuid4().hex[:12]}"
 
-    def open_one(image: str = "python", **limits: Any) -> DockerSandbox:
-        sandbox = factory.acquire(profile(image, **limits), run_id=run_id)
+    def open_one(image: str = "python", transport: str = "supervisor",
+                 **limits: Any) -> DockerSandbox:
+        chosen = exec_factory if transport == "exec" else factory
+        sandbox = chosen.acquire(profile(image, **limits), run_id=run_id)
         opened.append(sandbox)
         return sandbox
 

@@ -17,21 +17,25 @@ from sandbox.command import Command, SeedFile
 from sandbox.errors import SandboxConfigError
 
 MiB = 1024 * 1024
+#: The process-level attacks run against both ways of driving a sandbox.
+TRANSPORTS = ["supervisor", "exec"]
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("image", ["python", "busybox"])
-def test_fork_bomb_is_contained(open_sandbox: OpenSandbox, image: str) -> None:
+def test_fork_bomb_is_contained(open_sandbox: OpenSandbox, image: str, transport: str) -> None:
     """pids_limit holds a fork bomb; the candidate is stopped and the sandbox still works."""
-    sandbox = open_sandbox(image, pids=64)
+    sandbox = open_sandbox(image, transport, pids=64)
     result = sandbox.exec(Command("bomb() { bomb | bomb & }; bomb; sleep 3", timeout_s=6))
     assert result.exit_code is not None or result.timed_out or result.error
     sandbox.stop_candidate()
     assert sandbox.exec(Command("echo alive")).stdout == b"alive\n"
 
 
-def test_memory_bomb_is_oom_killed(open_sandbox: OpenSandbox) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_memory_bomb_is_oom_killed(open_sandbox: OpenSandbox, transport: str) -> None:
     """A process past the memory limit is OOM-killed and reported ``oom_killed``."""
-    sandbox = open_sandbox(memory_bytes=64 * MiB)
+    sandbox = open_sandbox("python", transport, memory_bytes=64 * MiB)
     result = sandbox.exec(Command(
         ["python3", "-c", "a = []\nwhile True: a.append(bytearray(8 << 20))"], timeout_s=30))
     assert (result.exit_code, result.oom_killed, result.timed_out) == (137, True, False)
@@ -39,9 +43,10 @@ def test_memory_bomb_is_oom_killed(open_sandbox: OpenSandbox) -> None:
     assert killed.timed_out and not killed.oom_killed  # a timeout kill is not an OOM
 
 
-def test_cpu_spin_past_the_wall_deadline(open_sandbox: OpenSandbox) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_cpu_spin_past_the_wall_deadline(open_sandbox: OpenSandbox, transport: str) -> None:
     """The host kills the sandbox at its wall deadline; the spin is reported timed out."""
-    sandbox = open_sandbox("busybox", wall_timeout_s=2)
+    sandbox = open_sandbox("busybox", transport, wall_timeout_s=2)
     result = sandbox.exec(Command("while :; do :; done", timeout_s=60))
     assert result.timed_out and sandbox.deadline_exceeded
     later = sandbox.exec(Command("echo too late"))
@@ -81,9 +86,11 @@ def test_network_egress_is_refused(open_sandbox: OpenSandbox) -> None:
     assert sandbox.exec(Command("ls /sys/class/net")).stdout.split() == [b"lo"]
 
 
-def test_a_gibibyte_on_stdout_is_cut_at_the_cap(open_sandbox: OpenSandbox) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_gibibyte_on_stdout_is_cut_at_the_cap(open_sandbox: OpenSandbox,
+                                                transport: str) -> None:
     """1 GiB written to stdout: exactly the cap is kept, ``truncated`` is set."""
-    sandbox = open_sandbox("busybox")
+    sandbox = open_sandbox("busybox", transport)
     result = sandbox.exec(Command("head -c 1073741824 /dev/zero; echo done >&2",
                                   output_cap_bytes=MiB, timeout_s=60))
     assert len(result.stdout) == MiB and result.stdout_truncated and not result.timed_out
@@ -179,7 +186,9 @@ def test_writing_outside_the_workspace_fails(open_sandbox: OpenSandbox, path: st
     assert tmp.exit_code != 0  # /tmp is a 16 MiB tmpfs
 
 
-def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox,
+                                                     transport: str) -> None:
     """A double-forked, SIGTERM-ignoring daemon in its own session is stopped before the
     tests and captures: neither sees its writes."""
     daemon = ("import os, signal, time\n"
@@ -191,7 +200,7 @@ def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox) 
               "            open('/workspace/result.txt', 'w').write('tampered')\n"
               "            print('tampered', flush=True)\n"
               "            time.sleep(0.01)\n")
-    sandbox = open_sandbox()
+    sandbox = open_sandbox("python", transport)
     sandbox.exec(Command(["python3", "-c", daemon], timeout_s=10))
     assert sandbox.exec(Command("sleep 0.2; cat result.txt")).stdout == b"tampered"
     from sandbox.execution import CodeExecution
