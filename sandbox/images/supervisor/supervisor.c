@@ -28,6 +28,9 @@
  *   'x' the command ended: its exit status as decimal (128 + signal when killed);
  *   'f' the command could not start: a message (runc's wording where it has one);
  *   'k' stop finished: "0", or "1 <processes left>".
+ * A command has ended when its process has exited and its outputs closed, or DRAIN_MS
+ * after its exit if background processes still hold them: those outputs are then read and
+ * discarded (not closed, which would kill a chatty background server with SIGPIPE).
  * End of stdin (the host went away) ends the supervisor, and with it the container.
  */
 #define _GNU_SOURCE
@@ -48,6 +51,7 @@
 #define MAX_FRAME (64u << 20)  /* a run request or a stdin chunk never exceeds this */
 #define CHUNK 65536
 #define DRAIN_MS 50            /* output still read after the command exited */
+#define MAX_ORPHANS 64         /* outputs of finished commands kept open (see adopt) */
 #define STOP_TRIES 2000        /* kill(-1) passes before giving up (~2 s) */
 
 static int wake_pipe[2];
@@ -318,10 +322,35 @@ static void forward(int *fd, char type) {
 }
 
 /* After the command exited: its outputs are done (or given up on); report the status. */
+/* Outputs still held open by a finished command's background processes: read and
+ * discarded until they close, so a chatty server it started is not killed by SIGPIPE. */
+static int orphans[MAX_ORPHANS];
+static int norphans;
+
+static void adopt(int *fd) {
+    if (*fd < 0) return;
+    if (norphans == MAX_ORPHANS) {  /* the oldest goes: its writers get EPIPE */
+        close(orphans[0]);
+        memmove(orphans, orphans + 1, sizeof *orphans * (MAX_ORPHANS - 1));
+        norphans--;
+    }
+    fcntl(*fd, F_SETFL, O_NONBLOCK);
+    orphans[norphans++] = *fd;
+    *fd = -1;
+}
+
+static void drain_orphan(int i) {
+    static char scratch[CHUNK];
+    ssize_t n = read(orphans[i], scratch, sizeof scratch);
+    if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return;
+    close(orphans[i]);
+    orphans[i] = orphans[--norphans];
+}
+
 static void finish_if_done(void) {
     if (cur.pid == 0 || !cur.exited) return;
     if ((cur.out >= 0 || cur.err >= 0) && ms_since(&cur.exited_at) < DRAIN_MS) return;
-    close_fd(&cur.in); close_fd(&cur.out); close_fd(&cur.err);
+    close_fd(&cur.in); adopt(&cur.out); adopt(&cur.err);
     free(pending); pending = NULL; pendlen = pendoff = 0;
     char status[16];
     snprintf(status, sizeof status, "%d", cur.status);
@@ -330,13 +359,18 @@ static void finish_if_done(void) {
 }
 
 static void serve(void) {
+    struct pollfd fds[5 + MAX_ORPHANS];
     for (;;) {
-        struct pollfd fds[5] = {
-            {.fd = 0, .events = POLLIN}, {.fd = wake_pipe[0], .events = POLLIN},
-            {.fd = cur.out, .events = POLLIN}, {.fd = cur.err, .events = POLLIN},
-            {.fd = pendoff < pendlen ? cur.in : -1, .events = POLLOUT}};
+        fds[0] = (struct pollfd){.fd = 0, .events = POLLIN};
+        fds[1] = (struct pollfd){.fd = wake_pipe[0], .events = POLLIN};
+        fds[2] = (struct pollfd){.fd = cur.out, .events = POLLIN};
+        fds[3] = (struct pollfd){.fd = cur.err, .events = POLLIN};
+        fds[4] = (struct pollfd){.fd = pendoff < pendlen ? cur.in : -1, .events = POLLOUT};
+        int watched = norphans;
+        for (int i = 0; i < watched; i++)
+            fds[5 + i] = (struct pollfd){.fd = orphans[i], .events = POLLIN};
         int timeout = cur.pid && cur.exited ? 5 : -1;
-        if (poll(fds, 5, timeout) < 0) {
+        if (poll(fds, 5 + (nfds_t)watched, timeout) < 0) {
             if (errno == EINTR) continue;
             die("poll");
         }
@@ -348,6 +382,8 @@ static void serve(void) {
         if (fds[2].revents) forward(&cur.out, 'o');
         if (fds[3].revents) forward(&cur.err, 'e');
         if (fds[4].revents) flush_stdin();
+        for (int i = watched - 1; i >= 0; i--)  /* backwards: a closed one is swapped out */
+            if (fds[5 + i].revents) drain_orphan(i);
         if (fds[0].revents && !read_host()) return;
         finish_if_done();
     }

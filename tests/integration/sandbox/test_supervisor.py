@@ -118,6 +118,16 @@ def test_a_background_process_holding_stdout_does_not_hold_the_command(
     assert result.duration_s < 10
 
 
+def test_a_background_process_keeps_writing_after_its_command(
+        open_sandbox: OpenSandbox) -> None:
+    """Output written after the command ended is discarded, not refused: the background
+    process is not killed by SIGPIPE and goes on working."""
+    sandbox = open_sandbox("busybox")
+    script = "(sleep 0.3; echo late; echo err >&2; sleep 0.2; echo alive > bg.txt) & echo early"
+    assert sandbox.exec(Command(script)).stdout == b"early\n"
+    assert sandbox.exec(Command("sleep 1; cat bg.txt")).stdout == b"alive\n"
+
+
 def _kill_loop_then_test(sandbox: DockerSandbox) -> None:
     sandbox.exec(Command("(while :; do kill -9 -1; done) >/dev/null 2>&1 & echo started"))
     test = CodeExecution(validator_key="t", target="file:r", target_path="r.txt",
