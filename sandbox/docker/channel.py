@@ -29,6 +29,8 @@ from sandbox.docker.stream import GRACE_S, MARKER_WAIT_S, Capped, ExecRequest, R
 
 log = logging.getLogger(__name__)
 
+#: The protocol version this module speaks (images say theirs in a label, see ``factory``).
+PROTOCOL = "1"
 _FRAME = struct.Struct(">cI")
 _DOCKER_FRAME = struct.Struct(">BxxxI")
 #: Bytes of stdin per frame sent to the supervisor.

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from typing import Any
 
 import docker.errors
 
-from sandbox.docker.channel import Channel
+from sandbox.docker.channel import PROTOCOL, Channel
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.failure import classify
 from sandbox.docker.limits import Ownership, create_kwargs
 from sandbox.profile import Profile
 
+log = logging.getLogger(__name__)
+
 #: Seconds past a sandbox's wall limit after which the reaper may remove it anyway.
 DEADLINE_SLACK_S = 60.0
 #: Image label naming the supervisor's path in the image (``sandbox/images/supervisor``).
 LABEL_SUPERVISOR = "evalfleet.supervisor"
+#: Image label with the version of the supervisor's protocol; an image whose supervisor
+#: speaks another version than :data:`sandbox.docker.channel.PROTOCOL` is driven by exec.
+LABEL_PROTOCOL = "evalfleet.supervisor.protocol"
 
 
 class DockerFactory:
@@ -88,6 +94,10 @@ class DockerFactory:
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what=f"inspect {image}") from error
         path = labels.get(LABEL_SUPERVISOR) or None
+        if path and labels.get(LABEL_PROTOCOL) != PROTOCOL:
+            log.warning("%s: supervisor protocol %r is not %r; driving it through exec",
+                        image, labels.get(LABEL_PROTOCOL), PROTOCOL)
+            path = None
         with self._lock:
             self._supervisors[image] = path
         return path

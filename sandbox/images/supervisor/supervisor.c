@@ -17,7 +17,9 @@
  * Stopping the candidate is kill(-1, SIGKILL) from pid 1, which spares only pid 1, so a
  * candidate cannot race it the way it can race a stopper of its own uid.
  *
- * Protocol: frames of [type: 1 byte][length: 4 bytes, big endian][payload], both ways.
+ * Protocol version 1 (images say so in the label evalfleet.supervisor.protocol; bump it
+ * with sandbox/docker/channel.py's PROTOCOL on any change): frames of [type: 1 byte]
+ * [length: 4 bytes, big endian][payload], both ways.
  * Host -> supervisor:
  *   'R' run: [flags: 1 byte] workdir NUL (KEY=VALUE NUL)* NUL (argv NUL)+
  *            flags bit 0: stop every other process first; one run at a time.

@@ -1,0 +1,49 @@
+"""Which images the factory drives through their supervisor: the label names the path and
+the protocol label must match the host's; anything else is driven through ``exec``."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from sandbox.docker.channel import PROTOCOL
+from sandbox.docker.factory import LABEL_PROTOCOL, LABEL_SUPERVISOR, DockerFactory
+
+
+class Images:
+    def __init__(self, labels: dict[str, str] | None) -> None:
+        self.labels, self.calls = labels, 0
+
+    def get(self, name: str) -> Any:
+        self.calls += 1
+        return SimpleNamespace(labels=self.labels)
+
+
+def factory(labels: dict[str, str] | None, *, supervise: bool = True) -> DockerFactory:
+    return DockerFactory(SimpleNamespace(images=Images(labels)), worker="w", supervise=supervise)
+
+
+@pytest.mark.parametrize(("labels", "expected"), [
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: PROTOCOL}, "/bin/sv"),
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "0"}, None),  # an older supervisor
+    ({LABEL_SUPERVISOR: "/bin/sv"}, None),
+    ({LABEL_SUPERVISOR: "", LABEL_PROTOCOL: PROTOCOL}, None),
+    ({}, None),
+    (None, None),
+])
+def test_supervisor_label_and_protocol(labels: dict[str, str] | None,
+                                       expected: str | None) -> None:
+    assert factory(labels).supervisor("img") == expected
+
+
+def test_labels_are_read_once_per_image() -> None:
+    made = factory({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: PROTOCOL})
+    assert [made.supervisor("img") for _ in range(3)] == ["/bin/sv"] * 3
+    assert made.client.images.calls == 1
+
+
+def test_supervise_false_never_asks() -> None:
+    made = factory({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: PROTOCOL}, supervise=False)
+    assert made.supervisor("img") is None and made.client.images.calls == 0
