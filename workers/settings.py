@@ -108,8 +108,9 @@ class Settings(BaseSettings):
     fleet: str = ""
     """This fleet's name on a shared Docker engine (default: the id stored in the Redis the
     fleet shares, ``evalfleet:fleet``; a digest of the Redis URL when that is unreachable).
-    Sandboxes carry it as the label ``evalfleet.fleet``; the reaper only ever removes
-    containers of its own fleet, whose workers' heartbeats it can see."""
+    Sandboxes carry it as the label ``evalfleet.fleet``; the reaper removes containers of
+    its own fleet, whose workers' heartbeats it can see, and of another fleet only once
+    they are an hour past their deadline (garbage whatever their fleet)."""
     worker_id: str = Field(default_factory=_default_worker_id)
     """This worker's identity: container labels, heartbeats and results name it."""
     queues: list[str] = Field(default_factory=lambda: ["default"])

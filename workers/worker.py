@@ -86,6 +86,10 @@ def sandbox_factory(settings: Settings, cold: Any) -> Any:
     return WarmPool(cold, sizes).start()
 
 
+#: Seconds past its deadline after which any fleet's sandbox is garbage (see ``Reaper``).
+ABANDONED_AFTER_S = 3600.0
+
+
 def start_reaper(settings: Settings, redis: Any) -> Any:
     """Remove sandboxes of dead workers and past their deadline: now, then periodically."""
     from sandbox.docker.reaper import Reaper
@@ -94,7 +98,8 @@ def start_reaper(settings: Settings, redis: Any) -> Any:
 
     stop = threading.Event()
     reaper = Reaper(docker_client(settings), is_alive=lambda worker: worker_alive(redis, worker),
-                    extra_filters={FLEET_LABEL: settings.fleet_label})
+                    extra_filters={FLEET_LABEL: settings.fleet_label},
+                    abandoned_after_s=ABANDONED_AFTER_S)
     reaper.run(settings.reaper_interval_s, stop)
     return stop
 

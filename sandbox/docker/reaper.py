@@ -10,6 +10,12 @@ Docker engine (CI, demos, tests with private Redis servers), give each a label t
 ``DockerFactory(extra_labels={"evalfleet.fleet": NAME})`` and reap with
 ``Reaper(extra_filters={"evalfleet.fleet": NAME})``; otherwise a fleet sees the other's
 workers as dead and removes their running sandboxes.
+
+One exception is safe across fleets: with ``abandoned_after_s`` set, a pass also removes
+every evalfleet sandbox on the engine that is that long past its deadline, whatever its
+fleet. Its own worker's timer killed it long ago, so nothing can still need it; without
+this, the sandboxes of a fleet that no longer exists under its name (its Redis flushed,
+so its id changed) would stay on the engine forever.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ class Reaped:
     orphaned: tuple[str, ...] = ()
     expired: tuple[str, ...] = ()
     spared: int = 0
+    abandoned: tuple[str, ...] = ()
+    """Any fleet's sandboxes long past their deadline (see ``abandoned_after_s``)."""
 
 
 @dataclass
@@ -48,6 +56,8 @@ class Reaper:
     clock: Callable[[], float] = time.time
     extra_filters: dict[str, str] = field(default_factory=dict)
     """Further label filters (``{"evalfleet.test": "1"}`` confines it to tests)."""
+    abandoned_after_s: float | None = None
+    """Also remove any fleet's sandboxes this long past their deadline (``None``: never)."""
 
     def reap_once(self) -> Reaped:
         """One pass over every container labelled with a worker.
@@ -70,7 +80,19 @@ class Reaper:
                 spared += 1
                 continue
             _remove(container)
-        return Reaped(orphaned=tuple(orphaned), expired=tuple(expired), spared=spared)
+        return Reaped(orphaned=tuple(orphaned), expired=tuple(expired), spared=spared,
+                      abandoned=self._reap_abandoned())
+
+    def _reap_abandoned(self) -> tuple[str, ...]:
+        """Remove every evalfleet sandbox ``abandoned_after_s`` past its deadline."""
+        if self.abandoned_after_s is None:
+            return ()
+        grace = self.abandoned_after_s
+        gone = [c for c in self._containers(scoped=False)
+                if self._past_deadline(c.labels or {}, grace)]
+        for container in gone:
+            _remove(container)
+        return tuple(c.id for c in gone)
 
     def run(self, interval_s: float, stop: threading.Event) -> threading.Thread:
         """Reap now and then every ``interval_s`` until ``stop`` is set (a daemon thread)."""
@@ -79,9 +101,10 @@ class Reaper:
             while True:
                 try:
                     report = self.reap_once()
-                    if report.orphaned or report.expired:
-                        log.info("reaped %d orphaned, %d expired sandboxes",
-                                 len(report.orphaned), len(report.expired))
+                    if report.orphaned or report.expired or report.abandoned:
+                        log.info("reaped %d orphaned, %d expired, %d abandoned sandboxes",
+                                 len(report.orphaned), len(report.expired),
+                                 len(report.abandoned))
                 except Exception as error:  # keep reaping whatever one pass hit
                     log.warning("reaper pass failed: %s", error)
                 if stop.wait(interval_s):
@@ -91,17 +114,18 @@ class Reaper:
         thread.start()
         return thread
 
-    def _containers(self) -> list[Any]:
-        labels = [LABEL_WORKER] + [f"{k}={v}" for k, v in self.extra_filters.items()]
+    def _containers(self, *, scoped: bool = True) -> list[Any]:
+        labels = [LABEL_WORKER] + [f"{k}={v}" for k, v in self.extra_filters.items()
+                                   if scoped]
         try:
             return list(self.client.containers.list(ignore_removed=True,
                                                     all=True, filters={"label": labels}))
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what="list containers") from error
 
-    def _past_deadline(self, labels: dict[str, str]) -> bool:
+    def _past_deadline(self, labels: dict[str, str], grace: float = 0.0) -> bool:
         try:
-            return self.clock() > float(labels.get(LABEL_DEADLINE, "inf"))
+            return self.clock() > float(labels.get(LABEL_DEADLINE, "inf")) + grace
         except ValueError:
             return False
 

@@ -87,3 +87,25 @@ def test_reaper_spares_when_liveness_is_unknown(docker_client: Any) -> None:
         assert container.id not in report.orphaned and exists(docker_client, container.id)
     finally:
         container.remove(force=True)
+
+
+def test_any_fleets_sandbox_long_past_its_deadline_is_abandoned(docker_client: Any) -> None:
+    """A sandbox of another fleet (say, one whose Redis was flushed, so its id changed) is
+    removed once it is ``abandoned_after_s`` past its deadline, and not a moment before."""
+    labels = {**TEST_LABELS, "evalfleet.fleet": f"gone-{os.getpid()}"}
+    factory = DockerFactory(docker_client, worker="gone-worker", extra_labels=labels)
+    now = time.time()
+    abandoned, _ = factory.start(profile("busybox"), Ownership("gone-worker", "a", now - 7200))
+    recent, _ = factory.start(profile("busybox"), Ownership("gone-worker", "b", now - 60))
+    try:
+        reaper = Reaper(docker_client, is_alive=lambda worker: True,
+                        extra_filters={**TEST_LABELS, "evalfleet.fleet": "this-fleet"},
+                        abandoned_after_s=3600)
+        report = reaper.reap_once()
+        assert abandoned.id in report.abandoned and recent.id not in report.abandoned
+        assert not exists(docker_client, abandoned.id) and exists(docker_client, recent.id)
+        assert (report.orphaned, report.expired) == ((), ())  # nothing of this fleet
+    finally:
+        for container in (abandoned, recent):
+            if exists(docker_client, container.id):
+                container.remove(force=True)
