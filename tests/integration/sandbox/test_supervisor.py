@@ -128,6 +128,14 @@ def test_a_background_process_keeps_writing_after_its_command(
     assert sandbox.exec(Command("sleep 1; cat bg.txt")).stdout == b"alive\n"
 
 
+def test_orphans_are_reaped_by_the_supervisor(open_sandbox: OpenSandbox) -> None:
+    """pid 1 is the sandbox's init: orphaned processes that exit leave no zombie."""
+    sandbox = open_sandbox("busybox")
+    sandbox.exec(Command("for i in 1 2 3 4 5; do (sleep 0.1 &); done"))
+    states = sandbox.exec(Command("sleep 0.5; cat /proc/[0-9]*/stat")).stdout.decode()
+    assert [line for line in states.splitlines() if line.split(") ")[1].startswith("Z")] == []
+
+
 def _kill_loop_then_test(sandbox: DockerSandbox) -> None:
     sandbox.exec(Command("(while :; do kill -9 -1; done) >/dev/null 2>&1 & echo started"))
     test = CodeExecution(validator_key="t", target="file:r", target_path="r.txt",
