@@ -56,7 +56,7 @@ from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead,
 
 log = logging.getLogger(__name__)
 
-#: Timeout of the driver's own execs (stop, capture, listing, OOM counter).
+#: Timeout of the driver's own steps (stop, capture, listing, OOM counter, usage).
 INTERNAL_TIMEOUT_S = 30.0
 #: Attempts at stopping the candidate when runc cannot start the stop script (no pids left).
 STOP_ATTEMPTS = 20
@@ -142,7 +142,7 @@ class DockerSandbox(Sandbox):
                           oom_killed=oom)
 
     def write_and_exec(self, files: Sequence[SeedFile], command: Command) -> ExecResult:
-        """Seed ``files`` and run ``command`` in one exec (see :data:`scripts.SEED_THEN_EXEC`).
+        """Seed ``files`` and run ``command`` in one request (:data:`scripts.SEED_THEN_EXEC`).
 
         The command keeps its own env, timeout and caps; one with stdin or its own workdir
         (which seeding may create) runs in an exec of its own after the seeding.
@@ -167,7 +167,7 @@ class DockerSandbox(Sandbox):
 
     def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
                             context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
-        """Stop the candidate, seed ``files`` and run the test in one exec
+        """Stop the candidate, seed ``files`` and run the test in one request
         (:data:`scripts.STOP_SEED_THEN_EXEC`); step by step if the script could not finish.
 
         Raises:
@@ -246,7 +246,7 @@ class DockerSandbox(Sandbox):
         return transfer.parse_listing(raw.stdout, path, max_entries)
 
     def stop_and_write(self, files: Sequence[SeedFile]) -> None:
-        """Stop the candidate and extract ``files`` in one exec (see :class:`Sandbox`).
+        """Stop the candidate and extract ``files`` in one request (see :class:`Sandbox`).
 
         Raises:
             SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
@@ -262,7 +262,7 @@ class DockerSandbox(Sandbox):
 
     def stop_and_collect(self, checks: Sequence[CaptureCheck | ListingCheck],
                          budget: CaptureBudget) -> tuple[FileCapture | DirectoryListing, ...]:
-        """Stop the candidate and run every check in one exec (see :class:`Sandbox`).
+        """Stop the candidate and run every check in one request (see :class:`Sandbox`).
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.

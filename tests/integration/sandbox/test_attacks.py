@@ -214,9 +214,9 @@ def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox,
     assert result.captures[0].content == b"clean"
 
 
-def test_plan_collects_in_one_exec(open_sandbox: OpenSandbox,
+def test_plan_collects_in_one_request(open_sandbox: OpenSandbox,
                                    caplog: pytest.LogCaptureFixture) -> None:
-    """After the tests, stop + every capture and listing is one exec, never the fallback."""
+    """After the tests, stop + every capture and listing is one request, never the fallback."""
     from sandbox.plan import Plan
 
     sandbox = open_sandbox("busybox")

@@ -21,7 +21,7 @@ TEST = CodeExecution(validator_key="t", target="file:s", target_path="solution.s
 
 
 def counted(sandbox: Any) -> list[object]:
-    """Every exec the sandbox makes from now on (candidate's and driver's)."""
+    """Every request the sandbox makes from now on (candidate's and driver's)."""
     calls: list[object] = []
     original = sandbox._run
 
@@ -34,8 +34,9 @@ def counted(sandbox: Any) -> list[object]:
 
 
 @pytest.mark.parametrize("image", ["busybox", "python"])
-def test_a_trivial_plan_takes_three_execs(open_sandbox: OpenSandbox, image: str) -> None:
-    """Seed + command, stop + test file + test, stop + capture: three execs in all."""
+def test_a_trivial_plan_takes_three_round_trips(open_sandbox: OpenSandbox, image: str) -> None:
+    """Seed + command, stop + test file + test, stop + capture: three requests in all
+    (three supervisor round trips, or three execs for an image without one)."""
     sandbox = open_sandbox(image)
     calls = counted(sandbox)
     plan = Plan(files=(SeedFile("solution.sh", "cat solution.sh | wc -l; cat; echo done\n"),),
