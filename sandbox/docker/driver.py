@@ -1,8 +1,10 @@
 """The Docker driver: one hardened container per run.
 
-Every command and test runs as the profile's non-root ``user``. A host timer kills the
-container at the wall deadline. Files move as tar streams (:mod:`sandbox.docker.transfer`)
-and the driver's own steps are small ``sh`` scripts (:mod:`sandbox.docker.scripts`).
+Every command and test runs as the profile's non-root ``user``. This module speaks the
+sandbox contract in requests; :mod:`sandbox.docker.conduit` carries them to the container
+and keeps its wall deadline, and :mod:`sandbox.docker.evaluator` is the evaluator step.
+Files move as tar streams (:mod:`sandbox.docker.transfer`) and the driver's own steps are
+small ``sh`` scripts (:mod:`sandbox.docker.scripts`).
 
 Two transports carry the same requests (:class:`~sandbox.docker.stream.ExecRequest`):
 
@@ -24,12 +26,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import secrets
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-
-import docker.errors
 
 from sandbox.base import Sandbox
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
@@ -37,13 +36,12 @@ from sandbox.command import Command, SeedFile
 from sandbox.docker import collect, scripts, transfer
 from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.channel import Channel, ChannelClosed
-from sandbox.docker.failure import classify, start_error_is_candidates
+from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from sandbox.docker.failure import start_error_is_candidates
 from sandbox.docker.hostkill import host_kill
-from sandbox.docker.stream import ExecRequest, RawExec, run_exec
-from sandbox.docker.usage import parse_inside, read_usage
+from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.errors import SandboxError, SandboxUnavailable
-from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
-from sandbox.evaluator import record as record_evaluator
+from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from sandbox.execution import (
     CodeExecution,
     CodeExecutionRecord,
@@ -56,8 +54,6 @@ from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead,
 
 log = logging.getLogger(__name__)
 
-#: Timeout of the driver's own steps (stop, capture, listing, OOM counter, usage).
-INTERNAL_TIMEOUT_S = 30.0
 #: Attempts at stopping the candidate when runc cannot start the stop script (no pids left).
 STOP_ATTEMPTS = 20
 #: Exit status of a driver script that gave up before the candidate's command started.
@@ -72,24 +68,19 @@ class DockerSandbox(Sandbox):
     def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
                  channel: Channel | None = None) -> None:
         super().__init__(profile)
-        self.client, self.container, self.run_id = client, container, run_id
-        self.channel = channel
-        self._oom_seen = 0
-        self._expired = threading.Event()
-        self._closed = False
-        self._timer = threading.Timer(profile.limits.wall_timeout_s, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
+        self.client, self.container, self.channel, self.run_id = (
+            client, container, channel, run_id)
+        self.conduit = Conduit(client, container, profile, channel)
 
     @property
     def id(self) -> str:
         """The container id."""
-        return str(self.container.id)
+        return self.conduit.id
 
     @property
     def deadline_exceeded(self) -> bool:
         """Whether the wall deadline killed the container."""
-        return self._expired.is_set()
+        return self.conduit.deadline_exceeded
 
     def write_files(self, files: Sequence[SeedFile]) -> None:
         """Extract a tar of ``files`` into the workspace, as the candidate's user.
@@ -134,7 +125,7 @@ class DockerSandbox(Sandbox):
         """A candidate command's result (an OOM kill told apart from other SIGKILLs)."""
         if raw.start_error:
             return self._start_failure(raw)
-        oom = raw.exit_code == SIGKILL_STATUS and not raw.timed_out and self._oom_happened()
+        oom = raw.exit_code == SIGKILL_STATUS and not raw.timed_out and self.conduit.oom_happened()
         return ExecResult(exit_code=raw.exit_code, stdout=raw.stdout, stderr=raw.stderr,
                           timed_out=raw.timed_out or self.deadline_exceeded,
                           stdout_truncated=raw.stdout_truncated,
@@ -211,7 +202,7 @@ class DockerSandbox(Sandbox):
     def _stop_once(self) -> bool:
         """One stop: by the supervisor when there is one, else by the ``STOP`` script."""
         if self.channel is None:
-            return self._internal(("sh", "-c", scripts.STOP), on_limit=_nothing).exit_code == 0
+            return self._internal(("sh", "-c", scripts.STOP), on_limit=nothing).exit_code == 0
         try:
             left = self.channel.stop()
         except ChannelClosed as error:
@@ -230,7 +221,7 @@ class DockerSandbox(Sandbox):
         """
         raw = self._internal(transfer.capture_command(path), cap=limit + transfer.TAR_SLACK)
         if raw.exit_code != 0 and not raw.stdout_truncated:
-            return FileRead(exists=False, error=_first_line(raw.stderr) or "not readable")
+            return FileRead(exists=False, error=first_line(raw.stderr) or "not readable")
         return transfer.read_archive(raw.stdout, path, limit)
 
     def list_dir(self, path: str, max_entries: int) -> Listing:
@@ -242,7 +233,7 @@ class DockerSandbox(Sandbox):
         raw = self._internal(("sh", "-c", scripts.LIST, "sh", path, str(max_entries + 1)),
                              cap=(max_entries + 1) * transfer.MAX_LINE)
         if raw.exit_code != 0:
-            return Listing(error=_first_line(raw.stderr) or "cannot list directory")
+            return Listing(error=first_line(raw.stderr) or "cannot list directory")
         return transfer.parse_listing(raw.stdout, path, max_entries)
 
     def stop_and_write(self, files: Sequence[SeedFile]) -> None:
@@ -256,7 +247,7 @@ class DockerSandbox(Sandbox):
                                         self.profile.limits.seed_bytes) if files else b""
         argv = ("sh", "-c", scripts.STOP_AND_EXTRACT if files else scripts.STOP, "sh",
                 self.profile.workdir)
-        raw = self._internal(argv, stdin=archive, on_limit=_nothing, stop_first=True)
+        raw = self._internal(argv, stdin=archive, on_limit=nothing, stop_first=True)
         if raw.exit_code != 0 and not self.deadline_exceeded:
             super().stop_and_write(files)  # e.g. no pids left to start the script: retry
 
@@ -270,7 +261,7 @@ class DockerSandbox(Sandbox):
         entries = self.profile.limits.listing_entries
         sent = collect.request(checks, self.profile.workdir, budget, entries)
         raw = self._internal(("sh", "-c", scripts.COLLECT, "sh", *sent.argv), cap=sent.cap,
-                             on_limit=_nothing, stop_first=True)
+                             on_limit=nothing, stop_first=True)
         if raw.exit_code == 0 and not raw.stdout_truncated:
             trial = CaptureBudget(budget.total_bytes)
             trial.charged = budget.charged
@@ -286,110 +277,32 @@ class DockerSandbox(Sandbox):
 
     def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
         """Seal the workspace, write the evaluator's files and run it as its own uid with
-        no network (see :mod:`sandbox.evaluator`).
+        no network (:func:`sandbox.docker.evaluator.run`).
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        directory = f"/tmp/.evaluator-{secrets.token_hex(8)}"
-        self._detach_networks()
-        archive = evaluator_step.archive(spec, directory, self.profile.limits.seed_bytes)
-        raw = self._internal(("sh", "-c", evaluator_step.SEAL, "sh", self.profile.workdir,
-                              directory), stdin=archive, on_limit=_nothing)
-        if raw.exit_code != 0:
-            return not_run(spec, f"could not prepare the evaluator: {_first_line(raw.stderr)}")
-        request = ExecRequest(
-            argv=spec.argv(directory), user=evaluator_step.user(self.profile.hardening),
-            workdir=directory, env={**self.profile.env,
-                                    **spec.environment(self.profile.workdir, directory)},
-            stdin=b"", timeout_s=spec.timeout_s,
-            cap=spec.output_cap_bytes or self.profile.limits.output_cap_bytes)
-        ran = self._run(request, self._kill_evaluator)
-        if ran is None:
-            return not_run(spec, "sandbox deadline exceeded")
-        return record_evaluator(spec, ExecResult(
-            exit_code=ran.exit_code, stdout=ran.stdout, stderr=ran.stderr,
-            timed_out=ran.timed_out, stdout_truncated=ran.stdout_truncated,
-            stderr_truncated=ran.stderr_truncated, duration_s=ran.duration_s,
-            error=ran.start_error or None))
-
-    def _detach_networks(self) -> None:
-        """Disconnect the container from every network (a pack with egress)."""
-        if self.profile.hardening.network_mode == "none":
-            return
-        try:
-            self.container.reload()
-            names = list(self.container.attrs["NetworkSettings"]["Networks"])
-            for name in names:
-                self.client.api.disconnect_container_from_network(self.id, name, force=True)
-        except (docker.errors.DockerException, OSError) as error:
-            raise classify(error, what="network disconnect", sandbox_id=self.id) from error
-
-    def _kill_evaluator(self) -> None:
-        """Called from the stream when the evaluator passes its timeout or output cap."""
-        request = ExecRequest(argv=("sh", "-c", scripts.STOP),
-                              user=evaluator_step.user(self.profile.hardening), workdir="/",
-                              env={}, stdin=b"", timeout_s=INTERNAL_TIMEOUT_S, cap=4096)
-        try:
-            self._run(request, _nothing)
-        except SandboxError as error:
-            log.warning("could not stop the evaluator in %s: %s", self.id[:12], error)
+        return evaluator_step.run(self.conduit, spec)
 
     def usage(self) -> Mapping[str, float]:
-        """Peak memory and CPU time from the container's cgroup: the host's when visible,
-        else as the supervisor reads it inside; never raises."""
-        found = read_usage(self.id)
-        if found or self.channel is None:
-            return found
-        try:
-            raw = self._internal(("sh", "-c", scripts.USAGE), cap=4096, on_limit=_nothing)
-        except SandboxError as error:
-            log.info("usage of %s not readable: %s", self.id[:12], error)
-            return {}
-        return parse_inside(raw.stdout)
+        """Peak memory and CPU time (:meth:`Conduit.usage`); never raises."""
+        return self.conduit.usage()
 
     def close(self) -> None:
         """Remove the container (force); never raises."""
-        self._timer.cancel()
-        if self._closed:
-            return
-        self._closed = True
-        if self.channel is not None:
-            self.channel.close()
-        try:
-            self.container.remove(force=True)
-        except docker.errors.NotFound:
-            pass
-        except Exception as error:  # close must not raise; the reaper will retry
-            log.warning("could not remove sandbox %s: %s", self.id[:12], error)
+        self.conduit.close()
 
     def _internal(self, argv: Sequence[str], *, stdin: bytes = b"", cap: int = 1 << 20,
                   on_limit: Callable[[], None] | None = None,
                   stop_first: bool = False) -> RawExec:
-        """The driver's own step as the candidate's uid (so it reads what they can)."""
-        request = ExecRequest(argv=argv, user=self.profile.hardening.user,
-                              workdir=self.profile.workdir, env={}, stdin=stdin,
-                              timeout_s=INTERNAL_TIMEOUT_S, cap=cap, stop_first=stop_first)
-        raw = self._run(request, on_limit or self._kill_candidate)
-        return raw or RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0)
+        """The driver's own step as the candidate's uid (:func:`internal_request`)."""
+        request = internal_request(self.profile, argv, stdin=stdin, cap=cap,
+                                   stop_first=stop_first)
+        return self._run(request, on_limit or self._kill_candidate) or PAST_DEADLINE
 
     def _run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec | None:
-        """The request through the supervisor (same uid) or ``exec``, with engine errors
-        classified; ``None`` past the deadline."""
-        if self.deadline_exceeded:
-            return None
-        try:
-            if self.channel is not None and request.user == self.profile.hardening.user:
-                return self.channel.run(request, on_limit)
-            return run_exec(self.client.api, self.id, request, on_limit)
-        except ChannelClosed as error:
-            if self.deadline_exceeded:
-                return None
-            raise SandboxUnavailable(f"supervisor: {error}", sandbox_id=self.id) from error
-        except (docker.errors.DockerException, OSError) as error:
-            if self.deadline_exceeded:
-                return None
-            raise classify(error, what="exec", sandbox_id=self.id) from error
+        """Every request of the sandbox goes here (:meth:`Conduit.run`)."""
+        return self.conduit.run(request, on_limit)
 
     def _start_failure(self, raw: RawExec) -> ExecResult:
         message = raw.start_error or ""
@@ -404,35 +317,7 @@ class DockerSandbox(Sandbox):
         except SandboxError as error:
             log.warning("could not stop the candidate in %s: %s", self.id[:12], error)
 
-    def _oom_happened(self) -> bool:
-        """Whether the memory cgroup's OOM-kill counter moved since we last looked."""
-        hardening = self.profile.hardening
-        user = hardening.user if self.channel is not None else hardening.keeper_user
-        request = ExecRequest(argv=("sh", "-c", scripts.OOM_COUNT), user=user, workdir="/", env={},
-                              stdin=b"", timeout_s=INTERNAL_TIMEOUT_S, cap=4096)
-        raw = self._run(request, _nothing)
-        fields = raw.stdout.split() if raw else []
-        count = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else self._oom_seen
-        happened, self._oom_seen = count > self._oom_seen, max(count, self._oom_seen)
-        return happened
-
-    def _expire(self) -> None:
-        """The wall deadline: kill the container (``close`` removes it)."""
-        self._expired.set()
-        try:
-            self.container.kill()
-        except Exception as error:  # already gone or stopping: nothing left to kill
-            log.info("deadline kill of %s: %s", self.id[:12], error)
-
-
-def _nothing() -> None:
-    """An ``on_limit`` for the driver's own scripts: let them finish or time out."""
-
 
 def _driver_failed(raw: RawExec, nonce: str) -> bool:
     """Whether a driver script gave up before the candidate's command (exit 97 + its line)."""
     return raw.exit_code == DRIVER_FAILED and raw.stderr.startswith(f"@{nonce} ".encode())
-
-
-def _first_line(data: bytes) -> str:
-    return data.decode(errors="replace").strip().splitlines()[0] if data.strip() else ""

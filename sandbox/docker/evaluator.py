@@ -1,11 +1,23 @@
-"""The Docker driver's half of the evaluator step: the seal script, the files, the uid."""
+"""The Docker driver's half of the evaluator step: seal the workspace, write the
+evaluator's files and run it as its own uid with no network (see :mod:`sandbox.evaluator`).
+"""
 
 from __future__ import annotations
 
+import logging
+import secrets
+
 from sandbox.command import SeedFile
 from sandbox.docker import scripts, transfer
-from sandbox.evaluator import EVALUATOR_USER, GROUND_TRUTH, EvaluatorRun
+from sandbox.docker.conduit import INTERNAL_TIMEOUT_S, Conduit, internal_request, nothing
+from sandbox.docker.stream import ExecRequest, first_line
+from sandbox.errors import SandboxError
+from sandbox.evaluator import EVALUATOR_USER, GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, not_run
+from sandbox.evaluator import record as record_evaluator
 from sandbox.profile import Hardening
+from sandbox.results import ExecResult
+
+log = logging.getLogger(__name__)
 
 #: As the candidate's uid: stop the candidate, make the workspace readable and read-only
 #: to everyone (the evaluator is "other"), then extract the evaluator's files into ``$2``.
@@ -14,6 +26,46 @@ stop_candidate || exit 97
 chmod -R a+rX,a-w "$1" 2>/dev/null
 mkdir -m 755 "$2" && exec tar -xf - -C "$2"
 """
+
+
+def run(conduit: Conduit, spec: EvaluatorRun) -> EvaluatorRecord:
+    """The evaluator's record (``not_run`` when it could not be prepared or started).
+
+    Raises:
+        SandboxUnavailable: the engine or the container is gone.
+    """
+    profile = conduit.profile
+    directory = f"/tmp/.evaluator-{secrets.token_hex(8)}"
+    conduit.detach_networks()
+    seal = internal_request(profile, ("sh", "-c", SEAL, "sh", profile.workdir, directory),
+                            stdin=archive(spec, directory, profile.limits.seed_bytes),
+                            stop_first=True)
+    sealed = conduit.run(seal, nothing)
+    if sealed is None or sealed.exit_code != 0:
+        why = first_line(sealed.stderr) if sealed else "sandbox deadline exceeded"
+        return not_run(spec, f"could not prepare the evaluator: {why}")
+    request = ExecRequest(
+        argv=spec.argv(directory), user=user(profile.hardening), workdir=directory,
+        env={**profile.env, **spec.environment(profile.workdir, directory)}, stdin=b"",
+        timeout_s=spec.timeout_s, cap=spec.output_cap_bytes or profile.limits.output_cap_bytes)
+    ran = conduit.run(request, lambda: _stop(conduit))
+    if ran is None:
+        return not_run(spec, "sandbox deadline exceeded")
+    return record_evaluator(spec, ExecResult(
+        exit_code=ran.exit_code, stdout=ran.stdout, stderr=ran.stderr, timed_out=ran.timed_out,
+        stdout_truncated=ran.stdout_truncated, stderr_truncated=ran.stderr_truncated,
+        duration_s=ran.duration_s, error=ran.start_error or None))
+
+
+def _stop(conduit: Conduit) -> None:
+    """Called from the stream when the evaluator passes its timeout or output cap."""
+    request = ExecRequest(argv=("sh", "-c", scripts.STOP), user=user(conduit.profile.hardening),
+                          workdir="/", env={}, stdin=b"", timeout_s=INTERNAL_TIMEOUT_S,
+                          cap=4096)
+    try:
+        conduit.run(request, nothing)
+    except SandboxError as error:
+        log.warning("could not stop the evaluator in %s: %s", conduit.id[:12], error)
 
 
 def archive(spec: EvaluatorRun, directory: str, max_bytes: int) -> bytes:

@@ -225,3 +225,8 @@ def _exit_status(api: Any, exec_id: str) -> tuple[int | None, int]:
             code = info.get("ExitCode") if not info.get("Running") else None
             return code, int(info.get("Pid") or 0)
         time.sleep(0.01)
+
+
+def first_line(data: bytes) -> str:
+    """The first non-blank line of an output (for error messages), or ``""``."""
+    return data.decode(errors="replace").strip().splitlines()[0] if data.strip() else ""

@@ -174,12 +174,12 @@ def test_usage_is_read_inside_when_the_host_cgroups_are_not_visible(
         open_sandbox: OpenSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker in a container of its own still reports peak memory and CPU time: the
     supervisor reads the same counters the host would."""
-    import sandbox.docker.driver as driver
+    import sandbox.docker.conduit as conduit
 
     sandbox = open_sandbox("python")
     sandbox.exec(Command(["python3", "-c", "b = bytearray(48 << 20); sum(range(3_000_000))"]))
     on_host = sandbox.usage()
-    monkeypatch.setattr(driver, "read_usage", lambda container_id: {})
+    monkeypatch.setattr(conduit, "read_usage", lambda container_id: {})
     inside = sandbox.usage()
     assert inside["memory_peak_bytes"] > 48 << 20 and inside["cpu_seconds"] > 0.05
     if on_host:  # this worker sees the host's cgroups too: the same counters
