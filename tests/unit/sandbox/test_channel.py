@@ -7,11 +7,13 @@ The real supervisor is tested in tests/integration/sandbox/test_supervisor.py.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import ClassVar
 
 import pytest
 
@@ -36,32 +38,60 @@ def request(**changes: object) -> ExecRequest:
 
 
 class Peer:
-    """Reads the host's frames; answers each ``R`` with ``answer(frames_so_far)``."""
+    """Reads the host's frames; answers each ``E`` or ``K`` with ``answer(frames_so_far)``.
 
-    def __init__(self, sock: socket.socket, answer: Callable[[list[bytes]], bytes]) -> None:
-        self.sock, self.answer, self.seen = sock, answer, []
+    Runs on its own thread until the host hangs up, it hangs up itself (``hang_up``: right
+    after its answer to the first ``E``) or the ``pair`` fixture ends it: the fixture joins
+    every peer before it closes the sockets, so no peer ever reads a closed descriptor.
+    """
+
+    started: ClassVar[list[Peer]] = []
+
+    def __init__(self, sock: socket.socket, answer: Callable[[list[bytes]], bytes],
+                 *, hang_up: bool = False) -> None:
+        self.sock, self.answer, self.hang_up = sock, answer, hang_up
+        self.seen: list[bytes] = []
         self.thread = threading.Thread(target=self.loop, daemon=True)
+        Peer.started.append(self)
         self.thread.start()
 
     def loop(self) -> None:
         buffer = b""
-        while chunk := self.sock.recv(1 << 16):
-            buffer += chunk
-            while len(buffer) >= 5:
-                kind, size = struct.unpack(">cI", buffer[:5])
-                if len(buffer) < 5 + size:
-                    break
-                self.seen.append(buffer[:5 + size])
-                buffer = buffer[5 + size:]
-                reply = self.answer(self.seen) if kind in (b"E", b"K") else b""
-                for i in range(0, len(reply), 3):  # dribbled out in 3-byte pieces
-                    self.sock.sendall(reply[i:i + 3])
+        try:
+            while chunk := self.sock.recv(1 << 16):
+                buffer += chunk
+                while len(buffer) >= 5:
+                    kind, size = struct.unpack(">cI", buffer[:5])
+                    if len(buffer) < 5 + size:
+                        break
+                    self.seen.append(buffer[:5 + size])
+                    buffer = buffer[5 + size:]
+                    if self.reply(kind):
+                        return
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the host hung up while we answered: a peer just stops then
+
+    def reply(self, kind: bytes) -> bool:
+        """Answer one frame (dribbled out in 3-byte pieces); ``True`` once hung up."""
+        answer = self.answer(self.seen) if kind in (b"E", b"K") else b""
+        for i in range(0, len(answer), 3):
+            self.sock.sendall(answer[i:i + 3])
+        if self.hang_up and kind == b"E":
+            self.sock.shutdown(socket.SHUT_RDWR)
+            return True
+        return False
 
 
 @pytest.fixture
 def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
     host, peer = socket.socketpair()
     yield host, peer
+    with contextlib.suppress(OSError):
+        peer.shutdown(socket.SHUT_RDWR)  # wakes a peer blocked in recv
+    for started in Peer.started:
+        started.thread.join(timeout=5)
+        assert not started.thread.is_alive(), "a test peer did not stop"
+    Peer.started.clear()
     host.close()
     peer.close()
 
@@ -139,9 +169,8 @@ def test_stop_reports_processes_left(pair: tuple[socket.socket, socket.socket]) 
 def test_a_vanished_supervisor_is_channel_closed(
         pair: tuple[socket.socket, socket.socket]) -> None:
     host, peer = pair
-    Peer(peer, lambda seen: docker(frame(b"o", b"partial")))
+    Peer(peer, lambda seen: docker(frame(b"o", b"partial")), hang_up=True)
     channel = Channel(host)
-    threading.Timer(0.2, lambda: peer.shutdown(socket.SHUT_RDWR)).start()
     with pytest.raises(ChannelClosed):
         channel.run(request(), lambda: None)
     with pytest.raises(ChannelClosed):
