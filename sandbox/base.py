@@ -9,6 +9,7 @@ order) live here once, so every driver applies them the same way. A driver may o
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -122,13 +123,15 @@ class Sandbox(ABC):
 
     def code_execution(self, spec: CodeExecution,
                        context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
-        """Run a ``code_execution`` test command as §7.3 says and parse its counts.
+        """Run a ``code_execution`` test command as §7.3 says, as the judge's uid (every
+        other process stopped first), and parse its counts.
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
         command, unresolved = shell_command(spec, context or {})
-        result = self.exec(command_for_test(spec, command, self.profile.workdir))
+        test = command_for_test(spec, command, self.profile.workdir)
+        result = self.exec(dataclasses.replace(test, user=self.profile.hardening.judge_user))
         return record(spec, command, result, unresolved)
 
     def stop_and_write(self, files: Sequence[SeedFile]) -> None:
@@ -164,13 +167,15 @@ class Sandbox(ABC):
         tests = self._run_tests(plan)
         checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
         evaluator = self.run_evaluator(plan.evaluator) if plan.evaluator else None
+        usage = self.usage()
         return PlanResult(
             sandbox_id=self.id, profile=self.profile.name, image=self.profile.image,
             limits=self.profile.limits, commands=commands, tests=tests, checks=checks,
             files_written=len(plan.files) + len(plan.test_files),
             commands_skipped=len(plan.commands) - len(commands),
             deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started,
-            evaluator=evaluator, usage=self.usage())
+            evaluator=evaluator, usage=usage,
+            usage_unavailable="" if usage else self.usage_unavailable())
 
     def usage(self) -> Mapping[str, float]:
         """What the sandbox has used so far (peak memory, CPU time), where known.
@@ -178,6 +183,10 @@ class Sandbox(ABC):
         Raises nothing: a driver that cannot tell returns an empty mapping.
         """
         return {}
+
+    def usage_unavailable(self) -> str:
+        """Why :meth:`usage` is empty (called only when it is)."""
+        return f"the {type(self).__name__} driver does not measure usage"
 
     def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
         """Run a custom-script evaluator as :mod:`sandbox.evaluator` says (candidate stopped,

@@ -18,6 +18,9 @@ class Command:
     timeout_s: float | None = None
     output_cap_bytes: int | None = None
     """Cap per stream (stdout, stderr), enforced while streaming."""
+    user: str | None = None
+    """Numeric ``uid:gid`` to run as; ``None`` is the candidate's (the profile's ``user``).
+    A command with a user of its own first stops every process left in the sandbox."""
 
     def as_argv(self) -> tuple[str, ...]:
         """The argv to execute (a shell string becomes ``sh -c``)."""

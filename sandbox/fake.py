@@ -72,6 +72,8 @@ class FakeSandbox(Sandbox):
         """
         self._check_open()
         self.executed.append(command)
+        if command.user is not None:
+            self.jobs.clear()  # a command with a user of its own stops everything first
         self._tick_jobs()
         key = command.argv if isinstance(command.argv, str) else shlex.join(command.argv)
         inner = command.argv[2] if command.as_argv()[:2] in {("sh", "-c"), ("sh", "-lc")} else key
@@ -154,7 +156,7 @@ class FakeSandbox(Sandbox):
         return Shell(fs=self.fs, programs=PROGRAMS, cwd=workdir, background=self.jobs,
                      cap=command.output_cap_bytes or limits.output_cap_bytes,
                      timeout_s=command.timeout_s or limits.exec_timeout_s,
-                     uid=int(self.profile.hardening.user.split(":")[0]))
+                     uid=int((command.user or self.profile.hardening.user).split(":")[0]))
 
     def _interpret(self, command: Command) -> ExecResult:
         shell = self._shell(command)

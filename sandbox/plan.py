@@ -61,6 +61,8 @@ class PlanResult:
     usage: Mapping[str, float] = field(default_factory=dict)
     """What the sandbox used (``memory_peak_bytes``, ``cpu_seconds``) where the driver can
     tell; empty otherwise."""
+    usage_unavailable: str = ""
+    """Why :attr:`usage` is empty (``""`` when it is not)."""
     evaluator: EvaluatorRecord | None = None
 
     @property

@@ -73,17 +73,24 @@ class Hardening:
     """Docker's init as pid 1 under the keep-alive. A supervised image's pid 1 is the
     supervisor itself, which reaps like an init, so this applies to ``exec`` images only."""
     user: str = "1000:1000"
-    """Numeric uid:gid every candidate and test command runs as (never root); also the
-    supervisor's (``sandbox/images/supervisor``), which has no capability to switch."""
+    """Numeric uid:gid every command of the candidate runs as (never root)."""
+    judge_user: str = "65532:65532"
+    """Numeric uid:gid the pack's test commands (``code_execution``) run as: not the
+    candidate's, so nothing the candidate runs can signal, trace or impersonate them."""
     keeper_user: str = "65534:65534"
     """Numeric uid:gid of the keep-alive of an image driven by ``exec``; must differ from
     ``user`` so that stopping the candidate (``kill -9 -1`` as ``user``) leaves it running."""
 
     def __post_init__(self) -> None:
-        if self.user.split(":")[0] in {"0", "root", ""}:
-            raise SandboxConfigError("hardening user must be a non-root numeric uid")
-        if self.user.split(":")[0] == self.keeper_user.split(":")[0]:
-            raise SandboxConfigError("hardening keeper_user must differ from user")
+        uids: dict[str, str] = {}
+        for name in ("user", "judge_user", "keeper_user"):
+            uid, _, gid = getattr(self, name).partition(":")
+            if not uid.isdigit() or not (gid or uid).isdigit() or int(uid) == 0:
+                raise SandboxConfigError(f"hardening {name} must be a non-root numeric "
+                                         f"uid:gid, not {getattr(self, name)!r}")
+            if uid in uids:
+                raise SandboxConfigError(f"hardening {name} must differ from {uids[uid]}")
+            uids[uid] = name
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,9 @@ class Profile:
     workdir: str = WORKSPACE
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra container labels (``evalfleet.*`` names are reserved for the driver)."""
+    runtime: str | None = None
+    """The engine's OCI runtime for this profile's sandboxes (``runsc`` for gVisor,
+    ``runc``, or any the engine lists); ``None`` is the engine's default."""
 
     def __post_init__(self) -> None:
         if not self.name or not self.image:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from services import missing_service
+from services import RUNTIMES, missing_service
 
 TESTS = Path(__file__).parent
 LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "integration",
@@ -26,6 +26,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         lane = LANE_BY_FOLDER.get(folder)
         if lane and lane not in {m.name for m in item.iter_markers()}:
             item.add_marker(getattr(pytest.mark, lane))
+
+
+@pytest.fixture(scope="session", params=RUNTIMES)
+def runtime(request: pytest.FixtureRequest, docker_client: Any) -> str:
+    """The engine runtime of a sandbox test (each such test runs under every one of them)."""
+    name: str = request.param
+    if name not in (docker_client.info().get("Runtimes") or {}):
+        missing_service(f"the {name} runtime", LookupError(
+            "not registered with the engine (scripts/setup.sh registers it)"))
+    return name
 
 
 @pytest.fixture(scope="session")

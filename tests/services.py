@@ -8,6 +8,8 @@ from typing import NoReturn
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+#: The OCI runtimes every sandbox test runs under (``scripts/setup.sh`` registers runsc).
+RUNTIMES = ("runc", "runsc")
 
 
 def missing_service(what: str, error: BaseException) -> NoReturn:

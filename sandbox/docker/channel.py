@@ -7,7 +7,7 @@ inside the container instead of a round trip through dockerd, containerd and run
 
 :class:`Channel` keeps :func:`sandbox.docker.stream.run_exec`'s contract: the same
 :class:`ExecRequest` in, the same :class:`RawExec` out, output capped while it streams,
-the timeout (and start marker) timed on the host, and ``on_limit`` called once on its own
+the timeout timed on the host, and ``on_limit`` called once on its own
 thread. A reader thread demultiplexes Docker's frames, then the supervisor's
 (``[type][length: 4 bytes, big endian][payload]``), and routes them: a stop's answer to
 :meth:`Channel.stop`, everything else to the running :meth:`Channel.run`.
@@ -25,13 +25,15 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sandbox.docker.stream import GRACE_S, MARKER_WAIT_S, Capped, ExecRequest, RawExec
+from sandbox.docker.stream import GRACE_S, Capped, ExecRequest, RawExec
 
 log = logging.getLogger(__name__)
 
 #: The protocol version this module speaks (images say theirs in a label, see ``factory``).
-PROTOCOL = "1"
+PROTOCOL = "2"
 _FRAME = struct.Struct(">cI")
+#: An ``R`` frame's head: flags, uid, gid.
+_RUN_HEAD = struct.Struct(">BII")
 _DOCKER_FRAME = struct.Struct(">BxxxI")
 #: Bytes of stdin per frame sent to the supervisor.
 STDIN_CHUNK = 1 << 20
@@ -70,7 +72,7 @@ class Channel:
         return self._reader.is_alive()
 
     def run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec:
-        """Run ``request`` as the supervisor's uid (``request.user`` is not switched to).
+        """Run ``request`` as ``request.user`` (the supervisor switches to it; never root).
 
         Raises:
             ChannelClosed: the container went away, or an earlier command never ended.
@@ -78,8 +80,7 @@ class Channel:
         if self._broken:
             raise ChannelClosed("the supervisor channel is out of step")
         started = time.monotonic()
-        marker = request.start_marker
-        streams = {b"o": Capped(request.cap + len(marker)), b"e": Capped(request.cap)}
+        streams = {b"o": Capped(request.cap), b"e": Capped(request.cap)}
         self._send(b"R", encode_run(request))
         for chunk in _chunks(request.stdin):
             self._send(b"I", chunk)
@@ -136,11 +137,23 @@ class Channel:
 
 
 def encode_run(request: ExecRequest) -> bytes:
-    """The payload of an ``R`` frame: flags, workdir, ``KEY=VALUE``s, an empty field, argv."""
+    """The payload of an ``R`` frame: flags, uid, gid, then workdir, ``KEY=VALUE``s, an
+    empty field and argv, each NUL-terminated."""
+    uid, gid = numeric_user(request.user)
     fields = [request.workdir, *(f"{k}={v}" for k, v in request.env.items()), "",
               *request.argv]
-    flags = b"\x01" if request.stop_first else b"\x00"
-    return flags + b"".join(field.encode() + b"\0" for field in fields)
+    head = _RUN_HEAD.pack(1 if request.stop_first else 0, uid, gid)
+    return head + b"".join(field.encode() + b"\0" for field in fields)
+
+
+def numeric_user(user: str) -> tuple[int, int]:
+    """``"uid:gid"`` (or ``"uid"``, gid = uid) as numbers; the supervisor refuses 0.
+
+    Raises:
+        ValueError: ``user`` is not numeric.
+    """
+    uid, _, gid = user.partition(":")
+    return int(uid), int(gid or uid)
 
 
 def _chunks(data: bytes) -> Iterator[bytes]:
@@ -206,21 +219,18 @@ class _Outcome:
 
 
 class _Wait:
-    """The host-side clock of one command: timeout, start marker, caps, grace."""
+    """The host-side clock of one command: timeout, caps, grace."""
 
     def __init__(self, events: queue.Queue[tuple[bytes, bytes]], outcome: _Outcome,
                  request: ExecRequest, on_limit: Callable[[], None]) -> None:
         self.events, self.outcome, self.request = events, outcome, request
         self.limit = threading.Thread(target=on_limit, name="sandbox-limit", daemon=True)
-        self.marker = request.start_marker or None
-        now = time.monotonic()
-        self.deadline = now + (MARKER_WAIT_S if self.marker else request.timeout_s)
+        self.deadline = time.monotonic() + request.timeout_s
 
     def until_done(self) -> None:
         """Consume frames until the command ended or the grace after a limit ran out."""
         try:
             while self.outcome.kind is None:
-                self._check_marker()
                 left = self.deadline - time.monotonic()
                 if left <= 0:
                     if self._limited():
@@ -239,12 +249,6 @@ class _Wait:
         finally:
             if self._limited():
                 self.limit.join()  # never return while the kill could hit the next command
-
-    def _check_marker(self) -> None:
-        if self.marker and self.outcome.streams[b"o"].data.startswith(self.marker):
-            self.marker = None
-            if not self._limited():
-                self.deadline = time.monotonic() + self.request.timeout_s
 
     def _limited(self) -> bool:
         return self.limit.ident is not None

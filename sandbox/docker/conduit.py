@@ -6,12 +6,19 @@ requests; this is where a request meets the container. A request as the supervis
 goes through the supervisor (:mod:`sandbox.docker.channel`), any other through
 ``docker exec`` (:mod:`sandbox.docker.stream`). A host timer kills the container at the
 profile's wall deadline; from then on every request answers ``None``.
+
+Every request is stamped here with the image's environment under its own (the supervisor
+passes on nothing of its own). A gVisor sandbox that passes its memory limit
+is killed whole by the host (its kernel is one process there); that, too, ends the sandbox
+for every later request, as the candidate's doing (:attr:`Conduit.ended_by`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +38,18 @@ log = logging.getLogger(__name__)
 INTERNAL_TIMEOUT_S = 30.0
 #: What a request past the wall deadline reports.
 PAST_DEADLINE = RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0)
+#: What the request in flight reports when the host killed its gVisor sandbox at the
+#: memory limit: SIGKILL, as a process OOM-killed under runc (its output is lost with it).
+KILLED_WITH_SANDBOX = RawExec(137, b"", b"", False, False, False, 0.0)
+#: Seconds to wait for the engine to notice that a container whose stream ended has died.
+DEATH_WAIT_S = 2.0
+#: How a sandbox can end before it is closed (:attr:`Conduit.ended_by`).
+DEADLINE, MEMORY = "deadline", "memory"
+#: Why a gVisor sandbox reports no usage.
+GVISOR_USAGE = ("not measured under gVisor: the sandbox's cgroup counts its kernel as well "
+                "as the candidate's processes")
+#: Why a sandbox reports no usage when neither the host nor the supervisor can read it.
+NO_USAGE = "the sandbox's cgroup counters could not be read"
 
 
 def nothing() -> None:
@@ -45,13 +64,23 @@ def internal_request(profile: Profile, argv: Sequence[str], *, stdin: bytes = b"
                        stop_first=stop_first)
 
 
+def _maybe_killed(raw: RawExec) -> bool:
+    """Whether an exec's end could be its container's death (no status, or a signal's)."""
+    return not raw.timed_out and (raw.exit_code is None or raw.exit_code >= 128)
+
+
 class Conduit:
-    """The container, its supervisor (if any) and its wall deadline."""
+    """The container, its supervisor (if any), its runtime and its wall deadline."""
 
     def __init__(self, client: Any, container: Any, profile: Profile,
-                 channel: Channel | None = None) -> None:
+                 channel: Channel | None = None, *, base_env: Mapping[str, str] | None = None,
+                 gvisor: bool = False) -> None:
         self.client, self.container, self.profile, self.channel = (
             client, container, profile, channel)
+        self.base_env = dict(base_env or {})
+        self.gvisor = gvisor
+        self.ended_by: str | None = None
+        """:data:`DEADLINE` or :data:`MEMORY` once the sandbox ended before its close."""
         self._oom_seen = 0
         self._expired = threading.Event()
         self._closed = False
@@ -69,30 +98,79 @@ class Conduit:
         """Whether the wall deadline killed the container."""
         return self._expired.is_set()
 
+    @property
+    def ended(self) -> bool:
+        """Whether the sandbox ended by a limit (deadline, or a gVisor sandbox's memory)."""
+        return self.deadline_exceeded or self.ended_by is not None
+
     def run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec | None:
-        """The request through the supervisor (same uid) or ``exec``; ``None`` past the
-        deadline.
+        """The request through the supervisor (as its user) or ``exec``; ``None`` once the
+        sandbox has ended by a limit (:attr:`ended`).
 
         Raises:
             SandboxUnavailable: the engine, the container or its supervisor is gone.
         """
+        if self.ended:
+            return None
+        stamped = self.stamp(request)
+        try:
+            if self.channel is not None:
+                return self.channel.run(stamped, on_limit)
+            raw = run_exec(self.client.api, self.id, stamped, on_limit)
+        except ChannelClosed as error:
+            return self._lost(SandboxUnavailable(f"supervisor: {error}", sandbox_id=self.id))
+        except (docker.errors.DockerException, OSError) as error:
+            return self._lost(classify(error, what="exec", sandbox_id=self.id))
+        if _maybe_killed(raw) and (self.ended_by == MEMORY or self.died_of_memory()):
+            return KILLED_WITH_SANDBOX  # the exec's stream just ended with its container
+        return raw
+
+    def _lost(self, error: SandboxError) -> RawExec | None:
+        """The container went away during a request: past the deadline, ``None``; killed
+        whole at its memory limit (gVisor), the request was SIGKILLed with it (whichever
+        request in flight noticed first); otherwise the engine's or our failure.
+
+        Raises:
+            SandboxError: ``error``, when no limit explains the loss.
+        """
         if self.deadline_exceeded:
             return None
-        try:
-            if self.channel is not None and request.user == self.profile.hardening.user:
-                return self.channel.run(request, on_limit)
-            return run_exec(self.client.api, self.id, request, on_limit)
-        except ChannelClosed as error:
-            if self.deadline_exceeded:
-                return None
-            raise SandboxUnavailable(f"supervisor: {error}", sandbox_id=self.id) from error
-        except (docker.errors.DockerException, OSError) as error:
-            if self.deadline_exceeded:
-                return None
-            raise classify(error, what="exec", sandbox_id=self.id) from error
+        if self.ended_by == MEMORY or self.died_of_memory():
+            return KILLED_WITH_SANDBOX
+        raise error
+
+    def stamp(self, request: ExecRequest) -> ExecRequest:
+        """``request`` with the image's environment under its own."""
+        return dataclasses.replace(request, env={**self.base_env, **request.env})
+
+    def died_of_memory(self) -> bool:
+        """Whether the host OOM-killed the whole sandbox (under gVisor, the candidate's
+        memory and the sandbox kernel's are one process there); notes it for later.
+
+        The engine may learn of the death a moment after the stream ended: a container it
+        still calls running is watched for up to :data:`DEATH_WAIT_S`.
+        """
+        if not self.gvisor:
+            return False
+        give_up = time.monotonic() + DEATH_WAIT_S
+        while True:
+            try:
+                self.container.reload()
+                state = self.container.attrs["State"]
+            except (docker.errors.DockerException, OSError, KeyError):
+                return False
+            if not state.get("Running") or time.monotonic() > give_up:
+                break
+            time.sleep(0.02)
+        if state.get("OOMKilled"):
+            self.ended_by = MEMORY
+        return bool(state.get("OOMKilled"))
 
     def oom_happened(self) -> bool:
-        """Whether the memory cgroup's OOM-kill counter moved since we last looked."""
+        """Whether the memory cgroup's OOM-kill counter moved since we last looked (under
+        gVisor, whether the host killed the sandbox for its memory)."""
+        if self.gvisor:
+            return self.ended_by == MEMORY
         hardening = self.profile.hardening
         user = hardening.user if self.channel is not None else hardening.keeper_user
         request = ExecRequest(argv=("sh", "-c", scripts.OOM_COUNT), user=user, workdir="/",
@@ -103,19 +181,23 @@ class Conduit:
         happened, self._oom_seen = count > self._oom_seen, max(count, self._oom_seen)
         return happened
 
-    def usage(self) -> Mapping[str, float]:
+    def usage(self) -> tuple[Mapping[str, float], str]:
         """Peak memory and CPU time from the container's cgroup: the host's when visible,
-        else as the supervisor reads it inside; never raises."""
+        else as the supervisor reads it inside; with them, why they are missing (``""``
+        when found). Never raises."""
+        if self.gvisor:
+            return {}, GVISOR_USAGE
         found = read_usage(self.id)
         if found or self.channel is None:
-            return found
+            return found, "" if found else NO_USAGE
         request = internal_request(self.profile, ("sh", "-c", scripts.USAGE), cap=4096)
         try:
             raw = self.run(request, nothing)
         except SandboxError as error:
             log.info("usage of %s not readable: %s", self.id[:12], error)
-            return {}
-        return parse_inside(raw.stdout) if raw else {}
+            return {}, NO_USAGE
+        inside = parse_inside(raw.stdout) if raw else {}
+        return inside, "" if inside else NO_USAGE
 
     def detach_networks(self) -> None:
         """Disconnect the container from every network (a pack with egress).
@@ -151,6 +233,7 @@ class Conduit:
     def _expire(self) -> None:
         """The wall deadline: kill the container (``close`` removes it)."""
         self._expired.set()
+        self.ended_by = self.ended_by or DEADLINE
         try:
             self.container.kill()
         except Exception as error:  # already gone or stopping: nothing left to kill

@@ -1,24 +1,24 @@
 """The Docker driver: one hardened container per run.
 
-Every command and test runs as the profile's non-root ``user``. This module speaks the
-sandbox contract in requests; :mod:`sandbox.docker.conduit` carries them to the container
-and keeps its wall deadline, and :mod:`sandbox.docker.evaluator` is the evaluator step.
-Files move as tar streams (:mod:`sandbox.docker.transfer`) and the driver's own steps are
-small ``sh`` scripts (:mod:`sandbox.docker.scripts`).
+Every command of the candidate runs as the profile's non-root ``user``, every test command
+as its ``judge_user``. This module speaks the sandbox contract in requests;
+:mod:`sandbox.docker.conduit` carries them to the container and keeps its wall deadline,
+and :mod:`sandbox.docker.evaluator` is the evaluator step. Files move as tar streams
+(:mod:`sandbox.docker.transfer`) and the driver's own steps are small ``sh`` scripts
+(:mod:`sandbox.docker.scripts`), run as the candidate's uid once the candidate is stopped
+(they read what the candidate could).
 
 Two transports carry the same requests (:class:`~sandbox.docker.stream.ExecRequest`):
 
-- **the supervisor** (images that have one): the container's pid 1, as ``user``, takes
-  each request over attached stdin (:mod:`sandbox.docker.channel`) and forks it: about a
-  millisecond instead of an exec's 60-90. It stops the candidate with ``kill(-1)`` from
-  pid 1, which the candidate can neither signal nor race.
+- **the supervisor** (images that have one): the container's pid 1, root in the container
+  with only CAP_SETUID, CAP_SETGID and CAP_KILL, takes each request over attached stdin
+  (:mod:`sandbox.docker.channel`) and forks it as the request's uid: about a millisecond
+  instead of an exec's 60-90. It stops every process with ``kill(-1)`` from pid 1, which
+  no process in the sandbox can signal, trace or race.
 - **``docker exec``** (any other image): the keep-alive runs as ``keeper_user`` and the
-  stop is a ``kill -9 -1`` loop as ``user``, backed by a host-side kill (``hostkill``)
-  when the candidate races it. Stopping is combined with seeding the hidden test files
-  and with every capture and listing (:mod:`sandbox.docker.collect`), so a plan costs one
-  exec per seed, command and test, plus two.
-
-Requests as another uid (the evaluator, its stopper) always use ``exec``.
+  stop is a ``kill -9 -1`` loop as the uid to stop, backed by a host-side kill
+  (``hostkill``) when the candidate races it. Stopping is combined with seeding the hidden
+  test files and with every capture and listing (:mod:`sandbox.docker.collect`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from sandbox.command import Command, SeedFile
 from sandbox.docker import collect, scripts, transfer
 from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.channel import Channel, ChannelClosed
-from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from sandbox.docker.conduit import MEMORY, PAST_DEADLINE, Conduit, internal_request, nothing
 from sandbox.docker.failure import start_error_is_candidates
 from sandbox.docker.hostkill import host_kill
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
@@ -66,11 +66,14 @@ class DockerSandbox(Sandbox):
     """A started container; see :class:`sandbox.docker.factory.DockerFactory`."""
 
     def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
-                 channel: Channel | None = None) -> None:
+                 channel: Channel | None = None, base_env: Mapping[str, str] | None = None,
+                 gvisor: bool = False) -> None:
         super().__init__(profile)
         self.client, self.container, self.channel, self.run_id = (
             client, container, channel, run_id)
-        self.conduit = Conduit(client, container, profile, channel)
+        self.conduit = Conduit(client, container, profile, channel, base_env=base_env,
+                               gvisor=gvisor)
+        self._usage_unavailable = ""
 
     @property
     def id(self) -> str:
@@ -81,6 +84,16 @@ class DockerSandbox(Sandbox):
     def deadline_exceeded(self) -> bool:
         """Whether the wall deadline killed the container."""
         return self.conduit.deadline_exceeded
+
+    @property
+    def ended(self) -> bool:
+        """Whether a limit ended the sandbox (the deadline, or a gVisor sandbox's memory)."""
+        return self.conduit.ended
+
+    @property
+    def gvisor(self) -> bool:
+        """Whether the sandbox runs under gVisor."""
+        return self.conduit.gvisor
 
     def write_files(self, files: Sequence[SeedFile]) -> None:
         """Extract a tar of ``files`` into the workspace, as the candidate's user.
@@ -94,31 +107,39 @@ class DockerSandbox(Sandbox):
         limits = self.profile.limits
         archive = transfer.seed_archive(files, self.profile.workdir, limits.seed_bytes)
         raw = self._internal(("tar", "-xf", "-", "-C", self.profile.workdir), stdin=archive)
-        if raw.exit_code != 0 and not self.deadline_exceeded:
+        if raw.exit_code != 0 and not self.ended:
             raise SandboxUnavailable(f"seeding failed: {raw.stderr[:300]!r}", sandbox_id=self.id)
 
     def exec(self, command: Command) -> ExecResult:
-        """Run one command as the candidate (see :meth:`Sandbox.exec`).
+        """Run one command as its user (the candidate's unless it names another; see
+        :meth:`Sandbox.exec`).
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        raw = self._run(self._candidate_request(command, command.as_argv(),
-                                                stdin=command.stdin), self._kill_candidate)
+        request = self._candidate_request(command, command.as_argv(), stdin=command.stdin,
+                                          stop_first=command.user is not None)
+        raw = self._run(request, self._stopper(request.user))
         if raw is None:
-            return ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
+            return self._ended_result()
         return self._exec_result(raw)
 
+    def _ended_result(self) -> ExecResult:
+        """What a command reports once a limit ended the sandbox."""
+        if self.conduit.ended_by == MEMORY:
+            return ExecResult(exit_code=None, error="the sandbox was killed at its memory limit")
+        return ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
+
     def _candidate_request(self, command: Command, argv: Sequence[str], *, stdin: bytes,
-                           marker: bytes = b"", stop_first: bool = False) -> ExecRequest:
-        """The exec of a candidate-uid command with its env, workdir, timeout and caps."""
+                           stop_first: bool = False) -> ExecRequest:
+        """The request of a command (as its user) with its env, workdir, timeout and caps."""
         limits = self.profile.limits
         return ExecRequest(
-            argv=argv, user=self.profile.hardening.user,
-            workdir=self.profile.workdir if marker else command.workdir or self.profile.workdir,
+            argv=argv, user=command.user or self.profile.hardening.user,
+            workdir=command.workdir or self.profile.workdir,
             env={**self.profile.env, **command.env}, stdin=stdin,
             timeout_s=command.timeout_s or limits.exec_timeout_s,
-            cap=command.output_cap_bytes or limits.output_cap_bytes, start_marker=marker,
+            cap=command.output_cap_bytes or limits.output_cap_bytes,
             stop_first=stop_first)
 
     def _exec_result(self, raw: RawExec) -> ExecResult:
@@ -143,7 +164,8 @@ class DockerSandbox(Sandbox):
             SandboxUnavailable: the engine or the container is gone.
         """
         workdir = self.profile.workdir
-        if not files or command.stdin or command.workdir not in (None, workdir):
+        if (not files or command.stdin or command.user is not None
+                or command.workdir not in (None, workdir)):
             return super().write_and_exec(files, command)
         archive = transfer.seed_archive(files, workdir, self.profile.limits.seed_bytes)
         nonce = secrets.token_hex(8)
@@ -151,37 +173,39 @@ class DockerSandbox(Sandbox):
             command, ("sh", "-c", scripts.SEED_THEN_EXEC, "sh", workdir, nonce,
                       *command.as_argv()), stdin=archive), self._kill_candidate)
         if raw is None:
-            return ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
+            return self._ended_result()
         if raw.start_error or _driver_failed(raw, nonce):
             return super().write_and_exec(files, command)
         return self._exec_result(raw)
 
     def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
                             context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
-        """Stop the candidate, seed ``files`` and run the test in one request
-        (:data:`scripts.STOP_SEED_THEN_EXEC`); step by step if the script could not finish.
+        """Through the supervisor, one request as the judge: pid 1 stops every process,
+        then :data:`scripts.SEED_THEN_TEST` seeds ``files`` and becomes the test; step by
+        step (seeded as the candidate) if the script could not, or through ``exec``.
 
         Raises:
             SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
             SandboxUnavailable: the engine or the container is gone.
         """
+        if self.channel is None:
+            return super().stop_write_and_test(files, spec, context)
         workdir = self.profile.workdir
         archive = transfer.seed_archive(files, workdir,
                                         self.profile.limits.seed_bytes) if files else b""
         text, unresolved = shell_command(spec, context or {})
         command = command_for_test(spec, text, workdir)
         nonce = secrets.token_hex(8)
-        marker = f"@{nonce} go\n".encode()
-        argv = ("sh", "-c", scripts.STOP_SEED_THEN_EXEC, "sh", workdir, nonce,
+        argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", workdir, nonce,
                 "1" if files else "0", command.workdir or workdir, *command.as_argv())
-        raw = self._run(self._candidate_request(command, argv, stdin=archive, marker=marker,
-                                                stop_first=True), self._kill_candidate)
+        judge = dataclasses.replace(command, user=self.profile.hardening.judge_user,
+                                    workdir=workdir)
+        raw = self._run(self._candidate_request(judge, argv, stdin=archive, stop_first=True),
+                        self._kill_candidate)
         if raw is None:
-            result = ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
-            return record(spec, text, result, unresolved)
-        if raw.start_error or not raw.stdout.startswith(marker):
+            return record(spec, text, self._ended_result(), unresolved)
+        if raw.start_error or _driver_failed(raw, nonce):
             return super().stop_write_and_test(files, spec, context)
-        raw = dataclasses.replace(raw, stdout=raw.stdout[len(marker):])
         return record(spec, text, self._exec_result(raw), unresolved)
 
     def stop_candidate(self) -> None:
@@ -191,7 +215,7 @@ class DockerSandbox(Sandbox):
             SandboxUnavailable: the processes could not be stopped, or the container is gone.
         """
         for attempt in range(STOP_ATTEMPTS):
-            if self._stop_once() or self.deadline_exceeded:
+            if self._stop_once() or self.ended:
                 return
             # A candidate can race the exec'd stopper (same uid, e.g. a `kill -9 -1`
             # loop): from the host's PID namespace its processes cannot race back.
@@ -206,7 +230,7 @@ class DockerSandbox(Sandbox):
         try:
             left = self.channel.stop()
         except ChannelClosed as error:
-            if self.deadline_exceeded:
+            if self.ended or self.conduit.died_of_memory():
                 return True
             raise SandboxUnavailable(f"stop: {error}", sandbox_id=self.id) from error
         if left:
@@ -248,7 +272,7 @@ class DockerSandbox(Sandbox):
         argv = ("sh", "-c", scripts.STOP_AND_EXTRACT if files else scripts.STOP, "sh",
                 self.profile.workdir)
         raw = self._internal(argv, stdin=archive, on_limit=nothing, stop_first=True)
-        if raw.exit_code != 0 and not self.deadline_exceeded:
+        if raw.exit_code != 0 and not self.ended:
             super().stop_and_write(files)  # e.g. no pids left to start the script: retry
 
     def stop_and_collect(self, checks: Sequence[CaptureCheck | ListingCheck],
@@ -286,7 +310,12 @@ class DockerSandbox(Sandbox):
 
     def usage(self) -> Mapping[str, float]:
         """Peak memory and CPU time (:meth:`Conduit.usage`); never raises."""
-        return self.conduit.usage()
+        found, self._usage_unavailable = self.conduit.usage()
+        return found
+
+    def usage_unavailable(self) -> str:
+        """Why the last :meth:`usage` came back empty (``""`` if it did not)."""
+        return self._usage_unavailable
 
     def close(self) -> None:
         """Remove the container (force); never raises."""
@@ -316,6 +345,25 @@ class DockerSandbox(Sandbox):
             self.stop_candidate()
         except SandboxError as error:
             log.warning("could not stop the candidate in %s: %s", self.id[:12], error)
+
+    def _stopper(self, user: str) -> Callable[[], None]:
+        """What stops a command of ``user`` at its limit: the supervisor stops everyone;
+        through ``exec`` a stop script runs as that uid (besides the candidate's)."""
+        if self.channel is not None or user == self.profile.hardening.user:
+            return self._kill_candidate
+
+        def stop_both() -> None:
+            self._internal_as(user, ("sh", "-c", scripts.STOP))
+            self._kill_candidate()
+
+        return stop_both
+
+    def _internal_as(self, user: str, argv: Sequence[str]) -> None:
+        request = dataclasses.replace(internal_request(self.profile, argv), user=user)
+        try:
+            self._run(request, nothing)
+        except SandboxError as error:
+            log.warning("could not stop uid %s in %s: %s", user, self.id[:12], error)
 
 
 def _driver_failed(raw: RawExec, nonce: str) -> bool:

@@ -58,7 +58,14 @@ def run(conduit: Conduit, spec: EvaluatorRun) -> EvaluatorRecord:
 
 
 def _stop(conduit: Conduit) -> None:
-    """Called from the stream when the evaluator passes its timeout or output cap."""
+    """Called from the stream when the evaluator passes its timeout or output cap: the
+    supervisor stops every process; through ``exec`` a stop script as the evaluator's uid."""
+    if conduit.channel is not None:
+        try:
+            conduit.channel.stop()
+        except OSError as error:
+            log.warning("could not stop the evaluator in %s: %s", conduit.id[:12], error)
+        return
     request = ExecRequest(argv=("sh", "-c", scripts.STOP), user=user(conduit.profile.hardening),
                           workdir="/", env={}, stdin=b"", timeout_s=INTERNAL_TIMEOUT_S,
                           cap=4096)
@@ -77,7 +84,8 @@ def archive(spec: EvaluatorRun, directory: str, max_bytes: int) -> bytes:
 
 def user(hardening: Hardening) -> str:
     """:data:`EVALUATOR_USER`, or the next free uid below it if a profile uses it."""
-    taken = {hardening.user.split(":")[0], hardening.keeper_user.split(":")[0]}
+    taken = {hardening.user.split(":")[0], hardening.keeper_user.split(":")[0],
+             hardening.judge_user.split(":")[0]}
     uid = 65533
     while str(uid) in taken:
         uid -= 1

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import docker.errors
@@ -14,6 +15,7 @@ from sandbox.docker.channel import PROTOCOL, Channel
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.failure import classify
 from sandbox.docker.limits import Ownership, create_kwargs
+from sandbox.docker.runtimes import Runtimes
 from sandbox.profile import Profile
 
 log = logging.getLogger(__name__)
@@ -25,6 +27,26 @@ LABEL_SUPERVISOR = "evalfleet.supervisor"
 #: Image label with the version of the supervisor's protocol; an image whose supervisor
 #: speaks another version than :data:`sandbox.docker.channel.PROTOCOL` is driven by exec.
 LABEL_PROTOCOL = "evalfleet.supervisor.protocol"
+#: ``HOME`` of every step when the image's ``ENV`` sets none (Docker's own fallback).
+DEFAULT_HOME = "/"
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """What the factory reads from an image once: how to drive it, and its environment."""
+
+    supervisor: str | None
+    """The supervisor's path, or ``None`` (``exec`` it is)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """The image's ``ENV`` (plus ``HOME``): the base of every step's environment, which the
+    supervisor does not inherit from its own (it starts with none, see its source)."""
+
+
+def image_env(config_env: list[str] | None) -> tuple[tuple[str, str], ...]:
+    """``KEY=VALUE`` lines of an image's config as pairs, with ``HOME`` defaulted."""
+    pairs = dict(line.partition("=")[::2] for line in config_env or [] if "=" in line)
+    pairs.setdefault("HOME", DEFAULT_HOME)
+    return tuple(pairs.items())
 
 
 class DockerFactory:
@@ -32,7 +54,8 @@ class DockerFactory:
 
     An image labelled :data:`LABEL_SUPERVISOR` is driven through its supervisor
     (:mod:`sandbox.docker.channel`); any other image, or every image when ``supervise`` is
-    false, through ``docker exec``. Labels are read once per image name and process.
+    false, through ``docker exec``. Labels and ``ENV`` are read once per image name and
+    process, the engine's runtimes once per process.
     """
 
     def __init__(self, client: Any, *, worker: str,
@@ -41,7 +64,8 @@ class DockerFactory:
         self.worker = worker
         self.extra_labels = dict(extra_labels or {})
         self.supervise = supervise
-        self._supervisors: dict[str, str | None] = {}
+        self.runtimes = Runtimes(client)
+        self._images: dict[str, ImageFacts] = {}
         self._lock = threading.Lock()
 
     def acquire(self, profile: Profile, *, run_id: str) -> DockerSandbox:
@@ -53,7 +77,14 @@ class DockerFactory:
         """
         deadline = time.time() + profile.limits.wall_timeout_s + DEADLINE_SLACK_S
         container, channel = self.start(profile, Ownership(self.worker, run_id, deadline))
-        return DockerSandbox(self.client, container, profile, run_id=run_id, channel=channel)
+        return self.sandbox(container, channel, profile, run_id=run_id)
+
+    def sandbox(self, container: Any, channel: Channel | None, profile: Profile, *,
+                run_id: str) -> DockerSandbox:
+        """The driver over a started container of ``profile`` (cold or warm)."""
+        return DockerSandbox(self.client, container, profile, run_id=run_id, channel=channel,
+                             base_env=dict(self.image(profile.image).env),
+                             gvisor=self.runtimes.gvisor(profile.runtime))
 
     def start(self, profile: Profile, owner: Ownership) -> tuple[Any, Channel | None]:
         """Create and start a container (removed again if starting fails), attached to its
@@ -64,9 +95,10 @@ class DockerFactory:
             SandboxUnavailable: the engine is not there.
         """
         supervisor = self.supervisor(profile.image)
+        kwargs = create_kwargs(profile, owner, self.extra_labels, supervisor,
+                               gvisor=self.runtimes.gvisor(profile.runtime))
         try:
-            container = self.client.containers.create(
-                **create_kwargs(profile, owner, self.extra_labels, supervisor))
+            container = self.client.containers.create(**kwargs)
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what=f"create from {profile.image}") from error
         try:
@@ -84,23 +116,42 @@ class DockerFactory:
             SandboxConfigError: the image is missing.
             SandboxUnavailable: the engine is not there.
         """
-        if not self.supervise:
-            return None
+        return self.image(image).supervisor if self.supervise else None
+
+    def image(self, image: str) -> ImageFacts:
+        """What ``image`` says of itself (read once).
+
+        Raises:
+            SandboxConfigError: the image is missing.
+            SandboxUnavailable: the engine is not there.
+        """
         with self._lock:
-            if image in self._supervisors:
-                return self._supervisors[image]
+            if image in self._images:
+                return self._images[image]
         try:
-            labels = self.client.images.get(image).labels or {}
+            found = self.client.images.get(image)
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what=f"inspect {image}") from error
-        path = labels.get(LABEL_SUPERVISOR) or None
-        if path and labels.get(LABEL_PROTOCOL) != PROTOCOL:
-            log.warning("%s: supervisor protocol %r is not %r; driving it through exec",
-                        image, labels.get(LABEL_PROTOCOL), PROTOCOL)
-            path = None
+        facts = ImageFacts(supervisor=_supervisor_path(image, found.labels or {}),
+                           env=image_env(_config(found).get("Env")))
         with self._lock:
-            self._supervisors[image] = path
-        return path
+            self._images[image] = facts
+        return facts
+
+
+def _config(image: Any) -> dict[str, Any]:
+    attrs = getattr(image, "attrs", None) or {}
+    return dict(attrs.get("Config") or {})
+
+
+def _supervisor_path(image: str, labels: dict[str, str]) -> str | None:
+    """The labelled supervisor, if it speaks our protocol (else ``exec``, with a warning)."""
+    path = labels.get(LABEL_SUPERVISOR) or None
+    if path and labels.get(LABEL_PROTOCOL) != PROTOCOL:
+        log.warning("%s: supervisor protocol %r is not %r; driving it through exec",
+                    image, labels.get(LABEL_PROTOCOL), PROTOCOL)
+        return None
+    return path
 
 
 def _remove_quietly(container: Any) -> None:

@@ -6,9 +6,18 @@ Hardened by default (fleet-anchors §3.2): no network, every capability dropped,
 ulimits ``nofile``, ``fsize`` and ``core=0``, size-capped tmpfs workspace and ``/tmp``, an
 empty environment besides the profile's, and the labels the reaper reads.
 
-The main process is either the image's ``evalfleet-supervisor`` (pid 1, as the candidate's
-uid, driven over attached stdin; :mod:`sandbox.docker.channel`) or, for an image without
-one, a keep-alive as the non-root ``keeper_user`` under Docker's init, driven by ``exec``.
+The main process is either the image's ``evalfleet-supervisor`` (pid 1, uid 0 in the
+container with only :data:`SUPERVISOR_CAPS`, driven over attached stdin;
+:mod:`sandbox.docker.channel`), which starts every step as its own non-root uid, or, for an
+image without one, a keep-alive as the non-root ``keeper_user`` under Docker's init, driven
+by ``exec``.
+
+The profile's ``runtime`` picks the engine's OCI runtime (``None``: the engine's default).
+Under gVisor the host's pids cgroup counts the sandbox kernel's threads, not the
+candidate's processes: the limit a candidate meets is ``RLIMIT_NPROC`` (the ``nproc``
+ulimit, which gVisor's kernel counts per uid inside the sandbox), and the cgroup keeps a
+ceiling of :func:`host_pids` for the whole sandbox. (Under runc ``nproc`` would count the
+uid's processes across the whole host, so there the pids cgroup is the limit.)
 """
 
 from __future__ import annotations
@@ -34,6 +43,19 @@ LABEL_PROFILE = "evalfleet.profile"
 LABEL_POOL = "evalfleet.pool"
 #: Run id of a warm container nobody has taken yet (labels cannot change after create).
 WARM_RUN_ID = "warm"
+#: What the supervisor keeps (architecture: trust boundaries): switching each step to its
+#: uid, and stopping every process. Everything it starts has none of them.
+SUPERVISOR_CAPS = ("KILL", "SETGID", "SETUID")
+#: What its container is created with: those, and CAP_SETPCAP, which the supervisor needs
+#: once, at start, to empty the bounding set before it sheds CAP_SETPCAP itself.
+SUPERVISOR_START_CAPS = (*SUPERVISOR_CAPS, "SETPCAP")
+#: The supervisor's identity in the container (it refuses to start a command as root).
+SUPERVISOR_USER = "0:0"
+#: Host threads per sandboxed process under gVisor, and the sandbox kernel's own: a fork
+#: bomb held at 256 processes by RLIMIT_NPROC was seen at 4,600 host threads (18 each) on
+#: the ptrace platform; the kernel dies (exit 2) when the cgroup refuses it a thread.
+GVISOR_THREADS_PER_PROCESS = 48
+GVISOR_BASE_THREADS = 256
 
 
 @dataclass(frozen=True)
@@ -58,45 +80,53 @@ def labels(profile: Profile, owner: Ownership,
 
 def create_kwargs(profile: Profile, owner: Ownership,
                   extra_labels: dict[str, str] | None = None,
-                  supervisor: str | None = None) -> dict[str, Any]:
+                  supervisor: str | None = None, *, gvisor: bool = False) -> dict[str, Any]:
     """Keyword arguments for ``client.containers.create`` (``supervisor``: its path in the
-    image, or ``None`` for the keep-alive)."""
-    return {**_main_process(profile, supervisor), **_confinement(profile),
+    image, or ``None`` for the keep-alive; ``gvisor``: the profile's runtime is gVisor)."""
+    return {**_main_process(profile, supervisor), **_confinement(profile, gvisor=gvisor),
             "image": profile.image,
             "environment": dict(profile.env),
             "working_dir": profile.workdir,
             "labels": labels(profile, owner, extra_labels),
+            "runtime": profile.runtime,
             "detach": True,
             "tty": False}
 
 
 def _main_process(profile: Profile, supervisor: str | None) -> dict[str, Any]:
-    """The supervisor as pid 1 (its own init, stdin open, no log of its stream), or the
-    keep-alive under Docker's init."""
+    """The supervisor as pid 1 (root with :data:`SUPERVISOR_CAPS`, its own init, stdin open,
+    no log of its stream), or the keep-alive under Docker's init."""
     hardening = profile.hardening
     if supervisor is None:
         return {"command": list(KEEPALIVE), "user": hardening.keeper_user,
-                "init": hardening.init, "stdin_open": False}
-    return {"command": [supervisor], "user": hardening.user, "init": False,
-            "stdin_open": True, "log_config": docker.types.LogConfig(type="none")}
+                "init": hardening.init, "stdin_open": False,
+                "cap_add": list(hardening.cap_add) or None}
+    return {"command": [supervisor], "user": SUPERVISOR_USER, "init": False,
+            "stdin_open": True, "log_config": docker.types.LogConfig(type="none"),
+            "cap_add": sorted({*hardening.cap_add, *SUPERVISOR_START_CAPS})}
 
 
-def _confinement(profile: Profile) -> dict[str, Any]:
-    """Network, capabilities, security options, read-only root, limits and mounts."""
+def _confinement(profile: Profile, *, gvisor: bool) -> dict[str, Any]:
+    """Network, capabilities dropped, security options, read-only root, limits, mounts."""
     limits, hardening = profile.limits, profile.hardening
     return {
         "network_mode": hardening.network_mode,
         "cap_drop": list(hardening.cap_drop),
-        "cap_add": list(hardening.cap_add) or None,
         "security_opt": security_opt(profile),
         "read_only": hardening.read_only,
-        "pids_limit": limits.pids,
+        "pids_limit": host_pids(limits.pids) if gvisor else limits.pids,
         "mem_limit": limits.memory_bytes,
         "memswap_limit": limits.memory_bytes,
         "nano_cpus": int(limits.cpus * 1e9),
-        "ulimits": ulimits(profile),
+        "ulimits": ulimits(profile, gvisor=gvisor),
         "tmpfs": tmpfs(profile),
     }
+
+
+def host_pids(pids: int) -> int:
+    """The host pids cgroup ceiling of a gVisor sandbox whose processes RLIMIT_NPROC caps
+    at ``pids`` per uid (see the module docstring)."""
+    return pids * GVISOR_THREADS_PER_PROCESS + GVISOR_BASE_THREADS
 
 
 def security_opt(profile: Profile) -> list[str]:
@@ -107,12 +137,16 @@ def security_opt(profile: Profile) -> list[str]:
     return options
 
 
-def ulimits(profile: Profile) -> list[docker.types.Ulimit]:
-    """``nofile``, ``fsize`` (in bytes: Docker hands values to setrlimit as is) and ``core=0``."""
+def ulimits(profile: Profile, *, gvisor: bool = False) -> list[docker.types.Ulimit]:
+    """``nofile``, ``fsize`` (in bytes: Docker hands values to setrlimit as is), ``core=0``
+    and, under gVisor, ``nproc`` = the pids limit (see the module docstring)."""
     limits = profile.limits
-    return [docker.types.Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
-            docker.types.Ulimit(name="fsize", soft=limits.fsize_bytes, hard=limits.fsize_bytes),
-            docker.types.Ulimit(name="core", soft=0, hard=0)]
+    found = [docker.types.Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
+             docker.types.Ulimit(name="fsize", soft=limits.fsize_bytes, hard=limits.fsize_bytes),
+             docker.types.Ulimit(name="core", soft=0, hard=0)]
+    if gvisor:
+        found.append(docker.types.Ulimit(name="nproc", soft=limits.pids, hard=limits.pids))
+    return found
 
 
 def tmpfs(profile: Profile) -> dict[str, str]:

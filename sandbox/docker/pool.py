@@ -98,8 +98,7 @@ class WarmPool:
         warm = self._take(profile)
         if warm is None:
             return self.factory.acquire(profile, run_id=run_id)
-        return DockerSandbox(self.factory.client, warm.container, profile, run_id=run_id,
-                             channel=warm.channel)
+        return self.factory.sandbox(warm.container, warm.channel, profile, run_id=run_id)
 
     def stats(self) -> list[PoolStats]:
         """Counters and idle sizes per profile."""

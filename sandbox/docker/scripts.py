@@ -36,11 +36,24 @@ STOP = STOP_FUNCTION + "stop_candidate\n"
 #: Stop the candidate, then extract the tar on stdin into ``$1``.
 STOP_AND_EXTRACT = STOP_FUNCTION + 'stop_candidate || exit 97\nexec tar -xf - -C "$1"\n'
 
-#: ``$1`` = directory, ``$2`` = entry cap + 1. One ``size|type|./name`` line per entry,
-#: never following links (``stat`` without ``-L``); ``head`` stops ``find`` at the cap.
-LIST = r"""
+#: A function printing one ``size|type|./name`` line per entry below ``.``, never following
+#: links: GNU find's ``-printf`` where there is one (type ``f``, ``d``, ``l``, ...), else
+#: ``stat`` (type ``regular file``, ``directory``, ...). Not GNU ``stat``, which asks for
+#: ``statx`` with a flag that gVisor's 2022 builds refuse (EINVAL).
+ENTRIES_FUNCTION = r"""
+entries() {
+  if find . -maxdepth 0 -printf '' 2>/dev/null; then
+    find . -mindepth 1 -printf '%s|%y|%p\n' 2>/dev/null
+  else
+    find . -mindepth 1 -exec stat -c '%s|%F|%n' {} + 2>/dev/null
+  fi
+}
+"""
+
+#: ``$1`` = directory, ``$2`` = entry cap + 1; ``head`` stops ``find`` at the cap.
+LIST = ENTRIES_FUNCTION + r"""
 cd -- "$1" 2>/dev/null || { echo "cannot open directory" >&2; exit 3; }
-find . -mindepth 1 -exec stat -c '%s|%F|%n' {} + 2>/dev/null | head -n "$2"
+entries | head -n "$2"
 """
 
 #: The memory cgroup's OOM-kill counter: cgroup v1 ``memory.oom_control``, v2 ``memory.events``.
@@ -71,7 +84,7 @@ exit 0
 #: ``min(size, cap, budget left)`` bytes; a listing by ``LIST`` lines and an ``end`` line.
 #: The nonce is chosen by the host after the candidate stopped, so no file name can forge
 #: a header. The budget is charged with each readable file's full size (§7.2).
-COLLECT = STOP_FUNCTION + r"""
+COLLECT = STOP_FUNCTION + ENTRIES_FUNCTION + r"""
 stop_candidate || exit 97
 nonce=$1; left=$2; lcap=$3; shift 3; i=0
 while [ "$#" -ge 3 ]; do
@@ -79,14 +92,14 @@ while [ "$#" -ge 3 ]; do
   if [ "$kind" = L ]; then
     echo "@$nonce $i list"
     ( cd -- "$p" 2>/dev/null || { echo "@$nonce $i nodir"; exit 0; }
-      find . -mindepth 1 -exec stat -c '%s|%F|%n' {} + 2>/dev/null | head -n "$lcap" )
+      entries | head -n "$lcap" )
     echo "@$nonce $i end"
   elif [ -L "$p" ]; then echo "@$nonce $i link"
   elif [ ! -e "$p" ]; then echo "@$nonce $i missing"
   elif [ ! -f "$p" ]; then echo "@$nonce $i other"
   elif [ ! -r "$p" ]; then echo "@$nonce $i unreadable"
   else
-    size=$(stat -c %s -- "$p") || size=0
+    size=$(wc -c < "$p") || size=0; size=$((size))
     n=$cap; [ "$left" -lt "$n" ] && n=$left; [ "$n" -lt 0 ] && n=0
     echo "@$nonce $i file $size"
     [ "$n" -gt 0 ] && head -c "$n" < "$p"
@@ -107,17 +120,15 @@ err=$(tar -xf - -C "$wd" 2>&1 >/dev/null) || { echo "@$nonce seed $err" >&2; exi
 exec "$@" </dev/null
 """
 
-#: Stop the candidate, extract the tar on stdin (if ``$3`` is 1) into ``$1``, enter ``$4``,
-#: print ``@nonce go`` on stdout and become the test command (the rest of the argv). Once
-#: the candidate is stopped no process of theirs is left to signal this script. Before
-#: ``go``: ``@nonce <step>`` on stderr, exit 97, and the host falls back step by step.
-STOP_SEED_THEN_EXEC = STOP_FUNCTION + r"""
+#: The first test, as the judge, once pid 1 has stopped every other process (the request's
+#: ``stop_first``): extract the tar on stdin (if ``$3`` is 1) into ``$1``, enter ``$4`` and
+#: become the test command (the rest of the argv). On failure: ``@nonce <step>`` on stderr,
+#: exit 97, and the host seeds as the candidate and runs the test by itself.
+SEED_THEN_TEST = r"""
 wd=$1; nonce=$2; seed=$3; dir=$4; shift 4
-stop_candidate || { echo "@$nonce stop" >&2; exit 97; }
 if [ "$seed" = 1 ]; then
   err=$(tar -xf - -C "$wd" 2>&1 >/dev/null) || { echo "@$nonce seed $err" >&2; exit 97; }
 fi
 cd -- "$dir" 2>/dev/null || { echo "@$nonce cd" >&2; exit 97; }
-echo "@$nonce go"
 exec "$@" </dev/null
 """

@@ -23,8 +23,6 @@ GRACE_S = 5.0
 #: Seconds to wait for Docker to publish an exec's exit code after its stream ends.
 EXIT_WAIT_S = 2.0
 _HEADER = struct.Struct(">BxxxI")
-#: Seconds a request with a ``start_marker`` may take before printing it.
-MARKER_WAIT_S = 30.0
 #: Docker writes this on stdout (exit 126, pid 0) when runc could not start the process.
 OCI_FAILURE = b"OCI runtime exec failed"
 
@@ -72,9 +70,6 @@ class ExecRequest:
     stdin: bytes
     timeout_s: float
     cap: int
-    start_marker: bytes = b""
-    """When set, the process first prints this line on stdout (a driver announcing that the
-    real command starts now): ``timeout_s`` counts from it, :data:`MARKER_WAIT_S` before it."""
     stop_first: bool = False
     """The request starts by stopping the candidate. Through ``docker exec`` its script
     does that; through the supervisor (:mod:`sandbox.docker.channel`) pid 1 does it first,
@@ -92,10 +87,8 @@ def run_exec(api: Any, container_id: str, request: ExecRequest,
     raw = wrapper._sock
     try:
         _feed(raw, request.stdin)
-        marker = request.start_marker
-        streams = {1: Capped(request.cap + len(marker)), 2: Capped(request.cap)}
-        timed_out = _pump(raw, streams, started + request.timeout_s, on_limit,
-                          (marker, request.timeout_s) if marker else None)
+        streams = {1: Capped(request.cap), 2: Capped(request.cap)}
+        timed_out = _pump(raw, streams, started + request.timeout_s, on_limit)
     finally:
         wrapper.close()
         raw.close()
@@ -129,31 +122,23 @@ def _feed(raw: socket.socket, data: bytes) -> None:
 
 
 def _pump(raw: socket.socket, streams: dict[int, Capped], deadline: float,
-          on_limit: Callable[[], None],
-          marker: tuple[bytes, float] | None = None) -> bool:
+          on_limit: Callable[[], None]) -> bool:
     """Read frames until EOF; returns whether the deadline passed.
 
     ``on_limit`` runs on its own thread: the engine only ends the exec once its output is
-    consumed, so reading must go on while the driver kills the processes. With a
-    ``marker`` (line, timeout), the deadline is :data:`MARKER_WAIT_S` until stdout starts
-    with the line, then the timeout from that moment.
+    consumed, so reading must go on while the driver kills the processes.
     """
     frames = _Frames(streams)
     limiter = _Limiter(on_limit)
-    if marker is not None:
-        deadline = deadline - marker[1] + MARKER_WAIT_S
     try:
-        return _read(raw, frames, deadline, limiter, marker)
+        return _read(raw, frames, deadline, limiter)
     finally:
         limiter.join()  # never return while the kill could still hit the next command
 
 
-def _read(raw: socket.socket, frames: _Frames, deadline: float, limiter: _Limiter,
-          marker: tuple[bytes, float] | None = None) -> bool:
+def _read(raw: socket.socket, frames: _Frames, deadline: float, limiter: _Limiter) -> bool:
     timed_out = limited = False
     while True:
-        if marker is not None and frames.streams[1].data.startswith(marker[0]):
-            deadline, marker = time.monotonic() + marker[1], None
         now = time.monotonic()
         if not limited and now >= deadline:
             timed_out = limited = True

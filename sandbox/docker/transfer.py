@@ -79,6 +79,10 @@ def read_archive(data: bytes, path: str, limit: int) -> FileRead:
     return FileRead(exists=True, size=member.size, content=content)
 
 
+#: How ``scripts.ENTRIES_FUNCTION`` names a directory (``stat``'s word, GNU find's letter).
+DIRECTORY_KINDS = frozenset({"directory", "d"})
+
+
 def parse_listing(output: bytes, root: str, max_entries: int) -> Listing:
     """Entries from ``scripts.LIST`` output; absolute paths, sorted, at most ``max_entries``."""
     entries: list[ListingEntry] = []
@@ -87,7 +91,7 @@ def parse_listing(output: bytes, root: str, max_entries: int) -> Listing:
         kind, _, name = rest.partition("|")
         if not size.isdigit() or not name.startswith("./") or len(line) > MAX_LINE:
             continue
-        is_dir = kind == "directory"
+        is_dir = kind in DIRECTORY_KINDS
         entries.append(ListingEntry(path=posixpath.join(root, name[2:]),
                                     size=0 if is_dir else int(size), is_dir=is_dir))
     entries.sort(key=lambda entry: entry.path)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from services import RUNTIMES, missing_service
 
 from sandbox.contract import Target
 from sandbox.fake import FakeFactory
@@ -21,21 +22,42 @@ DRIVERS = {"fake": None, "docker-python": "evalfleet/python:latest",
            "docker-busybox-exec": "evalfleet/busybox:latest"}
 
 
-@pytest.fixture(params=sorted(DRIVERS), scope="session")
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every driver once; the Docker ones under every runtime (``runc``, ``runsc``)."""
+    if "target" in metafunc.fixturenames:
+        ids = [f"{name}-{runtime}" if DRIVERS[name] else name
+               for name in sorted(DRIVERS) for runtime in RUNTIMES
+               if DRIVERS[name] or runtime == RUNTIMES[0]]
+        metafunc.parametrize("target", ids, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
 def target(request: pytest.FixtureRequest) -> Iterator[Target]:
-    """The driver under test (the Docker ones need a running engine)."""
-    image = DRIVERS[request.param]
-    profile = Profile(name="contract", image=image or "fake", limits=Limits(wall_timeout_s=120))
+    """The driver under test (the Docker ones need a running engine and the runtime)."""
+    name, runtime = _split(str(request.param))
+    image = DRIVERS[name]
+    profile = Profile(name="contract", image=image or "fake", limits=Limits(wall_timeout_s=120),
+                      runtime=runtime)
     if image is None:
         yield Target(factory=FakeFactory(), profile=profile)
         return
     client: Any = request.getfixturevalue("docker_client")
+    if runtime not in (client.info().get("Runtimes") or {}):
+        missing_service(f"the {runtime} runtime", LookupError("not registered with the engine"))
     from sandbox.docker.factory import DockerFactory
 
     factory = DockerFactory(client, worker="contract-tests", extra_labels=TEST_LABELS,
-                            supervise=not request.param.endswith("-exec"))
+                            supervise=not name.endswith("-exec"))
     yield Target(factory=factory, profile=profile)
     sweep(client)
+
+
+def _split(param: str) -> tuple[str, str | None]:
+    """``docker-busybox-exec-runsc`` → (``docker-busybox-exec``, ``runsc``); ``fake``."""
+    for runtime in RUNTIMES:
+        if param.endswith(f"-{runtime}"):
+            return param[:-len(runtime) - 1], runtime
+    return param, None
 
 
 def sweep(client: Any) -> None:

@@ -5,23 +5,33 @@
  * so a run's sandbox-side steps cost a fork + exec inside the container (~1 ms) rather
  * than an exec through dockerd, containerd and runc (~60-90 ms each).
  *
- * It runs as the candidate's uid (the container has no capabilities, so it could not
- * switch to it otherwise) and keeps the candidate out as follows:
- *   - it is pid 1 of the container's PID namespace: a signal sent from inside the
- *     namespace is dropped unless pid 1 handles it, so the candidate cannot kill it;
- *   - it is not dumpable (PR_SET_DUMPABLE 0): /proc/1/fd, /proc/1/mem, /proc/1/environ and
- *     ptrace need CAP_SYS_PTRACE, so the candidate cannot reach its pipes or memory;
- *   - every descriptor of its own is close-on-exec: commands see only their stdio pipes;
- *   - prlimit(2) on pid 1 (same uid, so allowed by the kernel) is refused by the
- *     sandbox's seccomp profile (sandbox/docker/seccomp.py).
- * Stopping the candidate is kill(-1, SIGKILL) from pid 1, which spares only pid 1, so a
- * candidate cannot race it the way it can race a stopper of its own uid.
+ * Trust boundaries (docs/operations.md, "Isolation"): the supervisor runs as uid 0 inside
+ * the container with only CAP_SETUID, CAP_SETGID and CAP_KILL (the container is created
+ * with every other capability dropped but CAP_SETPCAP, and no_new_privs; the supervisor
+ * first empties the capability bounding set, then sheds CAP_SETPCAP itself, so nothing it
+ * starts could ever regain a capability). Every command it starts runs as
+ * the uid:gid its request names - the candidate (1000), the judge (65532) or the evaluator
+ * (65533), never 0 - with no supplementary groups, no capabilities (setuid from root to a
+ * non-zero uid clears the permitted and effective sets) and no_new_privs. So a candidate:
+ *   - cannot signal or ptrace it (another uid, and no CAP_KILL / CAP_SYS_PTRACE);
+ *   - cannot open its channel (/proc/1/fd/0 and 1 are root's, mode 0600), memory
+ *     (/proc/1/mem), or change its limits (prlimit on another uid needs CAP_SYS_RESOURCE;
+ *     the sandbox's seccomp profile refuses prlimit on any other pid besides);
+ *   - learns nothing from /proc/1/environ: the supervisor re-executes itself with an
+ *     empty environment before anything else, and every command's environment is exactly
+ *     the one its request carries (built by the host), never inherited. (Under gVisor's
+ *     2022 builds /proc/PID/environ is world-readable; there is nothing in it to read.)
+ *   - cannot outlive a stop: 'K' is kill(-1, SIGKILL) from pid 1 with CAP_KILL, which
+ *     reaches every process of every uid but pid 1, and cannot be raced.
+ * It is also not dumpable (PR_SET_DUMPABLE 0), and every descriptor of its own is
+ * close-on-exec: commands see only their stdio pipes.
  *
- * Protocol version 1 (images say so in the label evalfleet.supervisor.protocol; bump it
+ * Protocol version 2 (images say so in the label evalfleet.supervisor.protocol; bump it
  * with sandbox/docker/channel.py's PROTOCOL on any change): frames of [type: 1 byte]
  * [length: 4 bytes, big endian][payload], both ways.
  * Host -> supervisor:
- *   'R' run: [flags: 1 byte] workdir NUL (KEY=VALUE NUL)* NUL (argv NUL)+
+ *   'R' run: [flags: 1 byte][uid: 4][gid: 4] (big endian) workdir NUL
+ *            (KEY=VALUE NUL)* NUL (argv NUL)+
  *            flags bit 0: stop every other process first; one run at a time.
  *   'I' stdin bytes for the running command; 'E' end of its stdin.
  *   'K' stop every other process now (also while a command runs).
@@ -44,7 +54,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +69,7 @@
 #define MAX_ORPHANS 64         /* outputs of finished commands kept open (see adopt) */
 #define STOP_TRIES 2000        /* kill(-1) passes before giving up (~2 s) */
 
+extern char **environ;
 static int wake_pipe[2];
 static char *inbuf;            /* frames read from the host, not yet handled */
 static size_t inlen, incap;
@@ -150,44 +164,71 @@ static void report_stop(void) {
     send_text('k', answer);
 }
 
-/* In the child: the command's environment, directory and program; never returns. */
-static void become(int err_fd, const char *workdir, char **env, char **argv) {
+/* A run request, pointing into the frame it came in (valid until the frame is handled). */
+struct request {
+    int stop_first;
+    uid_t uid;
+    gid_t gid;
+    char *workdir;
+    char **env, **argv;  /* NULL-terminated, in one allocation (env's) */
+};
+
+/* In the child: drop to the request's uid:gid for good (no groups, no capabilities, no
+ * new privileges); NULL when done, else what failed. */
+static const char *drop_privileges(const struct request *req) {
+    if (req->uid == 0 || req->gid == 0) return "refusing to run a command as root";
+    if (setgroups(0, NULL) != 0) return "setgroups";
+    if (setresgid(req->gid, req->gid, req->gid) != 0) return "setresgid";
+    if (setresuid(req->uid, req->uid, req->uid) != 0) return "setresuid";
+    if (getuid() != req->uid || geteuid() != req->uid) return "uid did not change";
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return "prctl(PR_SET_NO_NEW_PRIVS)";
+    return NULL;
+}
+
+/* In the child: the command's user, environment, directory and program; never returns. */
+static void become(int err_fd, const struct request *req) {
     char message[512];
     signal(SIGPIPE, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
-    for (char **e = env; *e; e++) putenv(*e);
-    if (chdir(workdir) != 0) {
-        snprintf(message, sizeof message, "chdir to cwd (\"%s\") failed: %s", workdir,
+    const char *failed = drop_privileges(req);
+    if (failed) {
+        snprintf(message, sizeof message, "evalfleet-supervisor: %s: %s", failed,
+                 strerror(errno));
+    } else if (chdir(req->workdir) != 0) {
+        snprintf(message, sizeof message, "chdir to cwd (\"%s\") failed: %s", req->workdir,
                  strerror(errno));
     } else {
-        execvp(argv[0], argv);
-        snprintf(message, sizeof message, "exec: \"%s\": %s", argv[0], strerror(errno));
+        environ = req->env;
+        execvp(req->argv[0], req->argv);
+        snprintf(message, sizeof message, "exec: \"%s\": %s", req->argv[0], strerror(errno));
     }
     (void)!write(err_fd, message, strlen(message));
     _exit(127);
 }
 
-/* A run request, pointing into the frame it came in (valid until the frame is handled). */
-struct request {
-    int stop_first;
-    char *workdir;
-    char **env, **argv;  /* NULL-terminated, in one allocation (env's) */
-};
+static uint32_t be32(const char *p) {
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
 
-/* Split an 'R' payload: flags, workdir NUL, (KEY=VALUE NUL)*, NUL, (argv NUL)+. */
+#define RUN_HEAD 9  /* flags, uid, gid */
+
+/* Split an 'R' payload: flags, uid, gid, workdir NUL, (KEY=VALUE NUL)*, NUL, (argv NUL)+. */
 static int parse_run(char *payload, size_t len, struct request *req) {
-    if (len < 2 || payload[len - 1] != '\0') return -1;
+    if (len < RUN_HEAD + 2 || payload[len - 1] != '\0') return -1;
     size_t n = 0;
-    for (size_t i = 1; i < len; i++) n += payload[i] == '\0';
+    for (size_t i = RUN_HEAD; i < len; i++) n += payload[i] == '\0';
     char **fields = calloc(n + 2, sizeof *fields);
     if (!fields) die("out of memory");
     size_t k = 0, sep = 0;
-    for (char *p = payload + 1; p < payload + len; p += strlen(p) + 1) {
+    for (char *p = payload + RUN_HEAD; p < payload + len; p += strlen(p) + 1) {
         if (*p == '\0' && k > 0 && sep == 0) { fields[k++] = NULL; sep = k; continue; }
         fields[k++] = p;
     }
     if (sep < 2 || sep >= k) { free(fields); return -1; }  /* no workdir, or no argv */
     req->stop_first = payload[0] & 1;
+    req->uid = (uid_t)be32(payload + 1);
+    req->gid = (gid_t)be32(payload + 5);
     req->workdir = fields[0];
     req->env = fields + 1;
     req->argv = fields + sep;
@@ -229,7 +270,7 @@ static void run(char *payload, size_t len) {
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
-        become(status[1], req.workdir, req.env, req.argv);
+        become(status[1], &req);
     }
     int saved = errno;
     free(req.env - 1);
@@ -391,12 +432,49 @@ static void serve(void) {
     }
 }
 
-int main(void) {
-    if (prctl(PR_SET_DUMPABLE, 0) != 0) die("prctl(PR_SET_DUMPABLE)");
+/* Start over with an empty environment, so that /proc/1/environ holds nothing: every
+ * command's environment comes in its request. */
+static void shed_environment(char **argv) {
+    if (environ == NULL || environ[0] == NULL) return;
+    char *empty[] = {NULL};
+    execve("/proc/self/exe", argv, empty);
+    if (argv[0] && argv[0][0] == '/') execve(argv[0], argv, empty);
+    die("re-executing with an empty environment");
+}
+
+/* The capabilities the supervisor keeps: switching uids, and signalling every process. */
+#define KEPT_CAPS (1u << CAP_KILL | 1u << CAP_SETGID | 1u << CAP_SETUID)
+
+/* Empty the bounding set (needs CAP_SETPCAP), then keep only KEPT_CAPS, with nothing
+ * inheritable: what Docker granted beyond them is gone for good. */
+static void shed_capabilities(void) {
+    for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+            die("prctl(PR_CAPBSET_DROP)");
+    struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2] = {{KEPT_CAPS, KEPT_CAPS, 0}, {0, 0, 0}};
+    if (syscall(SYS_capset, &head, data) != 0) die("capset");
+}
+
+/* Only root in the container can switch to each step's uid (with CAP_SETUID/CAP_SETGID). */
+static void check_identity(void) {
     if (getpid() != 1) {
         fprintf(stderr, "evalfleet-supervisor: must be the container's pid 1\n");
-        return 64;
+        exit(64);
     }
+    if (geteuid() != 0) {
+        fprintf(stderr, "evalfleet-supervisor: must start as uid 0 with CAP_SETUID, "
+                        "CAP_SETGID and CAP_KILL (protocol 2)\n");
+        exit(64);
+    }
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    check_identity();
+    shed_environment(argv);
+    shed_capabilities();
+    if (prctl(PR_SET_DUMPABLE, 0) != 0) die("prctl(PR_SET_DUMPABLE)");
     if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) die("pipe");
     for (int fd = 0; fd <= 2; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
     struct sigaction sa = {.sa_handler = on_child, .sa_flags = SA_RESTART | SA_NOCLDSTOP};

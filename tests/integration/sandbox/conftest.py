@@ -33,16 +33,16 @@ def exec_factory(docker_client: Any) -> Iterator[DockerFactory]:
 
 @pytest.fixture
 def open_sandbox(factory: DockerFactory, exec_factory: DockerFactory,
-                 docker_client: Any) -> Iterator[OpenSandbox]:
-    """``open_sandbox(image="python", transport="supervisor"|"exec", **limits)``; closed
-    after the test, host checked."""
+                 docker_client: Any, runtime: str) -> Iterator[OpenSandbox]:
+    """``open_sandbox(image="python", transport="supervisor"|"exec", **limits)`` on the
+    test's runtime; closed after the test, host checked."""
     opened: list[DockerSandbox] = []
     run_id = f"test-{uuid.uuid4().hex[:12]}"
 
     def open_one(image: str = "python", transport: str = "supervisor",
                  **limits: Any) -> DockerSandbox:
         chosen = exec_factory if transport == "exec" else factory
-        sandbox = chosen.acquire(profile(image, **limits), run_id=run_id)
+        sandbox = chosen.acquire(profile(image, runtime, **limits), run_id=run_id)
         opened.append(sandbox)
         return sandbox
 

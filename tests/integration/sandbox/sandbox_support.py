@@ -31,7 +31,7 @@ def left_over(client: Any, run_id: str) -> list[Any]:
                                        all=True, filters={"label": f"{LABEL_RUN}={run_id}"}))
 
 
-def profile(image: str = "python", **limits: Any) -> Profile:
-    """A default-hardened profile with some limits overridden."""
-    return Profile(name=f"test-{image}", image=IMAGES[image],
+def profile(image: str = "python", runtime: str | None = None, **limits: Any) -> Profile:
+    """A default-hardened profile on ``runtime`` with some limits overridden."""
+    return Profile(name=f"test-{image}", image=IMAGES[image], runtime=runtime,
                    limits=dataclasses.replace(Limits(wall_timeout_s=120), **limits))

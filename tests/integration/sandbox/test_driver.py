@@ -8,12 +8,16 @@ from sandbox_support import WORKER, OpenSandbox
 
 from sandbox.command import Command
 from sandbox.docker import seccomp
+from sandbox.docker.limits import host_pids
 
 MiB = 1024 * 1024
 
 
-def test_container_is_hardened_as_created(open_sandbox: OpenSandbox, docker_client: Any) -> None:
-    """Every default of fleet-anchors §3.2 is what the engine reports for the container."""
+def test_container_is_hardened_as_created(open_sandbox: OpenSandbox, docker_client: Any,
+                                          runtime: str) -> None:
+    """Every default of fleet-anchors §3.2 is what the engine reports for the container, on
+    the profile's runtime. Under gVisor the pids cgroup counts the sandbox kernel's threads,
+    so it is a ceiling above them and the candidate's limit is ``nproc`` (per uid, inside)."""
     sandbox = open_sandbox("busybox", memory_bytes=128 * MiB, pids=100, cpus=0.5)
     attrs = docker_client.api.inspect_container(sandbox.id)
     host, config = attrs["HostConfig"], attrs["Config"]
@@ -24,9 +28,18 @@ def test_container_is_hardened_as_created(open_sandbox: OpenSandbox, docker_clie
     assert config["Cmd"] == ["/bin/evalfleet-supervisor"] and config["OpenStdin"] is True
     assert host["LogConfig"]["Type"] == "none"  # its stream is the run's, never logged
     assert host["Memory"] == host["MemorySwap"] == 128 * MiB
-    assert host["PidsLimit"] == 100 and host["NanoCpus"] == 500_000_000
-    assert {u["Name"] for u in host["Ulimits"]} == {"nofile", "fsize", "core"}
-    assert set(host["Tmpfs"]) == {"/workspace", "/tmp"} and config["User"] == "1000:1000"
+    assert host["NanoCpus"] == 500_000_000 and host["Runtime"] == runtime
+    ulimits = {u["Name"]: u["Hard"] for u in host["Ulimits"]}
+    if runtime == "runsc":
+        assert host["PidsLimit"] == host_pids(100) and ulimits.pop("nproc") == 100
+    else:
+        assert host["PidsLimit"] == 100
+    assert set(ulimits) == {"nofile", "fsize", "core"}
+    assert set(host["Tmpfs"]) == {"/workspace", "/tmp"}
+    # The supervisor: root in the container with three capabilities (and CAP_SETPCAP, shed
+    # at its start); every step it starts runs as its own non-root uid with none.
+    assert config["User"] == "0:0"
+    assert sorted(host["CapAdd"]) == ["KILL", "SETGID", "SETPCAP", "SETUID"]
     labels = config["Labels"]
     assert labels["evalfleet.worker"] == WORKER and labels["evalfleet.run_id"].startswith("test-")
     assert float(labels["evalfleet.deadline"]) > float(labels["evalfleet.created"])

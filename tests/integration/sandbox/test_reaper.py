@@ -42,7 +42,8 @@ def exists(client: Any, container_id: str) -> bool:
     return True
 
 
-def test_reaper_removes_orphans_and_expired_and_spares_the_live(docker_client: Any) -> None:
+def test_reaper_removes_orphans_and_expired_and_spares_the_live(docker_client: Any,
+                                                                runtime: str) -> None:
     """A worker killed with SIGKILL leaves a container: reaped. A live worker's container
     is spared until its deadline; past it, it is reaped too."""
     dead_worker, live_worker = f"dead-{os.getpid()}", f"live-{os.getpid()}"
@@ -57,9 +58,9 @@ def test_reaper_removes_orphans_and_expired_and_spares_the_live(docker_client: A
     assert orphan and exists(docker_client, orphan)
 
     factory = DockerFactory(docker_client, worker=live_worker, extra_labels=TEST_LABELS)
-    live, _ = factory.start(profile("busybox"),
+    live, _ = factory.start(profile("busybox", runtime),
                             Ownership(live_worker, "live-run", time.time() + 3600))
-    expired, _ = factory.start(profile("busybox"),
+    expired, _ = factory.start(profile("busybox", runtime),
                                Ownership(live_worker, "old-run", time.time() - 1))
     try:
         reaper = Reaper(docker_client, is_alive=lambda worker: worker == live_worker,
@@ -74,10 +75,11 @@ def test_reaper_removes_orphans_and_expired_and_spares_the_live(docker_client: A
             expired.remove(force=True)
 
 
-def test_reaper_spares_when_liveness_is_unknown(docker_client: Any) -> None:
+def test_reaper_spares_when_liveness_is_unknown(docker_client: Any, runtime: str) -> None:
     """A liveness check that fails counts as alive: nothing is removed."""
     factory = DockerFactory(docker_client, worker="unsure", extra_labels=TEST_LABELS)
-    container, _ = factory.start(profile("busybox"), Ownership("unsure", "r", time.time() + 600))
+    container, _ = factory.start(profile("busybox", runtime),
+                                 Ownership("unsure", "r", time.time() + 600))
 
     def broken(worker: str) -> bool:
         raise ConnectionError("redis down")
@@ -89,14 +91,16 @@ def test_reaper_spares_when_liveness_is_unknown(docker_client: Any) -> None:
         container.remove(force=True)
 
 
-def test_any_fleets_sandbox_long_past_its_deadline_is_abandoned(docker_client: Any) -> None:
+def test_any_fleets_sandbox_long_past_its_deadline_is_abandoned(docker_client: Any,
+                                                                runtime: str) -> None:
     """A sandbox of another fleet (say, one whose Redis was flushed, so its id changed) is
     removed once it is ``abandoned_after_s`` past its deadline, and not a moment before."""
     labels = {**TEST_LABELS, "evalfleet.fleet": f"gone-{os.getpid()}"}
     factory = DockerFactory(docker_client, worker="gone-worker", extra_labels=labels)
     now = time.time()
-    abandoned, _ = factory.start(profile("busybox"), Ownership("gone-worker", "a", now - 7200))
-    recent, _ = factory.start(profile("busybox"), Ownership("gone-worker", "b", now - 60))
+    box = profile("busybox", runtime)
+    abandoned, _ = factory.start(box, Ownership("gone-worker", "a", now - 7200))
+    recent, _ = factory.start(box, Ownership("gone-worker", "b", now - 60))
     try:
         reaper = Reaper(docker_client, is_alive=lambda worker: True,
                         extra_filters={**TEST_LABELS, "evalfleet.fleet": "this-fleet"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox.docker import seccomp
-from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, Ownership, create_kwargs
+from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, Ownership, create_kwargs, host_pids
 from sandbox.errors import SandboxConfigError
 from sandbox.paths import PathRejected, sandbox_path
 from sandbox.profile import Hardening, Limits, Profile
@@ -20,9 +20,11 @@ def test_bad_limits(bad: dict[str, float]) -> None:
 
 
 @pytest.mark.parametrize("bad", [{"user": "0:0"}, {"user": "root"},
-                                 {"user": "5:5", "keeper_user": "5:6"}])
+                                 {"user": "5:5", "keeper_user": "5:6"},
+                                 {"judge_user": "0"}, {"judge_user": "1000:1000"},
+                                 {"judge_user": "65534:1"}, {"user": "1000:x"}])
 def test_bad_hardening(bad: dict[str, str]) -> None:
-    """Root or a candidate uid equal to the keeper's is refused."""
+    """Root, a non-numeric id, or the candidate, judge and keeper sharing a uid is refused."""
     with pytest.raises(SandboxConfigError):
         Hardening(**bad)
 
@@ -56,18 +58,42 @@ def test_docker_kwargs_are_hardened_by_default() -> None:
 
 
 def test_docker_kwargs_with_a_supervisor() -> None:
-    """The supervisor is pid 1 as the candidate's uid, with stdin open and no log; the
-    confinement is the same as the keep-alive's."""
+    """The supervisor is pid 1 as root in the container with CAP_KILL, CAP_SETGID and
+    CAP_SETUID, plus CAP_SETPCAP, which it sheds at start (every other one dropped), stdin
+    open and no log; the confinement is the same as the keep-alive's."""
     profile = Profile(name="p", image="img")
     owner = Ownership(worker="w1", run_id="r1", deadline=1.0)
     kwargs = create_kwargs(profile, owner, supervisor="/bin/evalfleet-supervisor")
-    assert kwargs["command"] == ["/bin/evalfleet-supervisor"] and kwargs["user"] == "1000:1000"
+    assert kwargs["command"] == ["/bin/evalfleet-supervisor"] and kwargs["user"] == "0:0"
+    assert kwargs["cap_drop"] == ["ALL"]
+    assert kwargs["cap_add"] == ["KILL", "SETGID", "SETPCAP", "SETUID"]
     assert kwargs["init"] is False and kwargs["stdin_open"] is True and kwargs["tty"] is False
     assert kwargs["log_config"]["Type"] == "none"
     plain = create_kwargs(profile, owner)
     same = ("network_mode", "cap_drop", "security_opt", "read_only", "pids_limit",
-            "mem_limit", "memswap_limit", "nano_cpus", "ulimits", "tmpfs")
+            "mem_limit", "memswap_limit", "nano_cpus", "ulimits", "tmpfs", "runtime")
     assert {k: kwargs[k] for k in same} == {k: plain[k] for k in same}
+
+
+def test_the_runtime_is_the_profiles() -> None:
+    """``runtime`` goes to the engine as is (``None``: the engine's default)."""
+    owner = Ownership(worker="w1", run_id="r1", deadline=1.0)
+    assert create_kwargs(Profile(name="p", image="img"), owner)["runtime"] is None
+    assert create_kwargs(Profile(name="p", image="img", runtime="runsc"),
+                         owner)["runtime"] == "runsc"
+
+
+def test_under_gvisor_the_pids_cgroup_is_a_ceiling_for_the_sandbox_kernel() -> None:
+    """gVisor's processes are threads of its kernel on the host: the candidate's limit is
+    RLIMIT_NPROC inside (gVisor counts it per uid), the cgroup a ceiling above its threads;
+    under runc there is no nproc ulimit (it would count the uid across the host)."""
+    profile = Profile(name="p", image="img", runtime="runsc", limits=Limits(pids=100))
+    owner = Ownership(worker="w1", run_id="r1", deadline=1.0)
+    kwargs = create_kwargs(profile, owner, supervisor="/sv", gvisor=True)
+    assert kwargs["pids_limit"] == host_pids(100) > 100 * 18
+    assert {u["Name"]: u["Hard"] for u in kwargs["ulimits"]}["nproc"] == 100
+    runc = create_kwargs(profile, owner, supervisor="/sv")
+    assert runc["pids_limit"] == 100 and "nproc" not in {u["Name"] for u in runc["ulimits"]}
 
 
 def test_a_profiles_own_seccomp_option_replaces_ours() -> None:
