@@ -48,6 +48,16 @@ class Sandbox(ABC):
         """Whether the sandbox's wall deadline has ended it."""
         return False
 
+    @property
+    def runtime(self) -> str:
+        """The OCI runtime isolating the sandbox (``""`` when the driver has none)."""
+        return self.profile.runtime or ""
+
+    @property
+    def image_id(self) -> str:
+        """The id of the image the sandbox runs (``""`` when the driver has none)."""
+        return ""
+
     @abstractmethod
     def write_files(self, files: Sequence[SeedFile]) -> None:
         """Write files into the workspace (parents created, modes applied).
@@ -170,6 +180,7 @@ class Sandbox(ABC):
         usage = self.usage()
         return PlanResult(
             sandbox_id=self.id, profile=self.profile.name, image=self.profile.image,
+            image_id=self.image_id, runtime=self.runtime,
             limits=self.profile.limits, commands=commands, tests=tests, checks=checks,
             files_written=len(plan.files) + len(plan.test_files),
             commands_skipped=len(plan.commands) - len(commands),

@@ -53,6 +53,10 @@ class PlanResult:
     commands: tuple[ExecResult, ...]
     tests: tuple[CodeExecutionRecord, ...]
     checks: tuple[FileCapture | DirectoryListing, ...]
+    image_id: str = ""
+    """The id (config digest) of the image, where the driver knows it."""
+    runtime: str = ""
+    """The OCI runtime that isolated the sandbox (``runsc``, ``runc``...)."""
     files_written: int = 0
     commands_skipped: int = 0
     deadline_exceeded: bool = False

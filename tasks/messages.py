@@ -14,7 +14,15 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 from scoring import Scorecard
 
@@ -25,6 +33,16 @@ Outcome = Literal["scored", "rejected", "infra_error", "internal_error"]
 
 class Wire(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+#: Why a pack or a request may not name the sandbox's OCI runtime.
+RUNTIME_IS_THE_OPERATORS = ("cannot be set by a pack or a request: the sandbox runtime "
+                            "(gVisor or runc) is the operator's, per profile")
+
+
+def refuse_runtime(value: Any) -> Any:
+    """A ``runtime`` field's validator: any value given is refused (with its field path)."""
+    raise ValueError(RUNTIME_IS_THE_OPERATORS)
 
 
 class SubmissionFile(Wire):
@@ -84,6 +102,10 @@ class SandboxOverrides(Wire):
     cpus: float | None = Field(None, gt=0)
     pids: int | None = Field(None, gt=0)
     output_cap_bytes: int | None = Field(None, gt=0)
+    runtime: SkipJsonSchema[Any] = Field(None, exclude=True)
+    """Never accepted (:data:`RUNTIME_IS_THE_OPERATORS`); named so the refusal says why."""
+
+    _runtime = field_validator("runtime")(refuse_runtime)
 
 
 class RunRequest(Wire):
@@ -105,6 +127,10 @@ class RunRequest(Wire):
     """Other runs of the same case that ``n_wise`` judges rank this run against."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Opaque; echoed back in the result."""
+    runtime: SkipJsonSchema[Any] = Field(None, exclude=True)
+    """Never accepted (:data:`RUNTIME_IS_THE_OPERATORS`); named so the refusal says why."""
+
+    _runtime = field_validator("runtime")(refuse_runtime)
 
     @model_validator(mode="after")
     def _one_pack(self) -> RunRequest:

@@ -7,7 +7,8 @@ there: ``profile`` (an operator-registered profile; default ``default``), ``limi
 only lower the profile's), ``files`` (challenge files seeded before the submission),
 ``test_files`` (seeded only after the candidate is stopped, so a submission cannot see or
 tamper with hidden tests), ``setup_commands`` and ``final_output`` (``last_stdout`` or
-``none``: where the final answer comes from when the request gives none).
+``none``: where the final answer comes from when the request gives none). A ``runtime``
+key is refused: which OCI runtime (gVisor, runc) isolates a run is the operator's choice.
 """
 
 from __future__ import annotations
@@ -15,11 +16,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scoring import Pack, SpecError, load_pack
 
-from .messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
+from .messages import (
+    FieldProblem,
+    Rejection,
+    RunRequest,
+    SubmissionCommand,
+    SubmissionFile,
+    refuse_runtime,
+)
 
 PACK_FILE_NAMES = ("pack.yaml", "pack.yml", "pack.json")
 
@@ -47,6 +55,10 @@ class SandboxBlock(BaseModel):
     test_files: dict[str, str | SubmissionFile] = Field(default_factory=dict)
     setup_commands: list[SubmissionCommand] = Field(default_factory=list)
     final_output: Literal["last_stdout", "none"] = "last_stdout"
+    runtime: Any = None
+    """Never accepted (:data:`~tasks.messages.RUNTIME_IS_THE_OPERATORS`)."""
+
+    _runtime = field_validator("runtime")(refuse_runtime)
 
     def profile_name(self, registered: set[str]) -> str:
         """The profile asked for: ``profile``, else a template id naming a profile."""

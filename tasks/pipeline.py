@@ -294,7 +294,8 @@ def _resources(result: PlanResult) -> dict[str, Any]:
     limits = result.limits
     return {
         "sandbox_id": result.sandbox_id, "profile": result.profile, "image": result.image,
-        "usage": dict(result.usage),
+        "image_id": result.image_id, "runtime": result.runtime,
+        "usage": dict(result.usage) or None, "usage_unavailable": result.usage_unavailable,
         "limits": {"memory_bytes": limits.memory_bytes, "cpus": limits.cpus,
                    "pids": limits.pids, "wall_timeout_s": limits.wall_timeout_s,
                    "output_cap_bytes": limits.output_cap_bytes},

@@ -79,11 +79,13 @@ def run_local(pack: Path, submission: Path, case_key: str | None, output: str) -
     """Evaluate one submission in-process (real sandbox, no queue): for pack authors."""
     from tasks.pipeline import run_pipeline
 
-    from .worker import docker_client
+    from .worker import docker_client, resolve_isolation
 
     settings = Settings()
     from sandbox.docker.factory import DockerFactory
 
+    for isolation in resolve_isolation(settings, sorted(settings.profiles)):
+        click.echo(f"sandbox: {isolation.describe()}", err=True)
     factory = DockerFactory(docker_client(settings), worker=settings.worker_id)
     request = build_request(pack, submission, case_key)
     result = run_pipeline(request.model_dump(mode="json"), factory, settings.pipeline_config())
@@ -143,15 +145,16 @@ def watch(group: str, once: bool) -> None:
 @click.command()
 @click.option("--ready", is_flag=True, help="Readiness: also require a reachable broker.")
 def health(ready: bool) -> None:
-    """Exit 0 when this worker is live (heartbeat fresh) [and ready], else 1."""
-    from .health import is_live, is_ready
+    """Exit 0 when this worker is live (heartbeat fresh) [and ready], else 1; prints why,
+    and the worker's notes (which runtime isolates each profile)."""
+    from .health import is_live, is_ready, notes
     from .worker import heartbeat_path, redis_client
 
     settings = Settings()
     path = heartbeat_path(settings)
     ok, why = (is_ready(path, settings.heartbeat_ttl_s, redis_client(settings)) if ready
                else is_live(path, settings.heartbeat_ttl_s))
-    click.echo(why, err=not ok)
+    click.echo("\n".join([why, *notes(path)]), err=not ok)
     sys.exit(0 if ok else 1)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,11 @@ class Heartbeat:
     """A daemon thread that beats until stopped."""
 
     def __init__(self, redis: Any, worker_id: str, path: Path, interval_s: float,
-                 ttl_s: float) -> None:
+                 ttl_s: float, notes: Sequence[str] = ()) -> None:
         self.redis, self.worker_id, self.path = redis, worker_id, path
         self.interval_s, self.ttl_s = interval_s, ttl_s
+        self.notes = list(notes)
+        """Lines ``evalfleet health`` prints with its verdict (e.g. the sandbox isolation)."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="evalfleet-heartbeat",
                                         daemon=True)
@@ -45,7 +48,8 @@ class Heartbeat:
     def beat(self) -> None:
         """One beat: the file always, the Redis key when Redis answers."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(f"{self.worker_id} {time.time():.3f}\n")
+        self.path.write_text("".join(f"{line}\n" for line in
+                                     [f"{self.worker_id} {time.time():.3f}", *self.notes]))
         with contextlib.suppress(Exception):  # Redis away: liveness must not depend on it
             self.redis.set(heartbeat_key(self.worker_id), time.time(), ex=int(self.ttl_s))
 
@@ -63,6 +67,14 @@ def is_live(path: Path, ttl_s: float, now: float | None = None) -> tuple[bool, s
     if age > ttl_s:
         return False, f"heartbeat is {age:.0f} s old (limit {ttl_s:.0f} s)"
     return True, f"heartbeat {age:.1f} s old"
+
+
+def notes(path: Path) -> list[str]:
+    """The notes the worker wrote under its beat (none when there is no file)."""
+    try:
+        return path.read_text().splitlines()[1:]
+    except OSError:
+        return []
 
 
 def is_ready(path: Path, ttl_s: float, redis: Any) -> tuple[bool, str]:

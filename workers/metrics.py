@@ -10,7 +10,7 @@ never a run id.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from celery.signals import task_prerun
@@ -161,6 +161,24 @@ class ContainerCollector(Collector):
             return
         alive.add_metric([], float(len(found)))
         yield alive
+
+
+class IsolationCollector(Collector):
+    """``evalfleet_sandbox_isolation_info``: which runtime isolates each served profile;
+    ``fallback="true"`` where ``auto`` could not use gVisor (alert on it)."""
+
+    def __init__(self, isolations: Sequence[Any]) -> None:
+        self.isolations = list(isolations)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        info = GaugeMetricFamily(
+            "evalfleet_sandbox_isolation_info",
+            "The OCI runtime of each served profile's sandboxes (1 per profile).",
+            labels=["profile", "runtime", "gvisor", "fallback"])
+        for found in self.isolations:
+            info.add_metric([found.profile, found.runtime, str(found.gvisor).lower(),
+                             str(bool(found.fallback)).lower()], 1.0)
+        yield info
 
 
 class ActiveRunsCollector(Collector):

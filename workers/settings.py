@@ -44,15 +44,22 @@ class ProfileSettings(BaseModel):
     """The Docker network such a pack's sandbox joins (packs without network_access get none)."""
     pool_size: int = Field(0, ge=0)
     """Warm, started, never-used sandboxes kept ready (0 = off)."""
+    runtime: str = Field("auto", min_length=1)
+    """The OCI runtime of this profile's sandboxes: ``auto`` (gVisor whenever the engine
+    has it, else runc, said loudly at start; ``workers/isolation.py``), or a runtime the
+    engine lists (``runsc``, ``runc``, ...). Decided once at worker start."""
 
     def bounds(self, name: str) -> ProfileBounds:
-        """The operator's ceiling for this profile, as the pipeline applies it."""
+        """The operator's ceiling for this profile, as the pipeline applies it (an
+        unresolved ``auto`` runtime is the engine's default)."""
         limits = Limits(memory_bytes=self.memory_mb * MiB, cpus=self.cpus, pids=self.pids,
                         wall_timeout_s=self.max_wall_s,
                         workspace_bytes=self.workspace_mb * MiB,
                         output_cap_bytes=self.output_cap_kb * 1024)
-        return ProfileBounds(profile=Profile(name=name, image=self.image, limits=limits),
-                             allow_network=self.allow_network, network_mode=self.network)
+        runtime = None if self.runtime == "auto" else self.runtime
+        profile = Profile(name=name, image=self.image, limits=limits, runtime=runtime)
+        return ProfileBounds(profile=profile, allow_network=self.allow_network,
+                             network_mode=self.network)
 
 
 class JudgeProviderSettings(BaseModel):
@@ -136,6 +143,9 @@ class Settings(BaseSettings):
     heartbeat_ttl_s: float = Field(30.0, gt=0)
     reaper_interval_s: float = Field(60.0, gt=0)
     """How often the worker removes sandboxes of dead workers and past their deadline."""
+    engine_wait_s: float = Field(60.0, ge=0)
+    """How long a starting worker waits for the Docker engine to answer (it must know the
+    engine's runtimes before it takes a run) before it exits with an error."""
     heartbeat_file: Path | None = None
     """Where the worker writes its liveness beat (default: ``<tmp>/evalfleet-worker.heartbeat``)."""
     judges: JudgeSettings = Field(default_factory=JudgeSettings)

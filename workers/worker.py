@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -177,22 +178,24 @@ def heartbeat_path(settings: Settings) -> Path:
     return settings.heartbeat_file or Path(tempfile.gettempdir()) / "evalfleet-worker.heartbeat"
 
 
-def main_services(settings: Settings, app: Any) -> list[Any]:
+def main_services(settings: Settings, app: Any, isolations: list[Any] | None = None) -> list[Any]:
     """Start the main process's services; returns what to stop at exit."""
     from prometheus_client import start_http_server
 
     from tasks.intake import IntakeForwarder
 
     from .health import Heartbeat
-    from .metrics import ContainerCollector, QueueCollector, serving_registry
+    from .metrics import ContainerCollector, IsolationCollector, QueueCollector, serving_registry
 
     redis = redis_client(settings)
     beat = Heartbeat(redis, settings.worker_id, heartbeat_path(settings),
-                     settings.heartbeat_interval_s, settings.heartbeat_ttl_s)
+                     settings.heartbeat_interval_s, settings.heartbeat_ttl_s,
+                     notes=[f"isolation: {i.describe()}" for i in isolations or []])
     beat.start()
     if settings.metrics_port:
         registry = serving_registry(QueueCollector(redis, settings.queues),
-                                    ContainerCollector(docker_client(settings), settings.worker_id))
+                                    ContainerCollector(docker_client(settings), settings.worker_id),
+                                    IsolationCollector(isolations or []))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
     forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id)
     forwarder.ensure_group()
@@ -245,9 +248,46 @@ def resolve_fleet(settings: Settings, redis: Any) -> str:
     return settings.fleet_label
 
 
+def engine_runtimes(settings: Settings) -> dict[str, Any]:
+    """The runtimes the Docker engine lists, waiting up to ``engine_wait_s`` for it.
+
+    Raises:
+        SystemExit: the engine never answered (the worker cannot know its isolation).
+    """
+    from sandbox.docker.runtimes import offered
+
+    client = docker_client(settings)
+    give_up = time.monotonic() + settings.engine_wait_s
+    while True:
+        try:
+            return dict(offered(client.info()))
+        except Exception as error:  # any failure to reach the engine
+            if time.monotonic() >= give_up:
+                raise SystemExit(f"evalfleet: the Docker engine did not answer within "
+                                 f"{settings.engine_wait_s:.0f} s: {error}") from error
+            time.sleep(1.0)
+
+
+def resolve_isolation(settings: Settings, names: list[str]) -> list[Any]:
+    """Decide (and pin in ``settings``) the runtime of each profile in ``names``.
+
+    Raises:
+        SystemExit: a profile asks for a runtime the engine cannot give it.
+    """
+    from .isolation import IsolationError, apply, resolve
+
+    try:
+        return apply(settings, resolve(settings.profiles, names, engine_runtimes(settings)))
+    except IsolationError as error:
+        raise SystemExit(f"evalfleet: {error}") from error
+
+
 def run_worker(settings: Settings, pool: str = "prefork") -> None:
     """Run a worker node until it is stopped (SIGTERM: warm shutdown)."""
+    from .isolation import served
+
     prepare_metrics_dir(settings)
+    isolations = resolve_isolation(settings, served(settings))
     resolve_fleet(settings, redis_client(settings))
     from celery.signals import (
         worker_process_init,
@@ -268,7 +308,7 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
     started.connect(_build_runtime, weak=False)
     for signal in (worker_process_shutdown, worker_shutdown):
         signal.connect(_release_runtime, weak=False)
-    services = main_services(settings, app)
+    services = main_services(settings, app, isolations)
     queues = ",".join(queue_for(q) for q in settings.queues)
     try:
         app.worker_main(["worker", "--loglevel=INFO", "-Q", queues, "-P", pool,

@@ -67,8 +67,9 @@ class DockerSandbox(Sandbox):
 
     def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
                  channel: Channel | None = None, base_env: Mapping[str, str] | None = None,
-                 gvisor: bool = False) -> None:
+                 gvisor: bool = False, runtime: str = "", image_id: str = "") -> None:
         super().__init__(profile)
+        self._runtime, self._image_id = runtime, image_id
         self.client, self.container, self.channel, self.run_id = (
             client, container, channel, run_id)
         self.conduit = Conduit(client, container, profile, channel, base_env=base_env,
@@ -94,6 +95,16 @@ class DockerSandbox(Sandbox):
     def gvisor(self) -> bool:
         """Whether the sandbox runs under gVisor."""
         return self.conduit.gvisor
+
+    @property
+    def runtime(self) -> str:
+        """The engine's name of the sandbox's OCI runtime."""
+        return self._runtime or super().runtime
+
+    @property
+    def image_id(self) -> str:
+        """The id (config digest) of the image the container runs."""
+        return self._image_id
 
     def write_files(self, files: Sequence[SeedFile]) -> None:
         """Extract a tar of ``files`` into the workspace, as the candidate's user.

@@ -37,6 +37,8 @@ class ImageFacts:
 
     supervisor: str | None
     """The supervisor's path, or ``None`` (``exec`` it is)."""
+    id: str = ""
+    """The image's id (``sha256:...``, its config digest): what exactly ran."""
     env: tuple[tuple[str, str], ...] = ()
     """The image's ``ENV`` (plus ``HOME``): the base of every step's environment, which the
     supervisor does not inherit from its own (it starts with none, see its source)."""
@@ -82,8 +84,10 @@ class DockerFactory:
     def sandbox(self, container: Any, channel: Channel | None, profile: Profile, *,
                 run_id: str) -> DockerSandbox:
         """The driver over a started container of ``profile`` (cold or warm)."""
+        image = self.image(profile.image)
         return DockerSandbox(self.client, container, profile, run_id=run_id, channel=channel,
-                             base_env=dict(self.image(profile.image).env),
+                             base_env=dict(image.env), image_id=image.id,
+                             runtime=self.runtimes.name(profile.runtime),
                              gvisor=self.runtimes.gvisor(profile.runtime))
 
     def start(self, profile: Profile, owner: Ownership) -> tuple[Any, Channel | None]:
@@ -133,6 +137,7 @@ class DockerFactory:
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what=f"inspect {image}") from error
         facts = ImageFacts(supervisor=_supervisor_path(image, found.labels or {}),
+                           id=str(getattr(found, "id", "") or ""),
                            env=image_env(_config(found).get("Env")))
         with self._lock:
             self._images[image] = facts

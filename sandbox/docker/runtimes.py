@@ -13,6 +13,7 @@ from __future__ import annotations
 import posixpath
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import docker.errors
@@ -25,6 +26,34 @@ GVISOR_BINARY = "runsc"
 RUNC = "runc"
 #: Key of the engine's default runtime in :func:`runtime_paths` (no runtime is so named).
 DEFAULT = "<default>"
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """One runtime the engine lists."""
+
+    name: str
+    path: str
+    args: tuple[str, ...] = ()
+
+    @property
+    def gvisor(self) -> bool:
+        """Whether it is gVisor's ``runsc``."""
+        return is_gvisor(self.path)
+
+    @property
+    def networkless(self) -> bool:
+        """Whether it runs every sandbox without a network (``runsc --network=none``): a
+        profile that allows network cannot use it."""
+        return "--network=none" in self.args
+
+
+def offered(info: Mapping[str, Any]) -> dict[str, RuntimeInfo]:
+    """The runtimes of ``docker info``, by name."""
+    found = info.get("Runtimes") or {}
+    return {name: RuntimeInfo(name, str((spec or {}).get("path") or name),
+                              tuple((spec or {}).get("runtimeArgs") or ()))
+            for name, spec in found.items()}
 
 
 def runtime_paths(info: Mapping[str, Any]) -> dict[str, str]:
@@ -74,6 +103,18 @@ class Runtimes:
         """
         key = DEFAULT if name is None else name
         return is_gvisor(self.paths().get(key, key))
+
+    def name(self, name: str | None) -> str:
+        """The runtime's name as the engine knows it (``None``: the engine's default).
+
+        Raises:
+            SandboxUnavailable: the engine is not there.
+        """
+        if name is not None:
+            return name
+        default = self.paths()[DEFAULT]
+        return next((n for n, path in self.paths().items()
+                     if n != DEFAULT and path == default), default)
 
     def offered(self) -> list[str]:
         """The runtimes the engine lists, by name.

@@ -33,6 +33,20 @@ EGRESS = ("import socket\n"
           "    s = socket.socket(); s.settimeout(2)\n"
           "    try:\n        s.connect((host, 80)); print(host, 'CONNECTED')\n"
           "    except OSError as e:\n        print(host, 'refused', e.errno)\n")
+#: Attaches to pid 1 (the supervisor) with ptrace, then writes into its memory if it could.
+PTRACE = ("import ctypes\n"
+          "libc = ctypes.CDLL(None, use_errno=True)\n"
+          "if libc.ptrace(16, 1, 0, 0) == 0:\n"
+          "    print('TRACED')\n"
+          "try:\n"
+          "    open('/proc/1/mem', 'wb').write(b'x'); print('TRACED mem')\n"
+          "except OSError as e:\n"
+          "    print('mem refused', e.errno)\n")
+#: Forges the supervisor's frames: a pass line and an exit 0 written into its stdout (the
+#: channel to the host), then reads its stdin (the host's frames) for what the tests send.
+FORGE = ("printf 'o\\0\\0\\0\\0033 passed\\nx\\0\\0\\0\\0010' > /proc/1/fd/1 && echo FORGED;"
+         " timeout 2 cat /proc/1/fd/0 > stolen && echo STOLE; kill -9 1 && echo KILLED1;"
+         " kill -9 -1; echo nope")
 ATTACKS: dict[str, tuple[str | list[str], int, str]] = {
     # name: (command, timeout_ms, text that must not appear in the published result)
     "fork_bomb": ("bomb() { bomb | bomb & }; bomb; sleep 3", 6000, "alive-after-bomb"),
@@ -47,13 +61,19 @@ ATTACKS: dict[str, tuple[str | list[str], int, str]] = {
     "privilege": ("sudo id; su -c id root < /dev/null; cp /bin/cat ./c && chmod u+s ./c && "
                   "./c /etc/shadow", 10000, "root:"),
     "daemon": (["python3", "-c", DAEMON], 10000, "never"),
+    "ptrace_supervisor": (["python3", "-c", PTRACE], 10000, "TRACED"),
+    "forge_channel": (FORGE, 10000, "FORGED"),
 }
+#: Text that may not appear in the forge attack's result either.
+NEVER_ALSO = {"forge_channel": ("STOLE", "KILLED1")}
 
 
-def test_sandbox_attacks_through_the_fleet(private_fleet: PrivateFleet) -> None:
-    """Each attack is a submission: contained, scored as the candidate's loss, leaking
-    nothing into the result; the worker stays up and the next run scores normally."""
-    node = private_fleet.start("attacks", ["-c", "2"], test_canary=CANARY)
+def test_sandbox_attacks_through_the_fleet(private_fleet: PrivateFleet, runtime: str) -> None:
+    """Each attack is a submission: contained, scored as the candidate's loss (never an
+    infra error, under either runtime), leaking nothing into the result; the worker stays
+    up and the next run scores normally."""
+    node = private_fleet.start("attacks", ["-c", "2"], test_canary=CANARY,
+                               profiles=json.dumps({"default": {"runtime": runtime}}))
     client = private_fleet.client()
     requests = {name: run_request(name.replace("_", "-"), "x") for name in ATTACKS}
     for name, (command, timeout_ms, _) in ATTACKS.items():
@@ -68,8 +88,10 @@ def test_sandbox_attacks_through_the_fleet(private_fleet: PrivateFleet) -> None:
 
     for name, result in results.items():
         assert result.outcome == "scored", (name, result.reason)
+        assert result.resources["runtime"] == runtime, name
         assert result.scorecard is not None and result.scorecard.result == "loss", name
-        assert ATTACKS[name][2] not in result.to_json(), name
+        for never in (ATTACKS[name][2], *NEVER_ALSO.get(name, ())):
+            assert never not in result.to_json(), (name, never)
         assert result.attempt == 1, name  # the candidate's failure is not retried
     assert (normal.outcome, normal.scorecard and normal.scorecard.score) == ("scored", 1000)
     assert node.alive

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tasks.messages import RunRequest
 
 ROOT = Path(__file__).parents[3]
@@ -26,21 +28,22 @@ PACK: dict[str, Any] = {
 BROKEN_PROFILES = json.dumps({"broken": {"image": "evalfleet/python:latest"}})
 
 
-def test_engine_unreachable_is_retried_then_infra_error(start_worker: Any, client: Any) -> None:
-    """With no Docker engine, a run is retried up to the delivery cap and ends infra_error."""
-    start_worker("nodocker", queues='["broken"]', profiles=BROKEN_PROFILES,
-                 docker_url="unix:///nonexistent/docker.sock", delivery_cap="3")
-    request = RunRequest(run_id="nodocker-1-" + str(time.time_ns()), pack=PACK,
-                         submission={"commands": [{"run": "echo hi"}]})
-    client.submit(request)
+def test_a_worker_whose_engine_never_answers_exits_at_start(start_worker: Any) -> None:
+    """A worker must know which runtime isolates its sandboxes (gVisor or runc) before it
+    takes a run: with no engine it says so and exits (its orchestrator restarts it), so
+    no run is taken and failed meanwhile. An engine lost later is retried, then
+    ``infra_error`` (tests/reliability/test_docker_outage.py)."""
+    with pytest.raises(RuntimeError, match="the Docker engine did not answer within 1 s"):
+        start_worker("nodocker", queues='["broken"]', profiles=BROKEN_PROFILES,
+                     docker_url="unix:///nonexistent/docker.sock", engine_wait_s="1")
 
-    result = client.wait(request.run_id, timeout=60)
 
-    assert result.outcome == "infra_error"
-    assert result.scorecard is None
-    assert result.attempt == 3
-    assert "gave up after 3 deliveries" in result.reason
-    assert "SandboxUnavailable" in result.reason
+def test_a_profile_asking_for_a_runtime_the_engine_lacks_stops_the_worker(
+        start_worker: Any) -> None:
+    """A clear error at start, naming the profile and what the engine offers."""
+    profiles = json.dumps({"broken": {"image": "evalfleet/python:latest", "runtime": "kata"}})
+    with pytest.raises(RuntimeError, match=r"profile 'broken': runtime 'kata' is not one"):
+        start_worker("nokata", queues='["broken"]', profiles=profiles)
 
 
 def test_missing_image_is_an_infra_error_without_retry(start_worker: Any, client: Any) -> None:

@@ -221,3 +221,33 @@ def test_a_rejected_request_keeps_its_run_id_and_metadata() -> None:
     result, _ = run(request(colour="red"))
 
     assert (result.run_id, result.metadata) == ("run-1", {"team": "blue"})
+
+
+@pytest.mark.parametrize(("where", "field"), [
+    ("request", "request.runtime"), ("overrides", "request.sandbox.runtime"),
+    ("pack", "pack.version.sandbox.runtime")])
+def test_a_runtime_named_by_a_request_or_a_pack_is_rejected(where: str, field: str) -> None:
+    """The sandbox's runtime (gVisor or runc) is the operator's: a request or a pack that
+    names one, even as null, is rejected with the key's path, before any sandbox starts."""
+    body = request()
+    if where == "request":
+        body["runtime"] = "runc"
+    elif where == "overrides":
+        body["sandbox"] = {"runtime": None}
+    else:
+        body["pack"]["version"]["sandbox"]["runtime"] = "runc"
+    factory = FakeFactory()
+    result = run_pipeline(json.dumps(body), factory, config())
+    assert result.outcome == "rejected" and factory.sandboxes == []
+    assert [(e.field, "operator's" in e.message) for e in result.errors] == [(field, True)]
+
+
+def test_the_result_records_the_runtime_and_why_usage_is_missing() -> None:
+    """resources.runtime is the profile's runtime; a driver that measures nothing gives
+    ``usage: null`` and the reason."""
+    bounds = ProfileBounds(Profile(name="default", image="fake", runtime="runsc"))
+    result = run_pipeline(json.dumps(request()), FakeFactory(),
+                          PipelineConfig(profiles={"default": bounds}))
+    assert result.resources["runtime"] == "runsc"
+    assert result.resources["usage"] is None
+    assert "does not measure" in result.resources["usage_unavailable"]
