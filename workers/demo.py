@@ -59,8 +59,9 @@ def row(run: DemoRun, result: RunResult | None) -> str:
     score = "-" if card is None or card.score is None else str(card.score)
     verdict = (card.result or "no contest") if card else (result.outcome if result else "missing")
     validity = card.validity if card else "-"
+    runtime = str(result.resources.get("runtime") or "-") if result else "-"
     return (f"{run.request.run_id:<16} {run.pack:<22} {run.case or '-':<7} {run.submission:<5} "
-            f"{score:>5} {verdict:<11} {validity}")
+            f"{score:>5} {verdict:<11} {validity:<8} {runtime}")
 
 
 def run_demo(packs_dir: Path, timeout: float) -> int:
@@ -108,11 +109,13 @@ def _submit_and_report(client: EvalfleetClient, runs: list[DemoRun], timeout: fl
             except TimeoutError:
                 results.append(None)
     click.echo(f"\n{'run':<16} {'pack':<22} {'case':<7} {'sub':<5} {'score':>5} "
-               f"{'result':<11} validity")
+               f"{'result':<11} {'validity':<8} runtime")
     for run, result in zip(runs, results, strict=True):
         click.echo(row(run, result))
     scored = sum(1 for r in results if r is not None and r.outcome == "scored")
-    click.echo(f"\n{scored}/{len(runs)} runs scored")
+    used = sorted({str(r.resources.get("runtime")) for r in results if r and r.resources})
+    click.echo(f"\n{scored}/{len(runs)} runs scored; sandbox runtime: {', '.join(used) or '-'}"
+               f"{' (gVisor)' if used == ['runsc'] else ''}")
     return 0 if scored == len(runs) else 1
 
 
