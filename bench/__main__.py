@@ -3,6 +3,7 @@
     python -m bench                 # everything (about 6 minutes on 2 cores)
     python -m bench --quick         # fewer repetitions, 200 runs for the memory case
     python -m bench cold warm       # only the named cases
+    python -m bench --runtimes runc # the end-to-end cases on runc only (default: runc,runsc)
 
 Cases: ``cold``, ``warm`` (enqueue → scorecard against ``docker run``, with the per-phase
 breakdown), ``throughput`` (1/2/4 worker processes against parallel ``docker run``),
@@ -19,11 +20,12 @@ import platform
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import dispatch, endtoend, scoring_core
-from bench.common import Report, private_fleet, sweep_containers
+from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
 CASES = ("scoring", "dispatch", "cold", "warm", "throughput", "memory")
 
@@ -33,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("cases", nargs="*", help=f"any of {', '.join(CASES)} (default: all)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, help="also write the report here (Markdown)")
+    parser.add_argument("--runtimes", default=",".join(RUNTIMES),
+                        help="runtimes of the cold/warm/throughput cases (comma-separated)")
     args = parser.parse_args(argv)
     wanted = args.cases or list(CASES)
     unknown = set(wanted) - set(CASES)
@@ -50,12 +54,8 @@ def main(argv: list[str] | None = None) -> None:
         dispatch.run(report, 50 if quick else 200)
     try:
         with private_fleet() as fleet:
-            for case, warm in (("cold", False), ("warm", True)):
-                if case in wanted:
-                    results = endtoend.overhead(fleet, report, 5 if quick else 15, warm=warm)
-                    endtoend.phases(report, f"{case} run", results)
-            if "throughput" in wanted:
-                endtoend.throughput(fleet, report, 20 if quick else 60, 10 if quick else 20)
+            for runtime in args.runtimes.split(","):
+                end_to_end(fleet, report, wanted, quick, runtime)
             if "memory" in wanted:
                 endtoend.memory(fleet, report, 200 if quick else 1000)
     finally:
@@ -63,6 +63,19 @@ def main(argv: list[str] | None = None) -> None:
     print("\n" + report.markdown())
     if args.out:
         args.out.write_text(report.markdown() + "\n")
+
+
+def end_to_end(fleet: Any, report: Report, wanted: list[str], quick: bool,
+               runtime: str) -> None:
+    """The cold, warm and throughput cases on one runtime."""
+    for case, warm in (("cold", False), ("warm", True)):
+        if case in wanted:
+            results = endtoend.overhead(fleet, report, 5 if quick else 15, warm=warm,
+                                        runtime=runtime)
+            endtoend.phases(report, f"{case} run on {runtime}", results)
+    if "throughput" in wanted:
+        endtoend.throughput(fleet, report, 20 if quick else 60, 10 if quick else 20,
+                            runtime=runtime)
 
 
 if __name__ == "__main__":

@@ -107,10 +107,14 @@ def timed_ms(action: Callable[[], object]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def docker_run(image: str = IMAGE) -> None:
-    """The baseline: a bare ``docker run --rm --network none IMAGE true`` (Docker CLI)."""
-    subprocess.run(["docker", "run", "--rm", "--network", "none", "--label", BENCH_LABEL,
-                    image, "true"], check=True, capture_output=True)
+#: The runtimes every end-to-end case is measured on (each against its own baseline).
+RUNTIMES = ("runc", "runsc")
+
+
+def docker_run(image: str = IMAGE, runtime: str = "runc") -> None:
+    """The baseline: a bare ``docker run --rm --network none --runtime R IMAGE true``."""
+    subprocess.run(["docker", "run", "--rm", "--network", "none", "--runtime", runtime,
+                    "--label", BENCH_LABEL, image, "true"], check=True, capture_output=True)
 
 
 def sweep_containers() -> None:
@@ -130,10 +134,12 @@ class Fleet:
     start: Starter
     workdir: Path
 
-    def node(self, name: str, processes: int = 1, pool_size: int = 0) -> WorkerNode:
-        """A worker node with ``processes`` pool processes on the trivial run's image."""
+    def node(self, name: str, processes: int = 1, pool_size: int = 0,
+             runtime: str = "runc") -> WorkerNode:
+        """A worker node with ``processes`` pool processes on the trivial run's image,
+        its sandboxes on ``runtime``."""
         return self.start(name, args=["-c", str(processes)], concurrency=str(processes),
-                          profiles__default__image=IMAGE,
+                          profiles__default__image=IMAGE, profiles__default__runtime=runtime,
                           profiles__default__pool_size=str(pool_size))
 
     def stop(self, node: WorkerNode) -> None:

@@ -29,14 +29,16 @@ PHASES = ("queue_wait", "sandbox_acquire", "sandbox", "commands", "code_executio
           "seed_and_capture", "scoring", "total", "publish")
 
 
-def overhead(fleet: Fleet, report: Report, runs: int, *, warm: bool) -> list[Any]:
-    """Enqueue → scorecard of the trivial run, next to ``docker run`` (interleaved)."""
-    node = fleet.node("warm" if warm else "cold", pool_size=2 if warm else 0)
+def overhead(fleet: Fleet, report: Report, runs: int, *, warm: bool,
+             runtime: str = "runc") -> list[Any]:
+    """Enqueue → scorecard of the trivial run on ``runtime``, next to ``docker run`` on the
+    same runtime (interleaved)."""
+    node = fleet.node("warm" if warm else "cold", pool_size=2 if warm else 0, runtime=runtime)
     try:
         fleet.run_one()  # first run pays imports and connections
         ours, base, results = [], [], []
         for _ in range(runs):
-            base.append(timed_ms(docker_run))
+            base.append(timed_ms(lambda: docker_run(runtime=runtime)))
             if warm:
                 time.sleep(0.6)  # let the pool refill outside the timed path, as idle time would
             elapsed, result = fleet.run_one()
@@ -45,8 +47,9 @@ def overhead(fleet: Fleet, report: Report, runs: int, *, warm: bool) -> list[Any
     finally:
         fleet.stop(node)
     name, limit = ("warm", 0.3) if warm else ("cold", 1.1)
-    row = Row(f"{name} run overhead (enqueue → scorecard, pool {'on' if warm else 'off'})",
-              median(ours), median(base), "ms", f"≤ {limit}", False)
+    row = Row(f"{name} run overhead on {runtime} (enqueue → scorecard, pool "
+              f"{'on' if warm else 'off'})", median(ours), median(base), "ms", f"≤ {limit}",
+              False)
     row.met = row.ratio <= limit
     report.add(row)
     return results
@@ -65,14 +68,14 @@ def phases(report: Report, label: str, results: list[Any]) -> None:
     report.section("\n".join(lines) + "\n")
 
 
-def docker_ceiling(seconds: float, parallel: int) -> float:
-    """``docker run --rm`` per second with ``parallel`` loops running at once."""
+def docker_ceiling(seconds: float, parallel: int, runtime: str = "runc") -> float:
+    """``docker run --rm`` on ``runtime`` per second with ``parallel`` loops at once."""
     done = [0] * parallel
     stop = time.monotonic() + seconds
 
     def loop(slot: int) -> None:
         while time.monotonic() < stop:
-            docker_run()
+            docker_run(runtime=runtime)
             done[slot] += 1
 
     threads = [threading.Thread(target=loop, args=(i,)) for i in range(parallel)]
@@ -85,16 +88,18 @@ def docker_ceiling(seconds: float, parallel: int) -> float:
 
 
 def throughput(fleet: Fleet, report: Report, runs: int, seconds: float,
-               processes: tuple[int, ...] = (1, 2, 4)) -> None:
-    """Trivial runs/s through the fleet for each process count, against the ceiling."""
-    ceilings = {p: docker_ceiling(seconds, p) for p in (2, 4, 8)}
+               processes: tuple[int, ...] = (1, 2, 4), runtime: str = "runc") -> None:
+    """Trivial runs/s through the fleet on ``runtime`` for each process count, against
+    the same runtime's parallel ``docker run`` ceiling."""
+    ceilings = {p: docker_ceiling(seconds, p, runtime) for p in (2, 4, 8)}
     ceiling = max(ceilings.values())
-    report.section("Parallel `docker run --rm --network none` ceiling: " + ", ".join(
-        f"{p} at once {r:.2f}/s" for p, r in ceilings.items()) + f" → ceiling {ceiling:.2f}/s\n")
+    report.section(f"Parallel `docker run --rm --network none --runtime {runtime}` ceiling: "
+                   + ", ".join(f"{p} at once {r:.2f}/s" for p, r in ceilings.items())
+                   + f" → ceiling {ceiling:.2f}/s\n")
     best = 0.0
     lines = ["| worker processes | runs/s | ratio to ceiling |", "| ---: | ---: | ---: |"]
     for count in processes:
-        node = fleet.node(f"tp{count}", processes=count, pool_size=1)
+        node = fleet.node(f"tp{count}", processes=count, pool_size=1, runtime=runtime)
         try:
             fleet.run_batch(count * 2)  # warm up every process
             elapsed, _ = fleet.run_batch(runs)
@@ -103,15 +108,17 @@ def throughput(fleet: Fleet, report: Report, runs: int, seconds: float,
         rate = runs / elapsed
         best = max(best, rate)
         lines.append(f"| {count} | {rate:.2f} | {rate / ceiling:.2f} |")
-    report.section("Throughput by worker processes (one node, warm pool of 1 per process, "
-                   f"{runs} trivial runs submitted at once):\n\n" + "\n".join(lines) + "\n")
-    row = Row("throughput (best of 1/2/4 processes)", best, ceiling, "runs/s", "≥ 0.8", False)
+    report.section(f"Throughput on {runtime} by worker processes (one node, warm pool of 1 "
+                   f"per process, {runs} trivial runs submitted at once):\n\n"
+                   + "\n".join(lines) + "\n")
+    row = Row(f"throughput on {runtime} (best of 1/2/4 processes)", best, ceiling, "runs/s",
+              "≥ 0.8", False)
     row.met = row.ratio >= 0.8
     report.add(row)
 
 
 def memory(fleet: Fleet, report: Report, total: int, batch: int = 50) -> None:
-    """RSS of the process that runs the runs, after 10 runs and after ``total``."""
+    """RSS of the process that runs the runs, after 10 runs and after ``total`` (runc)."""
     node = fleet.node("mem", processes=1, pool_size=1)
     try:
         assert node.process is not None

@@ -80,6 +80,28 @@ def test_health_fails_when_the_worker_is_gone(start_worker: Any) -> None:
     assert "heartbeat" in gone.stderr
 
 
+def test_health_says_which_runtime_isolates_each_profile(start_worker: Any) -> None:
+    """The worker's notes under its beat: gVisor for an auto profile on this engine, runc
+    said loudly for one pinned elsewhere or without gVisor; and the metric says the same."""
+    profiles = json.dumps({"default": {}, "plain": {"runtime": "runc"},
+                           "web": {"allow_network": True}})
+    node = start_worker("isolation", queues='["default", "plain", "web"]', profiles=profiles)
+
+    said = health(node)
+
+    assert said.returncode == 0, said.stderr
+    assert "isolation: profile default: runtime runsc (gVisor)" in said.stdout
+    assert "isolation: profile plain: runtime runc (the host's kernel)\n" in said.stdout
+    # runsc is registered --network=none here: a network profile on auto falls back, loudly
+    assert "isolation: profile web: runtime runc (the host's kernel); NOT gVisor" in said.stdout
+    assert "SANDBOX ISOLATION DEGRADED: profile web" in node.log.read_text()
+    metrics = node.metrics()
+    assert ('evalfleet_sandbox_isolation_info{fallback="false",gvisor="true",profile="default",'
+            'runtime="runsc"} 1.0') in metrics
+    assert ('evalfleet_sandbox_isolation_info{fallback="true",gvisor="false",profile="web",'
+            'runtime="runc"} 1.0') in metrics
+
+
 def test_readiness_needs_the_broker(start_worker: Any, redis_server: Any) -> None:
     """Readiness fails when the broker is unreachable while liveness still passes."""
     node = start_worker("ready")
