@@ -9,6 +9,7 @@ order) live here once, so every driver applies them the same way. A driver may o
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from abc import ABC, abstractmethod
@@ -16,17 +17,20 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
+from sandbox import room
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
+from sandbox.errors import SeedRefused
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
 from sandbox.execution import (
     CodeExecution,
     CodeExecutionRecord,
     command_for_test,
     record,
+    refused_record,
     shell_command,
 )
-from sandbox.paths import PathRejected, sandbox_path
+from sandbox.paths import PathRejected, relative_to, sandbox_path, workspace_path
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
@@ -100,6 +104,35 @@ class Sandbox(ABC):
         """
 
     @abstractmethod
+    def export_files(self, paths: Sequence[str]) -> tuple[SeedFile, ...]:
+        """Stop the candidate, then copy out the regular files at (or below) ``paths`` in
+        the workspace, as the candidate reads them; links and special files are left
+        behind, missing paths skipped, at most ``seed_bytes`` in all. Paths relative to
+        the workspace, modes :data:`~sandbox.room.DELIVERABLE_MODE`.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+
+    @abstractmethod
+    def write_room(self, files: Sequence[SeedFile]) -> None:
+        """Write ``files`` (paths relative to :data:`~sandbox.room.ROOM`) into the judge's
+        room as the judge, its parts created.
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+
+    @abstractmethod
+    def read_room_file(self, path: str, limit: int) -> FileRead:
+        """Read one regular file of the judge's room as the judge (``limit`` bytes).
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+
+    @abstractmethod
     def close(self) -> None:
         """Remove the sandbox and everything it owns; safe to call twice, never raises."""
 
@@ -131,18 +164,36 @@ class Sandbox(ABC):
                                 max_entries=cap, truncated=listing.truncated,
                                 error=listing.error)
 
-    def code_execution(self, spec: CodeExecution,
-                       context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
-        """Run a ``code_execution`` test command as §7.3 says, as the judge's uid (every
-        other process stopped first), and parse its counts.
+    def code_execution(self, spec: CodeExecution, context: Mapping[str, Any] | None = None,
+                       *, index: int = 0, clean: bool = False) -> CodeExecutionRecord:
+        """Run a ``code_execution`` test command as the judge (every other process stopped
+        first) in the §7.3 directory, or in the clean room's tests (``clean``), with the
+        judge's environment (:mod:`sandbox.room`); counts from its output, or from its
+        report (the ``index``-th of the plan's) when it has one.
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
         command, unresolved = shell_command(spec, context or {})
+        result = self.exec(self.judge_command(spec, command, index=index, clean=clean))
+        return record(spec, command, result, unresolved, self._report(spec, index))
+
+    def judge_command(self, spec: CodeExecution, command: str, *, index: int,
+                      clean: bool) -> Command:
+        """The test's command as the judge: its directory, caps and environment."""
         test = command_for_test(spec, command, self.profile.workdir)
-        result = self.exec(dataclasses.replace(test, user=self.profile.hardening.judge_user))
-        return record(spec, command, result, unresolved)
+        report = room.report_path(index) if spec.report else None
+        return dataclasses.replace(
+            test, user=self.profile.hardening.judge_user,
+            workdir=room.TESTS if clean else test.workdir,
+            env={**test.env, **room.judge_env(clean=clean, report=report)})
+
+    def _report(self, spec: CodeExecution, index: int) -> FileRead | None:
+        """The report a test with one wrote (read as the judge), else ``None``."""
+        if not spec.report:
+            return None
+        return self.read_room_file(room.report_path(index),
+                                   self.profile.limits.output_cap_bytes)
 
     def stop_and_write(self, files: Sequence[SeedFile]) -> None:
         """Stop the candidate, then write ``files`` (a driver may do both in one round trip).
@@ -174,7 +225,7 @@ class Sandbox(ABC):
         """
         started = time.monotonic()
         commands = self._run_commands(plan)
-        tests = self._run_tests(plan)
+        tests, probes = self._run_tests(plan)
         checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
         evaluator = self.run_evaluator(plan.evaluator) if plan.evaluator else None
         usage = self.usage()
@@ -185,7 +236,7 @@ class Sandbox(ABC):
             files_written=len(plan.files) + len(plan.test_files),
             commands_skipped=len(plan.commands) - len(commands),
             deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started,
-            evaluator=evaluator, usage=usage,
+            evaluator=evaluator, usage=usage, probes=probes,
             usage_unavailable="" if usage else self.usage_unavailable())
 
     def usage(self) -> Mapping[str, float]:
@@ -220,15 +271,22 @@ class Sandbox(ABC):
         return self.exec(command)
 
     def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
-                            context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
-        """Stop the candidate, write ``files``, then run one test (one round trip allowed).
+                            context: Mapping[str, Any] | None = None, *,
+                            clean: bool = False) -> CodeExecutionRecord:
+        """Stop the candidate, write ``files`` (into the workspace, or the judge's room when
+        ``clean``), then run the plan's first test (one round trip allowed).
 
         Raises:
             SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SeedRefused: the files could not be written into the workspace.
             SandboxUnavailable: the engine or the container is gone.
         """
-        self.stop_and_write(files)
-        return self.code_execution(spec, context)
+        if clean:
+            self.stop_candidate()
+            self.write_room(files)
+        else:
+            self.stop_and_write(files)
+        return self.code_execution(spec, context, clean=clean)
 
     def _run_commands(self, plan: Plan) -> tuple[ExecResult, ...]:
         """Seed files, then the commands (the seeding rides with the first command)."""
@@ -242,14 +300,53 @@ class Sandbox(ABC):
             self.write_files(plan.files)
         return tuple(results)
 
-    def _run_tests(self, plan: Plan) -> tuple[CodeExecutionRecord, ...]:
-        """Stop the candidate, write the test files, run the tests (stop + files + first
-        test may be one round trip)."""
+    def _run_tests(self, plan: Plan) -> tuple[tuple[CodeExecutionRecord, ...],
+                                                  tuple[ExecResult, ...]]:
+        """The tests and the probes' results: in the clean room when the plan names its
+        deliverables, else in the workspace (:mod:`sandbox.room`)."""
+        if plan.deliverables:
+            return self._run_clean_tests(plan)
         if not plan.tests:
-            self.stop_and_write(plan.test_files)
-            return ()
-        first = self.stop_write_and_test(plan.test_files, plan.tests[0], plan.context)
-        return (first, *(self.code_execution(spec, plan.context) for spec in plan.tests[1:]))
+            self._seed_workspace_tests(plan.test_files)
+            return (), ()
+        try:
+            first = self.stop_write_and_test(plan.test_files, plan.tests[0], plan.context)
+        except SeedRefused as refused:
+            return tuple(refused_record(spec, plan.context, refused) for spec in plan.tests), ()
+        return (first, *self._later_tests(plan, clean=False)), ()
+
+    def _seed_workspace_tests(self, files: Sequence[SeedFile]) -> None:
+        """Stop the candidate and write the test files; a refusal leaves nothing to run."""
+        with contextlib.suppress(SeedRefused):
+            self.stop_and_write(files)
+
+    def _later_tests(self, plan: Plan, *, clean: bool) -> list[CodeExecutionRecord]:
+        return [self.code_execution(spec, plan.context, index=index, clean=clean)
+                for index, spec in enumerate(plan.tests) if index > 0]
+
+    def _run_clean_tests(self, plan: Plan) -> tuple[tuple[CodeExecutionRecord, ...],
+                                                        tuple[ExecResult, ...]]:
+        """Copy the deliverables out (the candidate stopped), run the probes as the
+        candidate, then the tests as the judge in a room holding only the test files,
+        the copies and the probes' outputs."""
+        delivered = self.export_files(plan.deliverables)
+        probed = [(probe, self.exec(probe.command)) for probe in plan.probes]
+        files = [*room.in_room(self._relative(plan.test_files), room.TESTS),
+                 *room.in_room(delivered, room.DELIVERABLES),
+                 *(f for probe, result in probed for f in room.probe_files(probe, result))]
+        results = tuple(result for _, result in probed)
+        if not plan.tests:
+            self.stop_candidate()
+            self.write_room(files)
+            return (), results
+        first = self.stop_write_and_test(files, plan.tests[0], plan.context, clean=True)
+        return (first, *self._later_tests(plan, clean=True)), results
+
+    def _relative(self, files: Sequence[SeedFile]) -> list[SeedFile]:
+        """``files`` with paths relative to the workspace (as the room's tests see them)."""
+        workdir = self.profile.workdir
+        return [dataclasses.replace(f, path=relative_to(workspace_path(f.path, workdir),
+                                                        workdir)) for f in files]
 
     def __enter__(self) -> Sandbox:
         return self

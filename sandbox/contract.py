@@ -22,6 +22,7 @@ from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
 from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, FileCapture
+from sandbox.room import Probe
 
 #: A background loop that rewrites ``out.txt`` forever (started with ``sh tamper.sh &``).
 TAMPER = "while :; do echo tampered > out.txt; sleep 0.05; done\n"
@@ -236,6 +237,49 @@ def _comparable(result: FileCapture | DirectoryListing) -> tuple[object, ...]:
             bool(result.error))
 
 
+#: A JUnit report of one passed and one skipped test (skipped is no pass).
+REPORT_XML = ('<testsuite tests="2"><testcase name="a"/>'
+              '<testcase name="b"><skipped/></testcase></testsuite>')
+
+
+def check_clean_room_holds_only_the_packs_files(target: Target) -> None:
+    """With deliverables, the tests run as the judge in the room: the copy of the
+    deliverables (only them), the probes' outputs (run as the candidate), the test files;
+    their working directory is the room's tests."""
+    test = CodeExecution(validator_key="v", target="file:s", target_path="sol.txt",
+                         test_command="cat /judge/deliverables/sol.txt /judge/probes/p/stdout "
+                                      "/judge/probes/p/exit_code; echo; cat t.txt; "
+                                      "cat /judge/deliverables/junk.txt; echo 1 passed")
+    plan = Plan(files=(SeedFile("sol.txt", "answer"), SeedFile("junk.txt", "junk")),
+                commands=(Command("echo done"),), deliverables=("sol.txt",),
+                probes=(Probe("p", Command("cat sol.txt; exit 3")),),
+                test_files=(SeedFile("t.txt", "pack's test"),), tests=(test,))
+    with target.sandbox() as sandbox:
+        result = sandbox.run_plan(plan)
+    assert result.probes[0].stdout == b"answer" and result.probes[0].exit_code == 3
+    record = result.tests[0]
+    assert record.stdout == "answeranswer3\npack's test1 passed\n", record.stdout
+    assert "junk" not in record.stdout and record.stderr  # not delivered: cat says so
+    assert record.passed_tests == 1
+
+
+def check_a_test_with_a_report_is_judged_by_it(target: Target) -> None:
+    """The counts of a test with a report are its report's (skipped is no pass); without
+    a report it is one failed test, whatever it printed or exited with."""
+    writes = CodeExecution(validator_key="v", target="file:s", target_path="s",
+                           test_command=f"echo '{REPORT_XML}' > /judge/reports/0.xml; "
+                                        "echo 9 passed", report="junit")
+    silent = dataclasses.replace(writes, test_command="echo 9 passed; exit 0")
+    with target.sandbox() as sandbox:
+        judged = sandbox.run_plan(Plan(tests=(writes,))).tests[0]
+    with target.sandbox() as sandbox:
+        unproven = sandbox.run_plan(Plan(tests=(silent,))).tests[0]
+    assert (judged.passed_tests, judged.total_tests) == (1, 2)
+    assert [v.verdict for v in judged.test_cases] == ["passed", "skipped"]
+    assert (unproven.passed_tests, unproven.failed_tests, unproven.total_tests) == (0, 1, 1)
+    assert "no evidence, no pass" in unproven.stderr
+
+
 def check_closed_sandbox_is_unavailable(target: Target) -> None:
     """``close`` is idempotent; using a closed sandbox raises ``SandboxUnavailable``."""
     with target.sandbox() as sandbox:
@@ -262,5 +306,7 @@ CHECKS: tuple[Callable[[Target], None], ...] = (
     check_stop_candidate_ends_background_processes,
     check_plan_records_every_step,
     check_plan_checks_match_step_by_step,
+    check_clean_room_holds_only_the_packs_files,
+    check_a_test_with_a_report_is_judged_by_it,
     check_closed_sandbox_is_unavailable,
 )

@@ -34,6 +34,8 @@ class TestCounts:
     failed: int
     errors: int
     total: int
+    skipped: int = 0
+    """Tests reported skipped (counted only by :func:`strict_junit`)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,19 @@ def from_free_text(text: str) -> TestCounts | None:
         sums["error" if key.startswith("error") else key] += int(number)
     return TestCounts(passed=sums["passed"], failed=sums["failed"], errors=sums["error"],
                       total=sum(sums.values()))
+
+
+def strict_junit(text: str) -> tuple[TestCounts, tuple[TestVerdict, ...]] | None:
+    """A judge's own JUnit report (evalfleet's extension, not AgentClash's rule 2): counts
+    from its test cases, a skipped test not counted as passed; ``None`` if not JUnit."""
+    root = junit_root(text.strip())
+    if root is None:
+        return None
+    verdicts = tuple(_verdict(case) for case in root.iter("testcase"))
+    tally = {name: sum(v.verdict == name for v in verdicts)
+             for name in ("passed", "failed", "error", "skipped")}
+    return TestCounts(passed=tally["passed"], failed=tally["failed"], errors=tally["error"],
+                      total=len(verdicts), skipped=tally["skipped"]), verdicts
 
 
 def junit_verdicts(stdout: str, stderr: str = "") -> tuple[TestVerdict, ...]:

@@ -7,6 +7,9 @@ the worker can decide whether to retry:
 ``SandboxError``
     ``SandboxUnavailable``  engine down, container vanished, engine call failed: retry.
     ``SandboxConfigError``  image missing, bad limits, bad paths, seed too large: don't.
+    ``SeedRefused``         the pack's hidden test files could not be written where the
+                            candidate's workspace is (full, or something in the way): the
+                            candidate's doing, so the tests count as failed (a result).
 """
 
 from __future__ import annotations
@@ -27,3 +30,8 @@ class SandboxUnavailable(SandboxError):
 
 class SandboxConfigError(SandboxError):
     """The request cannot work as given (image missing, bad limits or paths): don't retry."""
+
+
+class SeedRefused(SandboxError):
+    """``tar`` ran in the sandbox but could not write the files (no space, a path in the
+    way): what the candidate left decided it, not the engine."""

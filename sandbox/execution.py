@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox.command import Command
-from sandbox.counts import TestVerdict, junit_verdicts, parse_counts
+from sandbox.counts import TestCounts, TestVerdict, junit_verdicts, parse_counts, strict_junit
 from sandbox.paths import PathRejected, is_under, sandbox_path
-from sandbox.results import ExecResult, text
+from sandbox.results import ExecResult, FileRead, text
 from sandbox.template import render
 
 #: AgentClash's default ``timeout_ms`` of a code_execution validator.
@@ -38,6 +38,10 @@ class CodeExecution:
     scoring: str = "fraction_passed"
     output_cap_bytes: int | None = None
     """Cap per output stream; ``None`` means the profile's default."""
+    report: str | None = None
+    """``junit``: the verdict comes from the JUnit XML report the test writes to
+    ``$REPORT`` (where only the judge can write), never from its output or exit code; no
+    usable report is one failed test (an evalfleet extension; see :mod:`sandbox.room`)."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +106,12 @@ def shell_command(spec: CodeExecution, context: Mapping[str, Any]) -> tuple[str,
 
 
 def record(spec: CodeExecution, command: str, result: ExecResult,
-           unresolved: tuple[str, ...] = ()) -> CodeExecutionRecord:
-    """Turn the test command's :class:`ExecResult` into the event record."""
+           unresolved: tuple[str, ...] = (), report: FileRead | None = None) -> CodeExecutionRecord:
+    """Turn the test command's :class:`ExecResult` (and, for a test with a report, the
+    report it wrote) into the event record."""
     stdout, stderr = text(result.stdout), text(result.stderr)
+    if spec.report and not (result.timed_out or result.error):
+        return _from_report(spec, command, result, unresolved, report)
     counts = None if result.timed_out or result.error else parse_counts(stdout, stderr)
     return CodeExecutionRecord(
         validator_key=spec.validator_key, target=spec.target, target_path=spec.target_path,
@@ -120,3 +127,50 @@ def record(spec: CodeExecution, command: str, result: ExecResult,
         test_cases=junit_verdicts(stdout, stderr) if counts else (),
         truncated=result.truncated, unresolved_placeholders=unresolved,
         duration_s=result.duration_s)
+
+
+def _from_report(spec: CodeExecution, command: str, result: ExecResult,
+                 unresolved: tuple[str, ...], report: FileRead | None) -> CodeExecutionRecord:
+    """The record of a test whose verdict is its report's: counts and per-test verdicts
+    from the report; without a usable one, one failed test and why (in ``stderr``)."""
+    counts, verdicts, why = report_evidence(report)
+    stderr = text(result.stderr) + (f"\n[evalfleet] no evidence, no pass: {why}" if why else "")
+    return CodeExecutionRecord(
+        validator_key=spec.validator_key, target=spec.target, target_path=spec.target_path,
+        test_command=command, timeout_ms=spec.timeout_ms, exit_code=result.exit_code,
+        stdout=text(result.stdout), stderr=stderr, timed_out=False, execution_error="",
+        passed_tests=counts.passed, failed_tests=counts.failed, error_tests=counts.errors,
+        total_tests=counts.total, pass_threshold=spec.pass_threshold, scoring=spec.scoring,
+        test_cases=verdicts, truncated=result.truncated, unresolved_placeholders=unresolved,
+        duration_s=result.duration_s)
+
+
+#: What a test with a report counts as when there is no usable report: one failed test.
+NO_EVIDENCE = TestCounts(passed=0, failed=1, errors=0, total=1)
+
+
+def report_evidence(report: FileRead | None) -> tuple[TestCounts, tuple[TestVerdict, ...], str]:
+    """Counts and verdicts of a JUnit report (skipped tests are not passes), or
+    :data:`NO_EVIDENCE` and why."""
+    if report is None or not report.exists:
+        return NO_EVIDENCE, (), f"no report ({report.error if report else 'not read'})"
+    if report.size > len(report.content):
+        return NO_EVIDENCE, (), "the report is larger than its cap"
+    found = strict_junit(report.content.decode(errors="replace"))
+    if found is None:
+        return NO_EVIDENCE, (), "the report is not JUnit XML"
+    counts, verdicts = found
+    if counts.total - counts.skipped <= 0:
+        return NO_EVIDENCE, verdicts, "the report shows no test that ran"
+    return counts, verdicts, ""
+
+
+def refused_record(spec: CodeExecution, context: Mapping[str, Any],
+                   refused: Exception) -> CodeExecutionRecord:
+    """A test that could not run because its files could not be written where the
+    candidate's workspace is (full, or something in the way): the candidate's doing, so
+    it counts as a failed run, never as the sandbox's failure."""
+    command, unresolved = shell_command(spec, context)
+    why = (f"[evalfleet] the pack's test files could not be written into the workspace "
+           f"(what the submission left there is in the way): {refused}").encode()
+    return record(spec, command, ExecResult(exit_code=1, stderr=why), unresolved)

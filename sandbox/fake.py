@@ -14,6 +14,7 @@ import itertools
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 
+from sandbox import room
 from sandbox.base import Sandbox
 from sandbox.command import Command, SeedFile
 from sandbox.errors import SandboxConfigError, SandboxUnavailable
@@ -105,6 +106,45 @@ class FakeSandbox(Sandbox):
         data = self.fs.files[path]
         return FileRead(exists=True, size=len(data), content=data[:limit])
 
+    def export_files(self, paths: Sequence[str]) -> tuple[SeedFile, ...]:
+        """Stop, then copy the regular files at or below ``paths`` (workspace-relative).
+
+        Raises:
+            SandboxUnavailable: the sandbox was closed.
+        """
+        self.stop_candidate()
+        workdir = self.profile.workdir.rstrip("/")
+        found: list[SeedFile] = []
+        for path in paths:
+            where = f"{workdir}/{path.strip('/')}"
+            found += [SeedFile(name[len(workdir) + 1:], data, room.DELIVERABLE_MODE)
+                      for name, data in sorted(self.fs.files.items())
+                      if name == where or name.startswith(where + "/")]
+        return tuple(_capped(found, self.profile.limits.seed_bytes))
+
+    def write_room(self, files: Sequence[SeedFile]) -> None:
+        """Write ``files`` under the judge's room (its parts made first).
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the room's size is passed.
+            SandboxUnavailable: the sandbox was closed.
+        """
+        self._check_open()
+        for part in room.PARTS:
+            self.fs.mkdir(part)
+        if sum(len(f.data) for f in files) > self.profile.limits.room_bytes:
+            raise SandboxConfigError("files exceed the judge's room", sandbox_id=self.id)
+        for file in files:
+            self.fs.write(workspace_path(file.path, room.ROOM), file.data, mode=file.mode)
+
+    def read_room_file(self, path: str, limit: int) -> FileRead:
+        """Read one file of the judge's room (the fake has one user).
+
+        Raises:
+            SandboxUnavailable: the sandbox was closed.
+        """
+        return self.read_file(path, limit)
+
     def list_dir(self, path: str, max_entries: int) -> Listing:
         """List the in-memory tree below ``path``.
 
@@ -182,6 +222,17 @@ class FakeSandbox(Sandbox):
             shell.background = []
             with contextlib.suppress(Overflow, Timeout, Exit):
                 run_tokens(shell, job, b"")
+
+
+def _capped(files: list[SeedFile], max_bytes: int) -> list[SeedFile]:
+    """The leading ``files`` that fit in ``max_bytes``."""
+    kept, total = [], 0
+    for file in files:
+        total += len(file.data)
+        if total > max_bytes:
+            break
+        kept.append(file)
+    return kept
 
 
 class FakeFactory:

@@ -1,9 +1,10 @@
 """A whole run's sandbox work as one value, and its one result.
 
 The pipeline hands a :class:`Plan` to :meth:`sandbox.base.Sandbox.run_plan`: seed files →
-commands (each with its own timeout and caps) → stop every candidate process → test files
-→ test commands (``code_execution``) → stop again → captures and listings in declaration order
-under one capture budget → the custom-script evaluator, if any. A driver may carry that out
+commands (each with its own timeout and caps) → stop every candidate process → (clean room:
+copy the deliverables out, run the probes as the candidate) → test files → test commands
+(``code_execution``, as the judge) → stop again → captures and listings in declaration
+order under one capture budget → the custom-script evaluator, if any. A driver may carry that out
 in as few round trips as it likes (one exec, or none) as long as the result is the same.
 """
 
@@ -19,6 +20,7 @@ from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from sandbox.execution import CodeExecution, CodeExecutionRecord
 from sandbox.profile import Limits
 from sandbox.results import DirectoryListing, ExecResult, FileCapture
+from sandbox.room import Probe
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,12 @@ class Plan:
     capture_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
     evaluator: EvaluatorRun | None = None
     """A custom-script evaluator, run last (see :mod:`sandbox.evaluator`)."""
+    deliverables: tuple[str, ...] = ()
+    """What the candidate must produce (workspace paths). Set, the tests run in the judge's
+    clean room with only these, copied; unset, next to the candidate's files
+    (:mod:`sandbox.room`)."""
+    probes: tuple[Probe, ...] = ()
+    """Runs of the candidate's code whose outputs the clean room's tests read."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,8 @@ class PlanResult:
     usage_unavailable: str = ""
     """Why :attr:`usage` is empty (``""`` when it is not)."""
     evaluator: EvaluatorRecord | None = None
+    probes: tuple[ExecResult, ...] = ()
+    """The probes' results (clean room only), in plan order."""
 
     @property
     def captures(self) -> tuple[FileCapture, ...]:

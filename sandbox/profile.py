@@ -39,6 +39,9 @@ class Limits:
     """Size of the tmpfs workspace."""
     tmp_bytes: int = 16 * MiB
     """Size of the tmpfs ``/tmp``."""
+    room_bytes: int = 96 * MiB
+    """Size of the judge's room (a tmpfs only the judge's uid can enter; see
+    :mod:`sandbox.room`): test files, copied deliverables, probe outputs, the tests' home."""
     seed_bytes: int = 32 * MiB
     """Cap on the total size of files written into one sandbox by one call."""
     nofile: int = 1024
@@ -50,7 +53,8 @@ class Limits:
 
     def __post_init__(self) -> None:
         for name in ("memory_bytes", "pids", "output_cap_bytes", "workspace_bytes",
-                     "tmp_bytes", "seed_bytes", "nofile", "fsize_bytes", "listing_entries"):
+                     "tmp_bytes", "room_bytes", "seed_bytes", "nofile", "fsize_bytes",
+                     "listing_entries"):
             if getattr(self, name) <= 0:
                 raise SandboxConfigError(f"limit {name} must be positive")
         for name in ("cpus", "wall_timeout_s", "exec_timeout_s"):

@@ -13,11 +13,14 @@ key is refused: which OCI runtime (gVisor, runc) isolates a run is the operator'
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sandbox.paths import PathRejected, workspace_path
+from sandbox.profile import WORKSPACE
 from scoring import Pack, SpecError, load_pack
 
 from .messages import (
@@ -41,6 +44,22 @@ class PackLimits(BaseModel):
     wall_timeout_ms: int | None = Field(None, gt=0)
 
 
+#: A probe's name: a directory name under ``$PROBES``.
+PROBE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class ProbeSpec(BaseModel):
+    """One run of the candidate's code for the judge (clean room only): ``run`` as the
+    candidate in the workspace after it is stopped; ``{{ path }}`` placeholders take the
+    case's values, as in a test command."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run: str | list[str] = Field(min_length=1)
+    stdin: str = ""
+    timeout_ms: int = Field(10_000, gt=0)
+
+
 class SandboxBlock(BaseModel):
     """evalfleet's reading of a pack's ``version.sandbox`` (unknown keys are ignored)."""
 
@@ -55,10 +74,36 @@ class SandboxBlock(BaseModel):
     test_files: dict[str, str | SubmissionFile] = Field(default_factory=dict)
     setup_commands: list[SubmissionCommand] = Field(default_factory=list)
     final_output: Literal["last_stdout", "none"] = "last_stdout"
+    deliverables: list[str] = Field(default_factory=list)
+    """What the candidate must produce: set, the hidden tests run in the judge's clean room
+    with only these (copied, read-only), never next to the rest of the workspace."""
+    probes: dict[str, ProbeSpec] = Field(default_factory=dict)
+    """Name → a run of the candidate's code whose output the clean room's tests read."""
+    reports: dict[str, Literal["junit"]] = Field(default_factory=dict)
+    """``code_execution`` validator key → the report its test writes to ``$REPORT``: the
+    verdict comes from there, never from the output or exit code (no report, no pass)."""
     runtime: Any = None
     """Never accepted (:data:`~tasks.messages.RUNTIME_IS_THE_OPERATORS`)."""
 
     _runtime = field_validator("runtime")(refuse_runtime)
+
+    @field_validator("deliverables")
+    @classmethod
+    def _inside_the_workspace(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            try:
+                workspace_path(path, WORKSPACE)
+            except PathRejected as rejected:
+                raise ValueError(str(rejected)) from None
+        return paths
+
+    @field_validator("probes")
+    @classmethod
+    def _probe_names(cls, probes: dict[str, ProbeSpec]) -> dict[str, ProbeSpec]:
+        bad = [name for name in probes if not re.match(PROBE_NAME, name)]
+        if bad:
+            raise ValueError(f"probe names must match {PROBE_NAME}: {', '.join(bad)}")
+        return probes
 
     def profile_name(self, registered: set[str]) -> str:
         """The profile asked for: ``profile``, else a template id naming a profile."""
@@ -97,14 +142,32 @@ def sandbox_block(pack: Pack) -> SandboxBlock:
     """The pack's sandbox block.
 
     Raises:
-        Rejection: a key evalfleet reads has the wrong shape.
+        Rejection: a key evalfleet reads has the wrong shape, or names what is not there.
     """
     version = pack.manifest.get("version")
     raw = version.get("sandbox") if isinstance(version, dict) else None
     try:
-        return SandboxBlock.model_validate(raw or {})
+        block = SandboxBlock.model_validate(raw or {})
     except ValidationError as err:
         raise Rejection([_problem(e) for e in err.errors()], "invalid pack sandbox block") from None
+    problems = [*_unknown_reports(block, pack), *_probes_without_room(block)]
+    if problems:
+        raise Rejection(problems, "invalid pack sandbox block")
+    return block
+
+
+def _unknown_reports(block: SandboxBlock, pack: Pack) -> list[FieldProblem]:
+    tests = {v.key for v in pack.spec.validators if v.type == "code_execution"}
+    return [FieldProblem(field=f"pack.version.sandbox.reports.{key}",
+                         message="names no code_execution validator of the spec")
+            for key in block.reports if key not in tests]
+
+
+def _probes_without_room(block: SandboxBlock) -> list[FieldProblem]:
+    if block.probes and not block.deliverables:
+        return [FieldProblem(field="pack.version.sandbox.probes",
+                             message="need deliverables (probes feed the clean room's tests)")]
+    return []
 
 
 def _problem(error: Any) -> FieldProblem:

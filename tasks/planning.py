@@ -9,11 +9,13 @@ from sandbox.capture import CaptureCheck, Check, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
+from sandbox.room import Probe
+from sandbox.template import render
 from scoring import Case, EvaluationSpec
 
 from .evaluators import evaluator_run
 from .messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
-from .packs import SandboxBlock
+from .packs import ProbeSpec, SandboxBlock
 
 
 def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
@@ -34,9 +36,13 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
     commands = [command(c, block.env_vars, output_cap) for c in block.setup_commands]
     commands += [command(c, block.env_vars, output_cap) for c in request.submission.commands]
     tests = seed_files(block.test_files, "pack.version.sandbox.test_files")
+    context = case_context(case)
     return Plan(files=tuple(files), commands=tuple(commands), test_files=tuple(tests),
-                tests=code_executions(spec), checks=checks(spec), context=case_context(case),
-                evaluator=evaluator_run(spec, output_cap))
+                tests=code_executions(spec, block.reports), checks=checks(spec),
+                context=context, evaluator=evaluator_run(spec, output_cap),
+                deliverables=tuple(block.deliverables),
+                probes=tuple(probe(name, p, block.env_vars, output_cap, context)
+                             for name, p in block.probes.items()))
 
 
 def seed_files(files: Mapping[str, str | SubmissionFile], field: str) -> list[SeedFile]:
@@ -61,8 +67,20 @@ def command(spec: SubmissionCommand, env: Mapping[str, str], output_cap: int | N
                    timeout_s=spec.timeout_ms / 1000, output_cap_bytes=output_cap)
 
 
-def code_executions(spec: EvaluationSpec) -> tuple[CodeExecution, ...]:
-    """One test run per ``code_execution`` validator whose target is a file capture."""
+def probe(name: str, spec: ProbeSpec, env: Mapping[str, str], output_cap: int | None,
+          context: Mapping[str, Any]) -> Probe:
+    """A probe of the pack: its command as the candidate, placeholders filled."""
+    argv: tuple[str, ...] | str = (render(spec.run, context).text if isinstance(spec.run, str)
+                                   else tuple(render(a, context).text for a in spec.run))
+    return Probe(name=name, command=Command(argv=argv, stdin=spec.stdin.encode(),
+                                            env=dict(env), timeout_s=spec.timeout_ms / 1000,
+                                            output_cap_bytes=output_cap))
+
+
+def code_executions(spec: EvaluationSpec,
+                    reports: Mapping[str, str] | None = None) -> tuple[CodeExecution, ...]:
+    """One test run per ``code_execution`` validator whose target is a file capture (with
+    the report the pack's ``reports`` names for it)."""
     runs: list[CodeExecution] = []
     for decl in spec.validators:
         check = spec.check(decl.target.removeprefix("file:").strip())
@@ -74,7 +92,8 @@ def code_executions(spec: EvaluationSpec) -> tuple[CodeExecution, ...]:
             test_command=str(config.get("test_command", "")).strip(),
             timeout_ms=int(config.get("timeout_ms") or 30_000),
             pass_threshold=float(config.get("pass_threshold", 1.0)),
-            scoring=str(config.get("scoring") or "fraction_passed")))
+            scoring=str(config.get("scoring") or "fraction_passed"),
+            report=(reports or {}).get(decl.key)))
     return tuple(runs)
 
 

@@ -47,8 +47,19 @@ def main() -> None:
 @main.command()
 @click.argument("pack_or_spec", type=click.Path(exists=True, dir_okay=False))
 def validate(pack_or_spec: str) -> None:
-    """Check a pack or spec; print one line per problem (exit 2) or a summary (exit 0)."""
+    """Check a pack or spec; print one line per problem (exit 2) or a summary (exit 0),
+    with a warning for each way its hidden tests' verdict could be forged."""
+    from tasks.forgeries import exposure
+    from tasks.messages import Rejection
+    from tasks.packs import sandbox_block
+
     pack = _load(pack_or_spec)
+    try:
+        sandbox_block(pack)
+    except Rejection as rejection:
+        _fail([f"{p.field} {p.message}" for p in rejection.problems])
+    for warning in exposure(pack):
+        click.echo(f"warning: {warning}", err=True)
     spec = pack.spec
     click.echo(f"valid: {spec.name} v{spec.version_number} ({spec.judge_mode}, "
                f"{spec.scorecard.strategy}): {len(spec.validators)} validators, "

@@ -30,14 +30,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from sandbox import room
 from sandbox.base import Sandbox
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
-from sandbox.docker import collect, scripts, transfer
+from sandbox.docker import collect, judgeroom, outcome, scripts, seeding, transfer
 from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.channel import Channel, ChannelClosed
-from sandbox.docker.conduit import MEMORY, PAST_DEADLINE, Conduit, internal_request, nothing
-from sandbox.docker.failure import start_error_is_candidates
+from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
 from sandbox.docker.hostkill import host_kill
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.errors import SandboxError, SandboxUnavailable
@@ -45,7 +45,6 @@ from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from sandbox.execution import (
     CodeExecution,
     CodeExecutionRecord,
-    command_for_test,
     record,
     shell_command,
 )
@@ -58,8 +57,6 @@ log = logging.getLogger(__name__)
 STOP_ATTEMPTS = 20
 #: Exit status of a driver script that gave up before the candidate's command started.
 DRIVER_FAILED = 97
-#: Exit status of a process killed by SIGKILL (OOM killer, timeout, cap).
-SIGKILL_STATUS = 137
 
 
 class DockerSandbox(Sandbox):
@@ -107,19 +104,15 @@ class DockerSandbox(Sandbox):
         return self._image_id
 
     def write_files(self, files: Sequence[SeedFile]) -> None:
-        """Extract a tar of ``files`` into the workspace, as the candidate's user.
+        """Extract a tar of ``files`` into the workspace as the candidate's user, clearing
+        whatever is in their way (:func:`sandbox.docker.seeding.extract`).
 
         Raises:
             SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
-            SandboxUnavailable: the engine or the container is gone, or ``tar`` failed.
+            SeedRefused: ``tar`` ran and failed (the workspace is full, say).
+            SandboxUnavailable: the engine or the container is gone.
         """
-        if not files:
-            return
-        limits = self.profile.limits
-        archive = transfer.seed_archive(files, self.profile.workdir, limits.seed_bytes)
-        raw = self._internal(("tar", "-xf", "-", "-C", self.profile.workdir), stdin=archive)
-        if raw.exit_code != 0 and not self.ended:
-            raise SandboxUnavailable(f"seeding failed: {raw.stderr[:300]!r}", sandbox_id=self.id)
+        seeding.extract(self.conduit, files)
 
     def exec(self, command: Command) -> ExecResult:
         """Run one command as its user (the candidate's unless it names another; see
@@ -128,41 +121,12 @@ class DockerSandbox(Sandbox):
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        request = self._candidate_request(command, command.as_argv(), stdin=command.stdin,
-                                          stop_first=command.user is not None)
+        request = outcome.request(self.conduit, command, command.as_argv(),
+                                  stdin=command.stdin, stop_first=command.user is not None)
         raw = self._run(request, self._stopper(request.user))
         if raw is None:
-            return self._ended_result()
-        return self._exec_result(raw)
-
-    def _ended_result(self) -> ExecResult:
-        """What a command reports once a limit ended the sandbox."""
-        if self.conduit.ended_by == MEMORY:
-            return ExecResult(exit_code=None, error="the sandbox was killed at its memory limit")
-        return ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
-
-    def _candidate_request(self, command: Command, argv: Sequence[str], *, stdin: bytes,
-                           stop_first: bool = False) -> ExecRequest:
-        """The request of a command (as its user) with its env, workdir, timeout and caps."""
-        limits = self.profile.limits
-        return ExecRequest(
-            argv=argv, user=command.user or self.profile.hardening.user,
-            workdir=command.workdir or self.profile.workdir,
-            env={**self.profile.env, **command.env}, stdin=stdin,
-            timeout_s=command.timeout_s or limits.exec_timeout_s,
-            cap=command.output_cap_bytes or limits.output_cap_bytes,
-            stop_first=stop_first)
-
-    def _exec_result(self, raw: RawExec) -> ExecResult:
-        """A candidate command's result (an OOM kill told apart from other SIGKILLs)."""
-        if raw.start_error:
-            return self._start_failure(raw)
-        oom = raw.exit_code == SIGKILL_STATUS and not raw.timed_out and self.conduit.oom_happened()
-        return ExecResult(exit_code=raw.exit_code, stdout=raw.stdout, stderr=raw.stderr,
-                          timed_out=raw.timed_out or self.deadline_exceeded,
-                          stdout_truncated=raw.stdout_truncated,
-                          stderr_truncated=raw.stderr_truncated, duration_s=raw.duration_s,
-                          oom_killed=oom)
+            return outcome.ended(self.conduit)
+        return outcome.result(self.conduit, raw)
 
     def write_and_exec(self, files: Sequence[SeedFile], command: Command) -> ExecResult:
         """Seed ``files`` and run ``command`` in one request (:data:`scripts.SEED_THEN_EXEC`).
@@ -180,44 +144,86 @@ class DockerSandbox(Sandbox):
             return super().write_and_exec(files, command)
         archive = transfer.seed_archive(files, workdir, self.profile.limits.seed_bytes)
         nonce = secrets.token_hex(8)
-        raw = self._run(self._candidate_request(
-            command, ("sh", "-c", scripts.SEED_THEN_EXEC, "sh", workdir, nonce,
-                      *command.as_argv()), stdin=archive), self._kill_candidate)
+        argv = ("sh", "-c", scripts.SEED_THEN_EXEC, "sh", workdir, nonce, *command.as_argv())
+        raw = self._run(outcome.request(self.conduit, command, argv, stdin=archive),
+                        self._kill_candidate)
         if raw is None:
-            return self._ended_result()
+            return outcome.ended(self.conduit)
         if raw.start_error or _driver_failed(raw, nonce):
             return super().write_and_exec(files, command)
-        return self._exec_result(raw)
+        return outcome.result(self.conduit, raw)
 
     def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
-                            context: Mapping[str, Any] | None = None) -> CodeExecutionRecord:
+                            context: Mapping[str, Any] | None = None, *,
+                            clean: bool = False) -> CodeExecutionRecord:
         """Through the supervisor, one request as the judge: pid 1 stops every process,
-        then :data:`scripts.SEED_THEN_TEST` seeds ``files`` and becomes the test; step by
-        step (seeded as the candidate) if the script could not, or through ``exec``.
+        then :data:`scripts.SEED_THEN_TEST` writes ``files`` (into the workspace, or the
+        judge's room when ``clean``) and becomes the test; step by step if the script could
+        not (in the workspace: seeded as the candidate, clearing what is in the way), or
+        through ``exec``.
 
         Raises:
             SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SeedRefused: the files could not be written into the workspace.
             SandboxUnavailable: the engine or the container is gone.
         """
         if self.channel is None:
-            return super().stop_write_and_test(files, spec, context)
-        workdir = self.profile.workdir
-        archive = transfer.seed_archive(files, workdir,
-                                        self.profile.limits.seed_bytes) if files else b""
+            return super().stop_write_and_test(files, spec, context, clean=clean)
+        root = room.ROOM if clean else self.profile.workdir
+        limit = self.profile.limits.room_bytes if clean else self.profile.limits.seed_bytes
+        archive = transfer.seed_archive(files, root, limit) if files else b""
         text, unresolved = shell_command(spec, context or {})
-        command = command_for_test(spec, text, workdir)
+        command = Sandbox.judge_command(self, spec, text, index=0, clean=clean)
         nonce = secrets.token_hex(8)
-        argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", workdir, nonce,
-                "1" if files else "0", command.workdir or workdir, *command.as_argv())
-        judge = dataclasses.replace(command, user=self.profile.hardening.judge_user,
-                                    workdir=workdir)
-        raw = self._run(self._candidate_request(judge, argv, stdin=archive, stop_first=True),
-                        self._kill_candidate)
+        argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", root, nonce,
+                "1" if files else "0", command.workdir or root, *command.as_argv())
+        first = dataclasses.replace(command, workdir=root)
+        raw = self._run(outcome.request(self.conduit, first, argv, stdin=archive,
+                                        stop_first=True), self._kill_candidate)
         if raw is None:
-            return record(spec, text, self._ended_result(), unresolved)
+            return record(spec, text, outcome.ended(self.conduit), unresolved)
         if raw.start_error or _driver_failed(raw, nonce):
-            return super().stop_write_and_test(files, spec, context)
-        return record(spec, text, self._exec_result(raw), unresolved)
+            return super().stop_write_and_test(files, spec, context, clean=clean)
+        result = outcome.result(self.conduit, raw)
+        return record(spec, text, result, unresolved, self._report(spec, 0))
+
+    def judge_command(self, spec: CodeExecution, command: str, *, index: int,
+                      clean: bool) -> Command:
+        """The test as the judge (see :class:`Sandbox`), started by
+        :data:`scripts.JUDGE_TEST` (the room's parts made, no stale report left)."""
+        test = super().judge_command(spec, command, index=index, clean=clean)
+        return dataclasses.replace(test, argv=("sh", "-c", scripts.JUDGE_TEST, "sh",
+                                               *test.as_argv()))
+
+    def export_files(self, paths: Sequence[str]) -> tuple[SeedFile, ...]:
+        """The deliverables, copied out as the candidate once it is stopped
+        (:func:`sandbox.docker.judgeroom.export`).
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        found = judgeroom.export(self.conduit, paths)
+        if found is None:  # the script could not stop the candidate: stop, ask again
+            self.stop_candidate()
+            found = judgeroom.export(self.conduit, paths)
+        return found or ()
+
+    def write_room(self, files: Sequence[SeedFile]) -> None:
+        """Write ``files`` into the judge's room as the judge.
+
+        Raises:
+            SandboxConfigError: a path breaks the rules or the total passes the room's size.
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        judgeroom.write(self.conduit, files)
+
+    def read_room_file(self, path: str, limit: int) -> FileRead:
+        """One regular file of the judge's room, read as the judge.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        return judgeroom.read(self.conduit, path, limit)
 
     def stop_candidate(self) -> None:
         """Kill every process of the candidate's uid (retrying while pids are exhausted).
@@ -272,19 +278,17 @@ class DockerSandbox(Sandbox):
         return transfer.parse_listing(raw.stdout, path, max_entries)
 
     def stop_and_write(self, files: Sequence[SeedFile]) -> None:
-        """Stop the candidate and extract ``files`` in one request (see :class:`Sandbox`).
+        """Stop the candidate and extract ``files`` in one request (see :class:`Sandbox`),
+        clearing whatever the candidate left in their way; step by step if the script
+        could not stop it (no pids left to start it, say).
 
         Raises:
             SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SeedRefused: ``tar`` ran and failed (the workspace is full, say).
             SandboxUnavailable: the engine or the container is gone.
         """
-        archive = transfer.seed_archive(files, self.profile.workdir,
-                                        self.profile.limits.seed_bytes) if files else b""
-        argv = ("sh", "-c", scripts.STOP_AND_EXTRACT if files else scripts.STOP, "sh",
-                self.profile.workdir)
-        raw = self._internal(argv, stdin=archive, on_limit=nothing, stop_first=True)
-        if raw.exit_code != 0 and not self.ended:
-            super().stop_and_write(files)  # e.g. no pids left to start the script: retry
+        if not seeding.stop_and_extract(self.conduit, files):
+            super().stop_and_write(files)
 
     def stop_and_collect(self, checks: Sequence[CaptureCheck | ListingCheck],
                          budget: CaptureBudget) -> tuple[FileCapture | DirectoryListing, ...]:
@@ -343,12 +347,6 @@ class DockerSandbox(Sandbox):
     def _run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec | None:
         """Every request of the sandbox goes here (:meth:`Conduit.run`)."""
         return self.conduit.run(request, on_limit)
-
-    def _start_failure(self, raw: RawExec) -> ExecResult:
-        message = raw.start_error or ""
-        if not start_error_is_candidates(message):
-            raise SandboxUnavailable(f"exec could not start: {message}", sandbox_id=self.id)
-        return ExecResult(exit_code=None, error=message, duration_s=raw.duration_s)
 
     def _kill_candidate(self) -> None:
         """Called from the stream when a command passes its timeout or its output cap."""

@@ -28,6 +28,7 @@ from typing import Any
 
 import docker.types
 
+from sandbox import room
 from sandbox.docker import seccomp
 from sandbox.profile import Profile
 
@@ -150,11 +151,15 @@ def ulimits(profile: Profile, *, gvisor: bool = False) -> list[docker.types.Ulim
 
 
 def tmpfs(profile: Profile) -> dict[str, str]:
-    """Size-capped tmpfs mounts: the workspace (exec allowed, no setuid) and ``/tmp``."""
+    """Size-capped tmpfs mounts: the workspace (exec allowed, no setuid), ``/tmp``, and the
+    judge's room (:mod:`sandbox.room`: owned by the judge's uid, mode 0700)."""
     limits = profile.limits
     inodes = max(limits.workspace_bytes // 1024, 4096)  # 65,536 for 64 MiB
+    uid, _, gid = profile.hardening.judge_user.partition(":")
     return {
         profile.workdir: f"rw,exec,nosuid,nodev,size={limits.workspace_bytes},"
                          f"nr_inodes={inodes},mode=1777",
         "/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmp_bytes},mode=1777",
+        room.ROOM: f"rw,exec,nosuid,nodev,size={limits.room_bytes},mode=0700,"
+                   f"uid={uid},gid={gid or uid}",
     }

@@ -6,6 +6,8 @@ script, so a hostile file name is just a string.
 
 from __future__ import annotations
 
+from sandbox import room
+
 #: A function that kills every process of the calling uid but this shell, until none is
 #: left. ``kill -9 -1`` spares the caller and pid 1 (Docker's init, or the supervisor, which
 #: runs as our uid and is skipped); the keep-alive runs as another uid. kill(-1) succeeds
@@ -33,8 +35,54 @@ stop_candidate() {
 #: Stop the candidate (exit 0 when every process is gone).
 STOP = STOP_FUNCTION + "stop_candidate\n"
 
-#: Stop the candidate, then extract the tar on stdin into ``$1``.
-STOP_AND_EXTRACT = STOP_FUNCTION + 'stop_candidate || exit 97\nexec tar -xf - -C "$1"\n'
+#: A function making each path (relative to the cwd) writable from scratch: a link or a
+#: non-directory on the way to it is removed, and so is whatever is at the path itself
+#: (made removable first). As the candidate's uid, on the candidate's own files: what a
+#: submission leaves where the pack's files go can never block them.
+CLEAR_FUNCTION = r"""
+clear_paths() {
+  for rel in "$@"; do
+    pre=; rest=$rel
+    while [ "${rest#*/}" != "$rest" ]; do
+      pre=${pre:+$pre/}${rest%%/*}; rest=${rest#*/}
+      if [ -L "$pre" ] || { [ -e "$pre" ] && [ ! -d "$pre" ]; }; then rm -f -- "$pre"; fi
+    done
+    if [ -L "$rel" ]; then rm -f -- "$rel"
+    elif [ -e "$rel" ]; then chmod -R u+rwx -- "$rel" 2>/dev/null; rm -rf -- "$rel"; fi
+  done
+}
+"""
+
+#: ``$1`` workspace, then the files' paths relative to it: clear them, extract the tar on
+#: stdin. A failure of ``tar`` itself says why on stderr (exit status of ``tar``).
+EXTRACT = CLEAR_FUNCTION + r"""
+cd -- "$1" || exit 96; shift
+clear_paths "$@"
+exec tar -xf - -C .
+"""
+
+#: Stop the candidate (exit 97 when it cannot), then :data:`EXTRACT`.
+STOP_AND_EXTRACT = STOP_FUNCTION + CLEAR_FUNCTION + r"""
+stop_candidate || exit 97
+cd -- "$1" || exit 96; shift
+clear_paths "$@"
+exec tar -xf - -C .
+"""
+
+#: Stop the candidate; ``$1`` workspace, then the deliverables (relative): a tar on stdout
+#: of those that exist (links as links: the host keeps regular files only); nothing at all
+#: when none does.
+EXPORT = STOP_FUNCTION + r"""
+stop_candidate || exit 97
+cd -- "$1" || exit 96; shift
+n=$#
+for p do
+  if [ -e "$p" ] || [ -L "$p" ]; then set -- "$@" "$p"; fi
+done
+shift "$n"
+[ "$#" -gt 0 ] || exit 0
+exec tar -cf - -- "$@"
+"""
 
 #: A function printing one ``size|type|./name`` line per entry below ``.``, never following
 #: links: GNU find's ``-printf`` where there is one (type ``f``, ``d``, ``l``, ...), else
@@ -120,11 +168,24 @@ err=$(tar -xf - -C "$wd" 2>&1 >/dev/null) || { echo "@$nonce seed $err" >&2; exi
 exec "$@" </dev/null
 """
 
+#: What every request as the judge does first: the parts of its room exist, and no report
+#: is left where this test writes its own (``$REPORT``).
+JUDGE_PREP = (f"mkdir -p -- {' '.join(room.PARTS)} 2>/dev/null\n"
+              'rm -f -- "${REPORT:-/nonexistent}"\n')
+
+#: As the judge: :data:`JUDGE_PREP`, then extract the tar on stdin into the room (``$1``).
+ROOM_EXTRACT = JUDGE_PREP + 'exec tar -xf - -C "$1"\n'
+
+#: A later test as the judge: :data:`JUDGE_PREP`, then become the test (the argv).
+JUDGE_TEST = JUDGE_PREP + 'exec "$@" </dev/null\n'
+
 #: The first test, as the judge, once pid 1 has stopped every other process (the request's
-#: ``stop_first``): extract the tar on stdin (if ``$3`` is 1) into ``$1``, enter ``$4`` and
-#: become the test command (the rest of the argv). On failure: ``@nonce <step>`` on stderr,
-#: exit 97, and the host seeds as the candidate and runs the test by itself.
-SEED_THEN_TEST = r"""
+#: ``stop_first``): extract the tar on stdin (if ``$3`` is 1) into ``$1`` (the workspace,
+#: or the judge's room), enter ``$4`` and become the test command (the rest of the argv).
+#: On failure: ``@nonce <step>`` on stderr, exit 97, and the host writes the files step by
+#: step (into the workspace as the candidate, clearing what is in the way) and runs the
+#: test by itself.
+SEED_THEN_TEST = JUDGE_PREP + r"""
 wd=$1; nonce=$2; seed=$3; dir=$4; shift 4
 if [ "$seed" = 1 ]; then
   err=$(tar -xf - -C "$wd" 2>&1 >/dev/null) || { echo "@$nonce seed $err" >&2; exit 97; }

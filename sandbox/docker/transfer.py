@@ -10,12 +10,14 @@ host never opens a path from the sandbox.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import posixpath
 import tarfile
 import time
 from collections.abc import Sequence
 
+from sandbox import room
 from sandbox.command import SeedFile
 from sandbox.errors import SandboxConfigError
 from sandbox.paths import relative_to, workspace_path
@@ -121,3 +123,33 @@ def _info(name: str, kind: bytes, mode: int, size: int, mtime: float) -> tarfile
     info.type, info.mode, info.size, info.mtime = kind, mode, size, mtime
     info.uid = info.gid = 0
     return info
+
+
+def deliverables(data: bytes, wanted: Sequence[str], max_bytes: int) -> tuple[SeedFile, ...]:
+    """The regular files of an ``EXPORT`` tar that are (or lie below) a ``wanted`` path,
+    read-only, at most ``max_bytes`` in all; links, devices, FIFOs, odd names and whatever
+    the cap or a cut stream leaves incomplete are dropped. The host opens no path."""
+    found: list[SeedFile] = []
+    total = 0
+    with (contextlib.suppress(tarfile.TarError, EOFError, OSError),
+          tarfile.open(fileobj=io.BytesIO(data), mode="r|") as archive):
+        for member in archive:
+            name = _delivered_name(member, wanted)
+            if name is None:
+                continue
+            total += member.size
+            content = archive.extractfile(member)
+            if total > max_bytes or content is None:
+                break
+            found.append(SeedFile(name, content.read(), room.DELIVERABLE_MODE))
+    return tuple(found)
+
+
+def _delivered_name(member: tarfile.TarInfo, wanted: Sequence[str]) -> str | None:
+    """The member's relative name if it is a regular file under a wanted path."""
+    name = posixpath.normpath(member.name.removeprefix("./"))
+    if not member.isreg() or name.startswith(("/", "..")) or "\0" in name:
+        return None
+    if any(name == w or name.startswith(w.rstrip("/") + "/") for w in wanted):
+        return name
+    return None

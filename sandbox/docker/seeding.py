@@ -1,0 +1,90 @@
+"""Writing files into the workspace as the candidate's uid, whatever the candidate left.
+
+The files go in as a tar built on the host (:mod:`sandbox.docker.transfer`) and extracted
+by ``tar`` in the sandbox after :data:`~sandbox.docker.scripts.CLEAR_FUNCTION` removed
+whatever stood in their way (a directory or a link at a file's path, a file where a
+directory must be). What still fails once ``tar`` ran — a full workspace, say — is the
+candidate's doing (:class:`~sandbox.errors.SeedRefused`); a step that could not even start
+is the sandbox's (:class:`~sandbox.errors.SandboxUnavailable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sandbox.command import SeedFile
+from sandbox.docker import scripts, transfer
+from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from sandbox.docker.stream import RawExec, first_line
+from sandbox.errors import SandboxUnavailable, SeedRefused
+from sandbox.paths import relative_to, workspace_path
+
+#: Exit status of a script that could not stop the candidate first.
+NOT_STOPPED = 97
+
+
+def archive(conduit: Conduit, files: Sequence[SeedFile]) -> tuple[bytes, list[str]]:
+    """A tar of ``files`` for the workspace, and their paths relative to it.
+
+    Raises:
+        SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+    """
+    workdir = conduit.profile.workdir
+    built = transfer.seed_archive(files, workdir, conduit.profile.limits.seed_bytes)
+    return built, [relative_to(workspace_path(f.path, workdir), workdir) for f in files]
+
+
+def extract(conduit: Conduit, files: Sequence[SeedFile]) -> None:
+    """Write ``files`` (:data:`scripts.EXTRACT`).
+
+    Raises:
+        SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+        SeedRefused: ``tar`` ran and failed.
+        SandboxUnavailable: the engine or the container is gone.
+    """
+    if not files:
+        return
+    built, paths = archive(conduit, files)
+    argv = ("sh", "-c", scripts.EXTRACT, "sh", conduit.profile.workdir, *paths)
+    check(conduit, _run(conduit, argv, built, stop_first=False))
+
+
+def stop_and_extract(conduit: Conduit, files: Sequence[SeedFile]) -> bool:
+    """Stop the candidate and write ``files`` in one request; ``False`` when the script
+    could not stop the candidate (or start), for the caller to go step by step.
+
+    Raises:
+        SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+        SeedRefused: ``tar`` ran and failed.
+        SandboxUnavailable: the engine or the container is gone.
+    """
+    built, paths = archive(conduit, files) if files else (b"", [])
+    script = scripts.STOP_AND_EXTRACT if files else scripts.STOP
+    raw = _run(conduit, ("sh", "-c", script, "sh", conduit.profile.workdir, *paths), built,
+               stop_first=True)
+    if raw.exit_code == 0 or conduit.ended:
+        return True
+    if not files or raw.exit_code in (NOT_STOPPED, None) or raw.start_error:
+        return False
+    check(conduit, raw)
+    return True
+
+
+def check(conduit: Conduit, raw: RawExec) -> None:
+    """Raise if an extraction failed while the sandbox lives.
+
+    Raises:
+        SeedRefused: ``tar`` ran and failed.
+        SandboxUnavailable: the script could not even start.
+    """
+    if raw.exit_code == 0 or conduit.ended:
+        return
+    why = first_line(raw.stderr) or f"exit status {raw.exit_code}"
+    if raw.start_error or raw.exit_code is None:
+        raise SandboxUnavailable(f"seeding failed: {why}", sandbox_id=conduit.id)
+    raise SeedRefused(why, sandbox_id=conduit.id)
+
+
+def _run(conduit: Conduit, argv: Sequence[str], stdin: bytes, *, stop_first: bool) -> RawExec:
+    request = internal_request(conduit.profile, argv, stdin=stdin, stop_first=stop_first)
+    return conduit.run(request, nothing) or PAST_DEADLINE

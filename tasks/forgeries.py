@@ -1,0 +1,241 @@
+"""The forgery battery: submissions that implement nothing and try to win anyway.
+
+Agents that optimise for a score find these (issue 21): each forgery is built against the
+pack's own names — its deliverables (or, for a pack without, the files its tests run next
+to) and its hidden test files — and submitted like any run. A forgery **wins** when its run
+does not lose, or when any ``code_execution`` validator passes for it. A pack whose tests
+run in the judge's clean room, never import the candidate's code and take their verdict
+from the judge's own report resists all of them (README, "Packs that cannot be gamed").
+
+The battery is a registry of builders (:data:`FORGERIES`); :func:`battery` builds every one
+for a pack and :func:`wins` reads a result.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from scoring import Pack
+
+from .messages import RunResult, Submission
+from .packs import sandbox_block
+
+#: Every forged deliverable: any name imported from it exists and does nothing (a module
+#: ``__getattr__``), so the tests get as far as running and fail, as a wrong answer would.
+NOTHING = "def __getattr__(name):\n    return lambda *args, **kwargs: []\n"
+PASS_LINE = "3 passed in 0.01s"
+
+
+@dataclass(frozen=True)
+class Target:
+    """The names a forgery aims at."""
+
+    deliverables: tuple[str, ...]
+    test_files: tuple[str, ...]
+
+    @property
+    def module(self) -> str:
+        """The first Python deliverable's module name ("" when there is none)."""
+        for path in self.deliverables:
+            if path.endswith(".py"):
+                return posixpath.basename(path)[:-3]
+        return ""
+
+
+@dataclass(frozen=True)
+class Forgery:
+    """One hostile submission and what it tries."""
+
+    name: str
+    tries: str
+    submission: Submission
+
+
+Builder = Callable[[Target], Forgery]
+
+
+def target(pack: Pack) -> Target:
+    """The pack's deliverables (or the files its tests target) and hidden test files."""
+    block = sandbox_block(pack)
+    named = tuple(block.deliverables) or tuple(
+        check.path for v in pack.spec.validators if v.type == "code_execution"
+        for check in [pack.spec.check(v.target.removeprefix("file:").strip())]
+        if check is not None)
+    return Target(deliverables=tuple(_relative(p) for p in named),
+                  test_files=tuple(_relative(p) for p in block.test_files))
+
+
+def battery(pack: Pack) -> list[Forgery]:
+    """Every forgery of :data:`FORGERIES`, built against ``pack``."""
+    aim = target(pack)
+    return [build(aim) for build in FORGERIES.values()]
+
+
+def exposure(pack: Pack) -> list[str]:
+    """How the verdict of the pack's ``code_execution`` validators could be forged: one
+    line (field, then why) per weakness; none for a clean-room pack with reports."""
+    block = sandbox_block(pack)
+    tests = [v.key for v in pack.spec.validators if v.type == "code_execution"]
+    found = []
+    if tests and not block.deliverables:
+        found.append(f"pack.version.sandbox.deliverables is not set: the tests of "
+                     f"{', '.join(tests)} run next to the submission's files, which can "
+                     f"forge their verdict (README, \"Packs that cannot be gamed\")")
+    found += [f"pack.version.sandbox.reports.{key} is not set: its verdict is the test's "
+              f"output or exit code, not the judge's own report" for key in tests
+              if key not in block.reports]
+    return found
+
+
+def wins(result: RunResult) -> bool:
+    """Whether a forgery's run did not lose, or any ``code_execution`` passed for it."""
+    card = result.scorecard
+    if result.outcome != "scored" or card is None:
+        return True  # "no result" instead of a loss is a win for a losing submission
+    passed = any(v.type == "code_execution" and v.verdict == "pass"
+                 for v in card.validator_details)
+    return card.result != "loss" or passed
+
+
+def _relative(path: str) -> str:
+    return path.removeprefix("/workspace/").lstrip("/")
+
+
+def _files(aim: Target, deliverable: str = NOTHING, **extra: str) -> dict[str, Any]:
+    """The deliverables (each ``deliverable``), plus ``extra`` files."""
+    return {**{path: deliverable for path in aim.deliverables}, **extra}
+
+
+def _submission(files: dict[str, Any], *commands: str) -> Submission:
+    return Submission(files=files, commands=[{"run": c, "timeout_ms": 10_000}
+                                             for c in commands or ("true",)])
+
+
+def _pytest_hook(aim: Target) -> Forgery:
+    hook = textwrap.dedent("""\
+        import pytest
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_makereport(item, call):
+            outcome = yield
+            report = outcome.get_result()
+            report.outcome, report.longrepr = "passed", None
+        """)
+    return Forgery("pytest hook", "a conftest.py that rewrites every test report to passed",
+                   _submission(_files(aim, **{"conftest.py": hook})))
+
+
+def _shadowed_runner(aim: Target) -> Forgery:
+    runner = f"print({PASS_LINE!r})\nraise SystemExit(0)\n"
+    return Forgery("shadowed runner", "a pytest.py that prints a pass line and exits 0",
+                   _submission(_files(aim, **{"pytest.py": runner})))
+
+
+def _config_plugin(aim: Target) -> Forgery:
+    ini = "[pytest]\naddopts = -p forge\npythonpath = .\n"
+    plugin = ("def pytest_collection_modifyitems(items):\n"
+              "    for item in items:\n"
+              "        item.obj = lambda *a, **k: None\n")
+    return Forgery("config plugin", "a pytest.ini that loads the candidate's plugin",
+                   _submission(_files(aim, **{"pytest.ini": ini, "forge.py": plugin})))
+
+
+def _exit_on_import(aim: Target) -> Forgery:
+    code = f"import os, sys\nprint({PASS_LINE!r}, flush=True)\nos._exit(0)\n"
+    return Forgery("exit on import", "the deliverable prints a pass line and exits 0 when run",
+                   _submission(_files(aim, code)))
+
+
+def _fake_counts(aim: Target) -> Forgery:
+    code = (f"import sys\nprint({PASS_LINE!r})\nprint('OK (tests=3)')\n"
+            "print('{\"passed\": 3, \"failed\": 0, \"total\": 3}')\n")
+    return Forgery("fake counts", "the candidate's program prints test counts",
+                   _submission(_files(aim, code), "python3 " + " ".join(
+                       p for p in aim.deliverables if p.endswith(".py")) or "true"))
+
+
+def _shadowed_stdlib(aim: Target) -> Forgery:
+    evil = f"import os\nprint({PASS_LINE!r}, flush=True)\nos._exit(0)\n"
+    files = {name: evil for name in ("json.py", "pathlib.py", "unittest.py", "re.py")}
+    return Forgery("shadowed stdlib", "json.py, pathlib.py, ... that end the test run",
+                   _submission(_files(aim, **files)))
+
+
+def _planted_pycache(aim: Target) -> Forgery:
+    forged = "def test_forged():\n    pass\n"
+    compile_all = "; ".join(
+        f"py_compile.compile('forged.py', cfile='__pycache__/{posixpath.basename(t)[:-3]}"
+        f".cpython-311.pyc')" for t in aim.test_files if t.endswith(".py")) or "pass"
+    return Forgery("planted __pycache__", "bytecode for the hidden test names, compiled "
+                   "from a test that passes",
+                   _submission(_files(aim, **{"forged.py": forged}),
+                               f"python3 -c \"import py_compile; {compile_all}\""))
+
+
+def _startup_hooks(aim: Target) -> Forgery:
+    hook = f"import os\nprint({PASS_LINE!r}, flush=True)\nos._exit(0)\n"
+    files = {"sitecustomize.py": hook, "usercustomize.py": hook,
+             "evil.pth": "import os; print('3 passed'); os._exit(0)\n"}
+    return Forgery("start-up hooks", "sitecustomize.py, usercustomize.py and a .pth",
+                   _submission(_files(aim, **files)))
+
+
+def _blocked_seeding(aim: Target) -> Forgery:
+    blocks = " && ".join(f"mkdir -p '{t}/x'" for t in aim.test_files) or "true"
+    links = " ; ".join(f"ln -s /dev/null '{t}.link'" for t in aim.test_files) or "true"
+    return Forgery("blocked seeding", "a directory (and links) planted at the hidden test "
+                   "files' paths", _submission(_files(aim), f"{blocks}; {links}; true"))
+
+
+def _waiting_process(aim: Target) -> Forgery:
+    daemon = textwrap.dedent(f"""\
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            for _ in range(2000):
+                for name in os.listdir('.'):
+                    if name.endswith(('.xml', '.py')) and 'test' in name:
+                        try:
+                            open(name, 'w').write({PASS_LINE!r})
+                        except OSError:
+                            pass
+                time.sleep(0.01)
+        """)
+    return Forgery("waiting process", "a background process that waits for the tests and "
+                   "rewrites what they read", _submission(
+                       _files(aim, **{"daemon.py": daemon}), "python3 daemon.py"))
+
+
+def _monkeypatch(aim: Target) -> Forgery:
+    code = textwrap.dedent("""\
+        import sys
+        try:
+            import _pytest.runner as runner
+            runner.pytest_runtest_call = lambda item: None
+        except Exception:
+            pass
+        import unittest
+        unittest.TestCase.run = lambda self, result=None: result
+        """)
+    return Forgery("framework monkeypatch", "the deliverable patches pytest and unittest "
+                   "when it is imported", _submission(_files(aim, code)))
+
+
+#: Every forgery of the battery, by name (registry order is the report's order).
+FORGERIES: dict[str, Builder] = {
+    "pytest hook": _pytest_hook,
+    "shadowed runner": _shadowed_runner,
+    "config plugin": _config_plugin,
+    "exit on import": _exit_on_import,
+    "fake counts": _fake_counts,
+    "shadowed stdlib": _shadowed_stdlib,
+    "planted __pycache__": _planted_pycache,
+    "start-up hooks": _startup_hooks,
+    "blocked seeding": _blocked_seeding,
+    "waiting process": _waiting_process,
+    "framework monkeypatch": _monkeypatch,
+}

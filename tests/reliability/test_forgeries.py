@@ -1,0 +1,150 @@
+"""The forgery battery through the whole fleet, on every runtime (issue 21).
+
+Each forgery of ``tasks.forgeries`` implements nothing and tries to win the example pack
+``fizzbuzz-coding`` anyway. Written as a clean-room pack (deliverables, a probe instead of
+an import, a JUnit report as the verdict), the pack resists every one of them. The same
+pack written the old way — its tests import the candidate's module in the workspace and
+their verdict is the output or exit code — is beaten by the forgeries a new user found on
+2026-11-23, which shows the battery is not empty words.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from fleet_support import PrivateFleet, new_id
+
+from scoring import load_pack
+from tasks.forgeries import battery, wins
+from tasks.messages import RunRequest, RunResult
+
+PACK = Path(__file__).parents[2] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
+#: The forgeries that won the example pack before it was rewritten (the issue's table).
+KNOWN_WINNERS = {"pytest hook", "shadowed runner", "config plugin", "exit on import"}
+IN_PROCESS_TEST = """\
+import os
+
+from fizzbuzz import fizzbuzz
+
+UPTO = int(os.environ["UPTO"])
+
+
+def test_numbers_stay_numbers():
+    assert fizzbuzz(UPTO)[0:2] == ["1", "2"]
+
+
+def test_multiples_of_three_and_five():
+    assert fizzbuzz(UPTO)[2] == "Fizz" and fizzbuzz(UPTO)[4] == "Buzz"
+
+
+def test_multiples_of_fifteen():
+    assert fizzbuzz(UPTO)[14] == "FizzBuzz"
+"""
+
+
+def clean_room_pack() -> dict[str, Any]:
+    found: dict[str, Any] = yaml.safe_load(PACK.read_text())
+    return found
+
+
+def workspace_pack() -> dict[str, Any]:
+    """The example pack as it was: tests next to the candidate's files, in-process."""
+    old = copy.deepcopy(clean_room_pack())
+    sandbox = old["version"]["sandbox"]
+    for key in ("deliverables", "probes", "reports"):
+        sandbox.pop(key)
+    sandbox["test_files"] = {"test_fizzbuzz.py": IN_PROCESS_TEST}
+    for validator in old["version"]["evaluation_spec"]["validators"]:
+        if validator["key"] == "tests":
+            validator["config"]["test_command"] = (
+                "UPTO={{ upto }} python3 -m pytest -q -p no:cacheprovider test_fizzbuzz.py")
+    return old
+
+
+def forge(private_fleet: PrivateFleet, runtime: str,
+          mapping: dict[str, Any]) -> dict[str, RunResult]:
+    """Every forgery of the battery against ``mapping``, through a fleet on ``runtime``."""
+    private_fleet.start("forger", ["-c", "2"],
+                        profiles=json.dumps({"default": {"runtime": runtime}}))
+    client = private_fleet.client()
+    forgeries = battery(load_pack(mapping))
+    requests = {f.name: RunRequest(run_id=new_id("forgery"), pack=mapping,
+                                   submission=f.submission) for f in forgeries}
+    client.submit_many(requests.values())
+    return {name: client.wait(r.run_id, timeout=240) for name, r in requests.items()}
+
+
+def test_the_example_pack_resists_every_forgery(private_fleet: PrivateFleet,
+                                                runtime: str) -> None:
+    """Every forgery is scored, as a loss, with no code_execution validator passing; and
+    none turns its loss into an infra error or "no result"."""
+    results = forge(private_fleet, runtime, clean_room_pack())
+    assert len(results) == len(battery(load_pack(clean_room_pack())))
+    for name, result in results.items():
+        assert result.outcome == "scored", (name, result.reason)
+        assert result.resources["runtime"] == runtime
+        assert not wins(result), (name, result.scorecard and result.scorecard.overall_reason)
+
+
+@pytest.mark.parametrize("runtime", ["runsc"], indirect=True)
+def test_the_battery_beats_a_pack_that_imports_the_candidates_code(
+        private_fleet: PrivateFleet, runtime: str) -> None:
+    """The old pack: the forgeries of the issue's table win it, so a pack author running
+    the battery learns that the pack can be gamed."""
+    results = forge(private_fleet, runtime, workspace_pack())
+    winners = {name for name, result in results.items() if wins(result)}
+    assert winners >= KNOWN_WINNERS, winners
+    assert "blocked seeding" not in winners  # what the candidate leaves never blocks tests
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "packs"
+
+
+def example_packs() -> list[str]:
+    """Every example pack whose verdict is evalfleet's to give: a pack scored by an LLM
+    judge is left out (the test fleet has no model; a stub judge would pass anything)."""
+    return sorted(p.parent.name for p in EXAMPLES.glob("*/pack.yaml")
+                  if "llm_judges" not in p.read_text())
+
+
+#: Packs where a submission that answers garbage gets "no contest" rather than a loss:
+#: AgentClash classes an answer it cannot parse as JSON as ``evaluator_error``
+#: (runtime/scoring/evaluation_validity_test.go, "ActualParseErrorsRemainEvaluatorErrors"),
+#: the scorecard is ``invalid`` and the Clawdiators result null. By issue 21's definition
+#: that is a forgery that wins; changing it changes AgentClash's or the Clawdiators layer's
+#: semantics, so it is pinned here, and reported, rather than hidden.
+NO_CONTEST_FOR_GARBAGE = {"invoice-json"}
+
+
+def no_contest(result: RunResult) -> bool:
+    """A scored run whose scorecard is invalid, with no validator passing."""
+    card = result.scorecard
+    return (result.outcome == "scored" and card is not None and card.result is None
+            and card.validity == "invalid"
+            and all(v.verdict != "pass" for v in card.validator_details))
+
+
+@pytest.mark.parametrize("name", example_packs())
+def test_every_example_pack_resists_the_battery(private_fleet: PrivateFleet,
+                                                name: str) -> None:
+    """On the default runtime (gVisor here), no forgery wins any example pack (but see
+    :data:`NO_CONTEST_FOR_GARBAGE`)."""
+    mapping = yaml.safe_load((EXAMPLES / name / "pack.yaml").read_text())
+    case = (mapping.get("input_sets") or [{}])[0].get("cases") or []
+    private_fleet.start("forger", ["-c", "2"])
+    client = private_fleet.client()
+    requests = {f.name: RunRequest(run_id=new_id("forgery"), pack=mapping,
+                                   case_key=case[0]["case_key"] if len(case) > 1 else None,
+                                   submission=f.submission)
+                for f in battery(load_pack(mapping))}
+    client.submit_many(requests.values())
+    results = {n: client.wait(r.run_id, timeout=240) for n, r in requests.items()}
+    if name in NO_CONTEST_FOR_GARBAGE:
+        assert all(no_contest(r) for r in results.values()), name
+        return
+    assert [n for n, r in results.items() if wins(r)] == []

@@ -1,0 +1,127 @@
+"""A pack's clean-room keys (deliverables, probes, reports) as the pipeline reads them,
+and the forgery battery built against a pack's own names."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sandbox.fake import FakeFactory
+from sandbox.profile import Profile
+from scoring import load_pack
+from tasks.forgeries import FORGERIES, battery, target, wins
+from tasks.messages import RunResult
+from tasks.packs import sandbox_block
+from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+
+PACK = Path(__file__).parents[3] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
+
+
+def mapping() -> dict[str, Any]:
+    found: dict[str, Any] = yaml.safe_load(PACK.read_text())
+    return found
+
+
+def with_sandbox(**changes: Any) -> dict[str, Any]:
+    pack = copy.deepcopy(mapping())
+    pack["version"]["sandbox"].update(changes)
+    return pack
+
+
+def rejected(pack: dict[str, Any]) -> list[tuple[str, str]]:
+    result = run_pipeline(json.dumps({"run_id": "r", "pack": pack}), FakeFactory(),
+                          PipelineConfig(profiles={"default": ProfileBounds(
+                              Profile(name="default", image="fake"))}))
+    assert result.outcome == "rejected"
+    return [(e.field, e.message) for e in result.errors]
+
+
+def test_the_example_pack_reads_as_a_clean_room_pack() -> None:
+    block = sandbox_block(load_pack(mapping()))
+    assert block.deliverables == ["fizzbuzz.py"] and block.reports == {"tests": "junit"}
+    assert "fizzbuzz" in block.probes
+
+
+@pytest.mark.parametrize(("changes", "field", "message"), [
+    ({"reports": {"nope": "junit"}}, "pack.version.sandbox.reports.nope",
+     "names no code_execution validator"),
+    ({"reports": {"tests": "tap"}}, "pack.version.sandbox.reports.tests", "junit"),
+    ({"deliverables": ["../etc/passwd"]}, "pack.version.sandbox.deliverables", "'..'"),
+    ({"deliverables": ["/etc/passwd"]}, "pack.version.sandbox.deliverables", "not a file inside"),
+    ({"probes": {"bad name": {"run": "true"}}}, "pack.version.sandbox.probes", "probe names"),
+    ({"probes": {"p": {"run": "true", "shell": True}}}, "pack.version.sandbox.probes.p.shell",
+     "Extra inputs"),
+    ({"deliverables": [], "probes": {"p": {"run": "true"}}}, "pack.version.sandbox.probes",
+     "need deliverables"),
+])
+def test_clean_room_keys_are_checked_before_any_sandbox(changes: dict[str, Any], field: str,
+                                                         message: str) -> None:
+    problems = rejected(with_sandbox(**changes))
+    assert any(f == field and message in m for f, m in problems), problems
+
+
+def test_the_battery_aims_at_the_packs_own_names() -> None:
+    pack = load_pack(mapping())
+    aim = target(pack)
+    assert (aim.deliverables, aim.test_files, aim.module) == (
+        ("fizzbuzz.py",), ("test_fizzbuzz.py",), "fizzbuzz")
+    forgeries = battery(pack)
+    assert [f.name for f in forgeries] == list(FORGERIES)
+    assert all("fizzbuzz.py" in f.submission.files for f in forgeries)
+    blocked = next(f for f in forgeries if f.name == "blocked seeding")
+    assert "mkdir -p 'test_fizzbuzz.py/x'" in str(blocked.submission.commands[0].run)
+
+
+def test_without_deliverables_the_battery_aims_at_the_tested_files() -> None:
+    old = copy.deepcopy(mapping())
+    for key in ("deliverables", "probes", "reports"):
+        old["version"]["sandbox"].pop(key)
+    assert target(load_pack(old)).deliverables == ("fizzbuzz.py",)
+
+
+def card(result: str | None, verdict: str = "fail", outcome: str = "scored") -> RunResult:
+    scorecard = None if outcome != "scored" else {
+        "status": "complete", "strategy": "weighted", "overall_score": 0.1, "passed": False,
+        "overall_reason": "", "validity": "valid" if result else "invalid", "result": result,
+        "validator_details": [{"key": "tests", "type": "code_execution", "verdict": verdict,
+                               "state": "completed", "outcome_class": verdict, "reason": "",
+                               "normalized_score": 0.0}]}
+    return RunResult.model_validate({"run_id": "r", "outcome": outcome,
+                                     "scorecard": scorecard})
+
+
+def test_what_a_forgery_winning_means() -> None:
+    assert not wins(card("loss"))
+    assert wins(card("draw")) and wins(card("win"))
+    assert wins(card("loss", verdict="pass"))  # a passing code_execution is a win already
+    assert wins(card(None))  # "no contest" instead of a loss
+    assert wins(card(None, outcome="infra_error"))  # "no result" instead of a loss
+
+
+def test_validate_warns_how_a_packs_tests_could_be_forged(tmp_path: Path) -> None:
+    """The example pack: no warning. The same pack with its tests next to the submission
+    and no report: one warning per weakness, on stderr, exit 0."""
+    import subprocess
+    import sys
+
+    old = copy.deepcopy(mapping())
+    for key in ("deliverables", "probes", "reports"):
+        old["version"]["sandbox"].pop(key)
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(old))
+    run = [sys.executable, "-m", "workers", "validate"]
+    clean = subprocess.run([*run, str(PACK)], capture_output=True, text=True, check=False)
+    forgeable = subprocess.run([*run, str(path)], capture_output=True, text=True, check=False)
+    assert (clean.returncode, clean.stderr) == (0, "")
+    assert forgeable.returncode == 0 and forgeable.stdout.startswith("valid: fizzbuzz-coding")
+    assert forgeable.stderr.splitlines() == [
+        "warning: pack.version.sandbox.deliverables is not set: the tests of tests run next "
+        "to the submission's files, which can forge their verdict (README, \"Packs that "
+        "cannot be gamed\")",
+        "warning: pack.version.sandbox.reports.tests is not set: its verdict is the test's "
+        "output or exit code, not the judge's own report"]
