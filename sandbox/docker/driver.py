@@ -345,7 +345,9 @@ class DockerSandbox(Sandbox):
         return self._run(request, on_limit or self._kill_candidate) or PAST_DEADLINE
 
     def _run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec | None:
-        """Every request of the sandbox goes here (:meth:`Conduit.run`)."""
+        """The driver's own requests go here; every request of the sandbox (these, and
+        those of :mod:`~sandbox.docker.seeding` and :mod:`~sandbox.docker.judgeroom`) ends
+        in :meth:`Conduit.run`."""
         return self.conduit.run(request, on_limit)
 
     def _kill_candidate(self) -> None:
@@ -376,5 +378,6 @@ class DockerSandbox(Sandbox):
 
 
 def _driver_failed(raw: RawExec, nonce: str) -> bool:
-    """Whether a driver script gave up before the candidate's command (exit 97 + its line)."""
-    return raw.exit_code == DRIVER_FAILED and raw.stderr.startswith(f"@{nonce} ".encode())
+    """Whether a driver script gave up before the command (exit 97 and its ``@nonce`` line
+    on stderr; the nonce is chosen after the candidate stopped, so nothing can forge it)."""
+    return raw.exit_code == DRIVER_FAILED and f"\n@{nonce} ".encode() in b"\n" + raw.stderr

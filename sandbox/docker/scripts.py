@@ -171,7 +171,7 @@ exec "$@" </dev/null
 #: What every request as the judge does first: the parts of its room exist, and no report
 #: is left where this test writes its own (``$REPORT``).
 JUDGE_PREP = (f"mkdir -p -- {' '.join(room.PARTS)} 2>/dev/null\n"
-              'rm -f -- "${REPORT:-/nonexistent}"\n')
+              '[ -z "${REPORT:-}" ] || rm -f -- "$REPORT"\n')
 
 #: As the judge: :data:`JUDGE_PREP`, then extract the tar on stdin into the room (``$1``).
 ROOM_EXTRACT = JUDGE_PREP + 'exec tar -xf - -C "$1"\n'

@@ -240,13 +240,13 @@ def test_plan_collects_in_one_request(open_sandbox: OpenSandbox,
     sandbox = open_sandbox("busybox")
     sandbox.write_files([SeedFile(f"f{i}", str(i)) for i in range(5)])
     calls: list[object] = []
-    original = sandbox._internal
+    original = sandbox.conduit.run
 
     def counting(*args: object, **kwargs: object) -> object:
         calls.append(args[0])
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    sandbox._internal = counting  # type: ignore[method-assign]
+    sandbox.conduit.run = counting  # type: ignore[method-assign]
     checks = (*(CaptureCheck(f"k{i}", f"f{i}") for i in range(5)), ListingCheck("l", "."))
     result = sandbox.run_plan(Plan(checks=checks))
     assert [c.content for c in result.captures] == [str(i).encode() for i in range(5)]

@@ -35,7 +35,8 @@ def test_container_is_hardened_as_created(open_sandbox: OpenSandbox, docker_clie
     else:
         assert host["PidsLimit"] == 100
     assert set(ulimits) == {"nofile", "fsize", "core"}
-    assert set(host["Tmpfs"]) == {"/workspace", "/tmp"}
+    assert set(host["Tmpfs"]) == {"/workspace", "/tmp", "/judge"}
+    assert "mode=0700,uid=65532,gid=65532" in host["Tmpfs"]["/judge"]  # the judge's room
     # The supervisor: root in the container with three capabilities (and CAP_SETPCAP, shed
     # at its start); every step it starts runs as its own non-root uid with none.
     assert config["User"] == "0:0"

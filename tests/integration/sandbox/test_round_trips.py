@@ -21,15 +21,16 @@ TEST = CodeExecution(validator_key="t", target="file:s", target_path="solution.s
 
 
 def counted(sandbox: Any) -> list[object]:
-    """Every request the sandbox makes from now on (candidate's and driver's)."""
+    """Every request the sandbox makes from now on (candidate's, judge's and driver's: all
+    of them go through its conduit)."""
     calls: list[object] = []
-    original = sandbox._run
+    original = sandbox.conduit.run
 
     def counting(request: Any, on_limit: Any) -> Any:
         calls.append(request.argv)
         return original(request, on_limit)
 
-    sandbox._run = counting
+    sandbox.conduit.run = counting
     return calls
 
 
