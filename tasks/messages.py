@@ -127,6 +127,10 @@ class RunRequest(Wire):
     """Other runs of the same case that ``n_wise`` judges rank this run against."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Opaque; echoed back in the result."""
+    check_run: int | None = Field(None, ge=1, le=1000)
+    """Set by ``evalfleet check`` only: this run's index in a preflight series of one
+    submission. Every step of the run (the pack's setup, the submission's commands, the
+    hidden tests, the evaluator) sees it as ``EVALFLEET_CHECK_RUN``."""
     runtime: SkipJsonSchema[Any] = Field(None, exclude=True)
     """Never accepted (:data:`RUNTIME_IS_THE_OPERATORS`); named so the refusal says why."""
 

@@ -37,7 +37,7 @@ from .messages import (
     parse_request,
 )
 from .packs import SandboxBlock, resolve_pack, sandbox_block
-from .planning import build_plan
+from .planning import build_plan, step_env
 
 MiB = 1024 * 1024
 Clock = Callable[[], datetime]
@@ -178,7 +178,7 @@ def choose_profile(request: RunRequest, spec: EvaluationSpec, block: SandboxBloc
             field="pack.version.sandbox.network_access",
             message=f'needs a profile that allows egress; profile "{name}" does not')])
     limits = clamp(bounds.profile.limits, block, request, spec)
-    env = {**bounds.profile.env, **block.env_vars}
+    env = {**bounds.profile.env, **step_env(block, request)}
     hardening = bounds.profile.hardening
     if block.network_access:  # only reachable on a profile the operator allowed egress
         hardening = replace(hardening, network_mode=bounds.network_mode)
