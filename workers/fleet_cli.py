@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,20 +78,29 @@ def worker(concurrency: int | None, queues: str | None, pool: str,
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
 def run_local(pack: Path, submission: Path, case_key: str | None, output: str) -> None:
     """Evaluate one submission in-process (real sandbox, no queue): for pack authors."""
+    evaluate_here = local_pipeline(Settings())
+    result = evaluate_here(build_request(pack, submission, case_key))
+    print_result(result, output)
+    sys.exit(0 if result.outcome == "scored" else 2)
+
+
+def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
+    """Run requests in this process as a worker would: every profile's runtime resolved as
+    at worker start (said on stderr), a cold Docker sandbox per run, the same pipeline.
+
+    Raises:
+        SystemExit: a profile asks for a runtime the engine cannot give it.
+    """
+    from sandbox.docker.factory import DockerFactory
     from tasks.pipeline import run_pipeline
 
     from .worker import docker_client, resolve_isolation
 
-    settings = Settings()
-    from sandbox.docker.factory import DockerFactory
-
     for isolation in resolve_isolation(settings, sorted(settings.profiles)):
         click.echo(f"sandbox: {isolation.describe()}", err=True)
     factory = DockerFactory(docker_client(settings), worker=settings.worker_id)
-    request = build_request(pack, submission, case_key)
-    result = run_pipeline(request.model_dump(mode="json"), factory, settings.pipeline_config())
-    print_result(result, output)
-    sys.exit(0 if result.outcome == "scored" else 2)
+    config = settings.pipeline_config()
+    return lambda request: run_pipeline(request.model_dump(mode="json"), factory, config)
 
 
 @click.command()
