@@ -3,6 +3,7 @@
     evalfleet validate PACK_OR_SPEC
     evalfleet score --spec PACK_OR_SPEC --events EVENTS.json|.jsonl
                     [--cases CASES.json] [--case KEY] [--format json|summary]
+    evalfleet check PACK [--reference PATH] [--runs K] [--fleet REDIS_URL]  (check_cli)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from scoring import Case, Pack, Scorecard, SpecError, evaluate, load_pack
 from scoring.spec import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
+from .check_cli import check
 from .demo import demo
 from .fleet_cli import COMMANDS
 
@@ -137,5 +139,5 @@ def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
     return chosen
 
 
-for _command in [*COMMANDS, demo]:
+for _command in [*COMMANDS, check, demo]:
     main.add_command(_command)
