@@ -2,7 +2,7 @@
 
 Fixture packs (``packs/``) are broken on purpose: ``flaky`` fails a hidden test on every
 even run (``EVALFLEET_CHECK_RUN``), ``unsound`` lets an empty submission win, ``broken``
-needs tools the image lacks. The sandboxes are created by the
+needs tools the image lacks. Every example pack must pass. The sandboxes are created by the
 CLI under the worker id ``check-test-<pid>`` (their ``evalfleet.worker`` label).
 """
 
@@ -12,10 +12,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from tasks.judging.stub import StubJudgeServer
+from workers.demo import stub_judge_settings
+
 HERE = Path(__file__).parent
+EXAMPLES = HERE.parents[2] / "examples" / "packs"
 
 
 def evalfleet(*args: str, **settings: str) -> subprocess.CompletedProcess[str]:
@@ -90,3 +97,26 @@ def test_environmental_failures_are_named_with_their_runs(docker_client: Any) ->
         "hidden test suite ('no-such-runner --junit'): not found: sh: 1: no-such-runner: "
         "not found (reference 1, 2)",
         "hidden test slow ('sleep 30') timed out after 300 ms (reference 1, 2)"]
+
+
+@pytest.fixture(scope="module")
+def stub_judge() -> Iterator[StubJudgeServer]:
+    """The scripted judge the demo uses, for the example pack with LLM judges."""
+    server = StubJudgeServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("pack", sorted(p.name for p in EXAMPLES.iterdir()))
+def test_every_example_pack_passes_its_check(pack: str, docker_client: Any,
+                                             stub_judge: StubJudgeServer) -> None:
+    """Each example pack ships a reference that wins five runs of five with the same
+    verdicts, an empty submission loses, and nothing fails for environmental reasons."""
+    status, report = check_json(EXAMPLES / pack / "pack.yaml",
+                                **stub_judge_settings(stub_judge.url))
+
+    assert status == 0, report
+    assert report["passed"] and all(report["sections"].values())
+    for case in range(len(report["cases"])):
+        assert [row[3] for row in section(report, "reference", case)["rows"]] == ["win"] * 5
+        assert [row[2] for row in section(report, "empty", case)["rows"]] == ["loss"]
