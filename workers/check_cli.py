@@ -10,6 +10,7 @@ pack, no reference submission).
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -58,6 +59,8 @@ def check(pack: Path, reference: Path | None, case_key: str | None, runs: int,
         sys.exit(EXIT_INVALID)
     report = check_pack(checked, _executor(fleet_url, timeout),
                         where=_where(fleet_url) if fleet_url else "local")
+    if fleet_url:
+        record(fleet_url, report)
     if output == "json":
         click.echo(report.model_dump_json(indent=2))
     else:
@@ -73,6 +76,21 @@ def _executor(fleet_url: str | None, timeout: float) -> Execute:
     from tasks.client import EvalfleetClient
 
     return through_fleet(EvalfleetClient(fleet_url), timeout, progress)
+
+
+def record(fleet_url: str, report: CheckReport) -> None:
+    """Leave the verdict where the fleet's workers look for it (:mod:`tasks.preflight`)."""
+    import redis
+
+    from tasks.preflight import PreflightRecord, PreflightStore
+
+    client = redis.Redis.from_url(fleet_url)
+    try:
+        key = PreflightStore(client).put(PreflightRecord.of(report, datetime.now(UTC)))
+    finally:
+        client.close()
+    verdict = "passed" if report.passed else "failed"
+    click.echo(f"check: preflight {verdict}, recorded at {key}", err=True)
 
 
 def _where(url: str) -> str:

@@ -9,29 +9,18 @@ CLI under the worker id ``check-test-<pid>`` (their ``evalfleet.worker`` label).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from check_support import evalfleet
 
 from tasks.judging.stub import StubJudgeServer
 from workers.demo import stub_judge_settings
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE.parents[2] / "examples" / "packs"
-
-
-def evalfleet(*args: str, **settings: str) -> subprocess.CompletedProcess[str]:
-    """The CLI in a process of its own (``settings`` become ``EVALFLEET_<NAME>``)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EVALFLEET_")}
-    env["EVALFLEET_WORKER_ID"] = f"check-test-{os.getpid()}"
-    env.update({f"EVALFLEET_{k.upper()}": v for k, v in settings.items()})
-    return subprocess.run([sys.executable, "-m", "workers", *args], env=env,
-                          capture_output=True, text=True, timeout=280, check=False)
 
 
 def check_json(pack: Path, *args: str, **settings: str) -> tuple[int, dict[str, Any]]:
