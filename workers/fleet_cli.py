@@ -11,6 +11,7 @@ from typing import Any
 import click
 import yaml
 
+from scoring import EvaluationSpec
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
 
@@ -35,7 +36,15 @@ def build_request(pack: Path, submission: Path, case: str | None,
                       case_key=case, submission=load_submission(submission), **extra)
 
 
-def print_result(result: RunResult, output: str) -> None:
+def print_result(result: RunResult, output: str, spec: EvaluationSpec | None = None) -> None:
+    """A result as JSON, one summary line, or (``table``) the report for people."""
+    if output == "table":
+        from rich.console import Console
+
+        from .report import run_report
+
+        Console(highlight=False).print(run_report(result, spec))
+        return
     if output == "json":
         click.echo(result.model_dump_json(by_alias=True, indent=2))
         return
@@ -75,13 +84,26 @@ def worker(concurrency: int | None, queues: str | None, pool: str,
 @click.argument("pack", type=PACK)
 @click.option("--submission", "-s", type=SUBMISSION, required=True)
 @click.option("--case", "case_key")
-@click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
-def run_local(pack: Path, submission: Path, case_key: str | None, output: str) -> None:
+@click.option("--format", "output", type=click.Choice(["table", "summary", "json"]),
+              help="Default: table on a terminal, else summary (one line).")
+def run_local(pack: Path, submission: Path, case_key: str | None, output: str | None) -> None:
     """Evaluate one submission in-process (real sandbox, no queue): for pack authors."""
+    from .report import chosen_format
+
     evaluate_here = local_pipeline(Settings())
     result = evaluate_here(build_request(pack, submission, case_key))
-    print_result(result, output)
+    print_result(result, chosen_format(output, "summary"), _spec(pack))
     sys.exit(0 if result.outcome == "scored" else 2)
+
+
+def _spec(pack: Path) -> EvaluationSpec | None:
+    """The pack's spec for the report (None when it does not load: the result says why)."""
+    from scoring import SpecError, load_pack
+
+    try:
+        return load_pack(pack).spec
+    except SpecError:
+        return None
 
 
 def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
