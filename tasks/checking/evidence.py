@@ -79,6 +79,18 @@ def setup_failures(result: RunResult, setup_commands: int) -> list[str]:
     return found
 
 
+def missing_tools(result: RunResult, setup_commands: int) -> list[str]:
+    """The submission's commands that could not start (exit 126/127): a tool the image
+    lacks. Read on the reference's runs, where that is the environment's fault."""
+    found = []
+    for failed in payloads(result, COMMAND_FAILED):
+        index, status = failed.get("command_index"), failed.get("exit_code")
+        if isinstance(index, int) and index >= setup_commands and status in _MISSING_STATUS:
+            found.append(f"command {index - setup_commands + 1} of the submission: "
+                         f"{_MISSING_STATUS[status]}: {first_line(failed.get('stderr'))}")
+    return found
+
+
 def _how(step: dict[str, Any]) -> str:
     if step.get("timed_out"):
         return "timed out"

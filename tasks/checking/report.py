@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 SCHEMA_VERSION: Literal[1] = 1
 Level = Literal["error", "warning", "info"]
@@ -33,6 +33,7 @@ class SectionReport(BaseModel):
     rows: list[list[Any]] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def passed(self) -> bool:
         """No error among the findings."""
@@ -48,6 +49,7 @@ class CaseReport(BaseModel):
     case_key: str | None
     sections: list[SectionReport] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def passed(self) -> bool:
         """Every core section passed."""

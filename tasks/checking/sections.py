@@ -214,6 +214,7 @@ class Environment(Section):
         problems = evidence.setup_failures(result, len(subject.block.setup_commands))
         if label != REFERENCE:  # what the candidate's own runs trip over is theirs
             return problems
+        problems += evidence.missing_tools(result, len(subject.block.setup_commands))
         problems += [p for p in map(evidence.hidden_test_problem,
                                     evidence.payloads(result, evidence.CODE_EXECUTED)) if p]
         problems += [f"the reference hit a limit: {hit}" for hit in evidence.limits_hit(result)]

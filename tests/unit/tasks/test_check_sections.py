@@ -119,6 +119,16 @@ def test_a_failing_submission_command_is_not_environmental() -> None:
     assert report.passed
 
 
+def test_a_tool_the_reference_needs_and_the_image_lacks_is_environmental() -> None:
+    """The reference's own command not found (127): the image's fault, named."""
+    failed = event("sandbox.command.failed", command_index=1, exit_code=127,
+                   stderr="sh: 1: node: not found\n")
+    report = Environment().judge(subject(), {"reference": [result(events=[failed])]})
+
+    assert messages(report) == [
+        "command 1 of the submission: not found: sh: 1: node: not found (reference 1)"]
+
+
 def test_missing_tools_and_timeouts_of_the_reference_tests_are_environmental() -> None:
     """Exit 127, a missing module and a timeout in the reference's tests are reported."""
     runs = {"reference": [
