@@ -127,6 +127,10 @@ class RunRequest(Wire):
     """Other runs of the same case that ``n_wise`` judges rank this run against."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Opaque; echoed back in the result."""
+    check_run: int | None = Field(None, ge=1, le=1000)
+    """Set by ``evalfleet check`` only: this run's index in a preflight series of one
+    submission. Every step of the run (the pack's setup, the submission's commands, the
+    hidden tests, the evaluator) sees it as ``EVALFLEET_CHECK_RUN``."""
     runtime: SkipJsonSchema[Any] = Field(None, exclude=True)
     """Never accepted (:data:`RUNTIME_IS_THE_OPERATORS`); named so the refusal says why."""
 
@@ -142,6 +146,24 @@ class RunRequest(Wire):
 class FieldProblem(Wire):
     field: str
     message: str
+
+
+PreflightStatus = Literal["passed", "failed", "missing", "stale", "preflight"]
+
+
+class Preflight(BaseModel):
+    """Where the run's pack version stands with its preflight (``evalfleet check``), when
+    the operator asks (``EVALFLEET_PREFLIGHT__MODE``; see :mod:`tasks.preflight`)."""
+
+    status: PreflightStatus
+    """``passed``; ``failed`` (the recorded check failed, or not a section the operator
+    requires); ``missing`` (never checked, or not this case); ``stale`` (checked on
+    another image); ``preflight`` (this run is itself part of a check)."""
+    reason: str = ""
+    digest: str
+    """The pack version: SHA-256 of the pack document in canonical JSON."""
+    image_id: str = ""
+    """The image the run would use, as the check must have seen it."""
 
 
 class RunResult(BaseModel):
@@ -168,6 +190,9 @@ class RunResult(BaseModel):
     """All evidence, as AgentClash events: ``evalfleet score`` re-scores a stored result."""
     dropped: list[str] = Field(default_factory=list)
     """What was cut to keep the result under its size cap (see :func:`cap_size`)."""
+    preflight: Preflight | None = None
+    """The pack's preflight standing, when the operator requires or flags it: a run that is
+    not ``passed`` is ``rejected`` (require) or scored and flagged here (flag)."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)

@@ -9,15 +9,21 @@ only lower the profile's), ``files`` (challenge files seeded before the submissi
 tamper with hidden tests), ``setup_commands`` and ``final_output`` (``last_stdout`` or
 ``none``: where the final answer comes from when the request gives none). A ``runtime``
 key is refused: which OCI runtime (gVisor, runc) isolates a run is the operator's choice.
+``reference`` (the pack's reference submission) is read by ``evalfleet check`` only
+(:mod:`tasks.checking.subject`); a worker ignores it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import to_jsonable_python
 
 from sandbox.paths import PathRejected, workspace_path
 from sandbox.profile import WORKSPACE
@@ -173,3 +179,15 @@ def _probes_without_room(block: SandboxBlock) -> list[FieldProblem]:
 def _problem(error: Any) -> FieldProblem:
     loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
     return FieldProblem(field=f"pack.version.sandbox{loc}", message=str(error["msg"]))
+
+
+def pack_digest(manifest: Mapping[str, Any]) -> str:
+    """The identity of a pack version: SHA-256 of its document in canonical JSON.
+
+    Canonical: keys sorted, no insignificant whitespace, UTF-8 (not ASCII-escaped), values
+    as a request's JSON carries them (a YAML date is its ISO text), so the mapping a pack
+    file loads to and the one a worker decodes from the request give the same digest.
+    """
+    text = json.dumps(to_jsonable_python(manifest), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -28,6 +28,7 @@ from .judging import JudgingConfig, judged_events
 from .limits import enforce_budgets
 from .messages import (
     FieldProblem,
+    Preflight,
     Rejection,
     RunRequest,
     RunResult,
@@ -37,7 +38,7 @@ from .messages import (
     parse_request,
 )
 from .packs import SandboxBlock, resolve_pack, sandbox_block
-from .planning import build_plan
+from .planning import build_plan, step_env
 
 MiB = 1024 * 1024
 Clock = Callable[[], datetime]
@@ -85,11 +86,14 @@ def utc_now() -> datetime:
 
 def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
                  config: PipelineConfig, clock: Clock = utc_now, *,
-                 close: Callable[[Sandbox], None] = close_now) -> RunResult:
+                 close: Callable[[Sandbox], None] = close_now,
+                 gate: Gate | None = None) -> RunResult:
     """Run one request end to end and return its result (not yet published).
 
     ``close`` receives the sandbox once its plan is done (or failed); the worker passes
     :meth:`tasks.closing.Closer.close_later` so removal leaves the run's critical path.
+    ``gate`` (:class:`tasks.preflight.PreflightGate`) may refuse the run before any
+    container starts; its answer is the result's ``preflight``.
 
     Raises:
         SandboxUnavailable: the engine or the container failed; retry the run.
@@ -99,12 +103,15 @@ def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
         run = prepare(parse_request(body, config.max_request_bytes), config)
     except Rejection as rejection:
         return rejected(body, rejection, config)
+    preflight, refuse = gate(run) if gate else (None, False)
+    if refuse and preflight is not None:
+        return refused(run, preflight, config)
     if run.skip_sandbox:
         plan_result, started = _no_sandbox(run), clock()
     else:
         plan_result, started = _sandbox(run, factory, timer, clock, close)
     result = _score(run, plan_result, started, timer, clock, config.judging)
-    result.worker = config.worker_id
+    result.worker, result.preflight = config.worker_id, preflight
     return cap_size(result, config.max_result_bytes)
 
 
@@ -125,6 +132,10 @@ class Prepared:
     def skip_sandbox(self) -> bool:
         """A violation found before any container, on a pack that enforces constraints."""
         return bool(self.violations) and evaluators.enforced(self.pack.spec)
+
+
+#: Decides, before any container starts, a run's preflight standing and whether to refuse it.
+Gate = Callable[[Prepared], tuple[Preflight, bool]]
 
 
 def prepare(request: RunRequest, config: PipelineConfig) -> Prepared:
@@ -178,7 +189,7 @@ def choose_profile(request: RunRequest, spec: EvaluationSpec, block: SandboxBloc
             field="pack.version.sandbox.network_access",
             message=f'needs a profile that allows egress; profile "{name}" does not')])
     limits = clamp(bounds.profile.limits, block, request, spec)
-    env = {**bounds.profile.env, **block.env_vars}
+    env = {**bounds.profile.env, **step_env(block, request)}
     hardening = bounds.profile.hardening
     if block.network_access:  # only reachable on a profile the operator allowed egress
         hardening = replace(hardening, network_mode=bounds.network_mode)
@@ -308,6 +319,16 @@ def _resources(result: PlanResult) -> dict[str, Any]:
         "capture_bytes": sum(len(c.content or b"") for c in result.captures),
         "captures_truncated": sum(c.truncated for c in result.captures),
     }
+
+
+def refused(run: Prepared, preflight: Preflight, config: PipelineConfig) -> RunResult:
+    """The answer to a run whose pack version has no passing preflight (never retried)."""
+    return RunResult(run_id=run.request.run_id, outcome="rejected",
+                     reason="no passing preflight", pack=run.pack.spec.name,
+                     case_key=run.case.case_key if run.case else None,
+                     errors=[FieldProblem(field="pack", message=preflight.reason)],
+                     metadata=run.request.metadata, worker=config.worker_id,
+                     preflight=preflight)
 
 
 def rejected(body: Any, rejection: Rejection, config: PipelineConfig) -> RunResult:

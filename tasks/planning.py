@@ -33,8 +33,9 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
                          for path in clashes])
     files = seed_files(block.files, "pack.version.sandbox.files")
     files += seed_files(request.submission.files, "request.submission.files")
-    commands = [command(c, block.env_vars, output_cap) for c in block.setup_commands]
-    commands += [command(c, block.env_vars, output_cap) for c in request.submission.commands]
+    env = step_env(block, request)
+    commands = [command(c, env, output_cap) for c in block.setup_commands]
+    commands += [command(c, env, output_cap) for c in request.submission.commands]
     tests = seed_files(block.test_files, "pack.version.sandbox.test_files")
     context = case_context(case)
     return Plan(files=tuple(files), commands=tuple(commands), test_files=tuple(tests),
@@ -43,6 +44,20 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
                 deliverables=tuple(block.deliverables),
                 probes=tuple(probe(name, p, block.env_vars, output_cap, context)
                              for name, p in block.probes.items()))
+
+
+#: What a preflight run (``evalfleet check``) tells every step of the sandbox: its index in
+#: the series of runs of one submission (``1`` … ``K``), so a pack can be flaky on purpose.
+CHECK_RUN_ENV = "EVALFLEET_CHECK_RUN"
+
+
+def step_env(block: SandboxBlock, request: RunRequest) -> dict[str, str]:
+    """The environment the pack and the request add to every step of the run: the pack's
+    ``env_vars``, and on a preflight run :data:`CHECK_RUN_ENV` (the pack cannot set it)."""
+    env = {k: v for k, v in block.env_vars.items() if k != CHECK_RUN_ENV}
+    if request.check_run is not None:
+        env[CHECK_RUN_ENV] = str(request.check_run)
+    return env
 
 
 def seed_files(files: Mapping[str, str | SubmissionFile], field: str) -> list[SeedFile]:

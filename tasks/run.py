@@ -60,7 +60,7 @@ def execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None
         return _publish(rt, failed(run_id, "internal_error", reason, rt), attempt,
                         enqueued_at, _queue(task))
     try:
-        result = run_pipeline(body, rt.factory, rt.config,
+        result = run_pipeline(body, rt.factory, rt.config, gate=rt.gate,
                               close=rt.closer.close_later if rt.closer else close_now)
     except SandboxConfigError as err:
         result = failed(run_id, "infra_error", f"sandbox configuration: {err}", rt)

@@ -15,7 +15,7 @@ from sandbox.base import SandboxFactory
 
 from .closing import Closer
 from .messages import RunResult
-from .pipeline import PipelineConfig
+from .pipeline import Gate, PipelineConfig
 from .publish import Publisher
 
 
@@ -56,6 +56,8 @@ class Runtime:
     observer: Observer = field(default_factory=NullObserver)
     closer: Closer | None = None
     """Removes sandboxes in the background (``None``: each run removes its own at once)."""
+    gate: Gate | None = None
+    """The operator's preflight requirement (:class:`tasks.preflight.PreflightGate`)."""
 
 
 Builder = Callable[[], Runtime]

@@ -2,7 +2,8 @@
 
     evalfleet validate PACK_OR_SPEC
     evalfleet score --spec PACK_OR_SPEC --events EVENTS.json|.jsonl
-                    [--cases CASES.json] [--case KEY] [--format json|summary]
+                    [--cases CASES.json] [--case KEY] [--format table|json|summary]
+    evalfleet check PACK [--reference PATH] [--runs K] [--fleet REDIS_URL]  (check_cli)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from scoring import Case, Pack, Scorecard, SpecError, evaluate, load_pack
 from scoring.spec import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
+from .check_cli import check
 from .demo import demo
 from .fleet_cli import COMMANDS
 
@@ -76,18 +78,45 @@ def validate(pack_or_spec: str) -> None:
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
               help="Case objects (JSON); default: the pack's own input set.")
 @click.option("--case", "case_key", help="The case to score when there are several.")
-@click.option("--format", "output", type=click.Choice(["json", "summary"]), default="json",
-              show_default=True, help="The scorecard JSON, or one summary line.")
+@click.option("--format", "output", type=click.Choice(["table", "json", "summary"]),
+              help="The report for people, the scorecard JSON, or one summary line "
+                   "(default: table on a terminal, else json).")
 def score(spec_path: str, events_path: str, cases_path: str | None, case_key: str | None,
-          output: str) -> None:
+          output: str | None) -> None:
     """Score one run's events against a pack or spec; print the scorecard."""
+    from .report import chosen_format
+
     pack = _load(spec_path)
     events = read_events(Path(events_path))
     cases = [Case.model_validate(c) for c in _read_cases(Path(cases_path))] if cases_path \
         else pack.cases
     card = evaluate(pack.spec, events, pick_case(cases, case_key))
-    click.echo(card.model_dump_json(by_alias=True, indent=2) if output == "json"
-               else summary_line(card))
+    output = chosen_format(output, "json")
+    if output == "table":
+        _print_report(card, pack, events, Path(events_path))
+    else:
+        click.echo(card.model_dump_json(by_alias=True, indent=2) if output == "json"
+                   else summary_line(card))
+
+
+def _print_report(card: Scorecard, pack: Pack, events: list[Any], path: Path) -> None:
+    """The report for people; a stored result also gives the run's resources."""
+    from rich.console import Console
+
+    from .report import scorecard_report
+
+    stored = _stored_result(path)
+    Console(highlight=False).print(scorecard_report(
+        card, pack.spec, events, stored.get("resources"), stored.get("timings_ms")))
+
+
+def _stored_result(path: Path) -> dict[str, Any]:
+    """The events file as a stored RunResult (a JSON object), else ``{}``."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def summary_line(card: Scorecard) -> str:
@@ -148,5 +177,5 @@ def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
     return chosen
 
 
-for _command in [*COMMANDS, demo]:
+for _command in [*COMMANDS, check, demo]:
     main.add_command(_command)

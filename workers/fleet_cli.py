@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import yaml
 
+from scoring import EvaluationSpec
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
 
@@ -34,7 +36,15 @@ def build_request(pack: Path, submission: Path, case: str | None,
                       case_key=case, submission=load_submission(submission), **extra)
 
 
-def print_result(result: RunResult, output: str) -> None:
+def print_result(result: RunResult, output: str, spec: EvaluationSpec | None = None) -> None:
+    """A result as JSON, one summary line, or (``table``) the report for people."""
+    if output == "table":
+        from rich.console import Console
+
+        from .report import run_report
+
+        Console(highlight=False).print(run_report(result, spec))
+        return
     if output == "json":
         click.echo(result.model_dump_json(by_alias=True, indent=2))
         return
@@ -74,23 +84,45 @@ def worker(concurrency: int | None, queues: str | None, pool: str,
 @click.argument("pack", type=PACK)
 @click.option("--submission", "-s", type=SUBMISSION, required=True)
 @click.option("--case", "case_key")
-@click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
-def run_local(pack: Path, submission: Path, case_key: str | None, output: str) -> None:
+@click.option("--format", "output", type=click.Choice(["table", "summary", "json"]),
+              help="Default: table on a terminal, else summary (one line).")
+def run_local(pack: Path, submission: Path, case_key: str | None, output: str | None) -> None:
     """Evaluate one submission in-process (real sandbox, no queue): for pack authors."""
+    from .report import chosen_format
+
+    evaluate_here = local_pipeline(Settings())
+    result = evaluate_here(build_request(pack, submission, case_key))
+    print_result(result, chosen_format(output, "summary"), _spec(pack))
+    sys.exit(0 if result.outcome == "scored" else 2)
+
+
+def _spec(pack: Path) -> EvaluationSpec | None:
+    """The pack's spec for the report (None when it does not load: the result says why)."""
+    from scoring import SpecError, load_pack
+
+    try:
+        return load_pack(pack).spec
+    except SpecError:
+        return None
+
+
+def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
+    """Run requests in this process as a worker would: every profile's runtime resolved as
+    at worker start (said on stderr), a cold Docker sandbox per run, the same pipeline.
+
+    Raises:
+        SystemExit: a profile asks for a runtime the engine cannot give it.
+    """
+    from sandbox.docker.factory import DockerFactory
     from tasks.pipeline import run_pipeline
 
     from .worker import docker_client, resolve_isolation
 
-    settings = Settings()
-    from sandbox.docker.factory import DockerFactory
-
     for isolation in resolve_isolation(settings, sorted(settings.profiles)):
         click.echo(f"sandbox: {isolation.describe()}", err=True)
     factory = DockerFactory(docker_client(settings), worker=settings.worker_id)
-    request = build_request(pack, submission, case_key)
-    result = run_pipeline(request.model_dump(mode="json"), factory, settings.pipeline_config())
-    print_result(result, output)
-    sys.exit(0 if result.outcome == "scored" else 2)
+    config = settings.pipeline_config()
+    return lambda request: run_pipeline(request.model_dump(mode="json"), factory, config)
 
 
 @click.command()

@@ -43,6 +43,9 @@ CAPTURE_TRUNCATIONS = Counter("evalfleet_capture_truncations_total",
                               "File captures cut at their cap.")
 SANDBOX_EVENTS = Counter("evalfleet_sandbox_events_total",
                          "Candidate limits hit in sandboxes.", ["event"])
+PREFLIGHTS = Counter("evalfleet_preflight_runs_total",
+                     "Runs by their pack's preflight status (when the operator requires or "
+                     "flags it), and whether they ran or were refused.", ["status", "action"])
 # "max" across the node's processes (dead pool processes included): the newest start wins.
 LAST_RUN_STARTED = Gauge("evalfleet_worker_last_run_started_timestamp_seconds",
                          "Unix time a run last started on this worker node "
@@ -80,6 +83,9 @@ class FleetMetrics:
             PHASE_SECONDS.labels(phase).observe(ms / 1000)
         RUN_SECONDS.labels(queue).observe(result.timings_ms.get("total", 0.0) / 1000)
         self._sandbox(result.resources)
+        if result.preflight is not None:
+            action = "refused" if result.outcome == "rejected" else "ran"
+            PREFLIGHTS.labels(result.preflight.status, action).inc()
         card = result.scorecard
         if card is None:
             return

@@ -95,6 +95,20 @@ class JudgeSettings(BaseModel):
             backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s)
 
 
+class PreflightSettings(BaseModel):
+    """Whether runs need a passing ``evalfleet check`` of their pack version
+    (``EVALFLEET_PREFLIGHT__MODE``; see :mod:`tasks.preflight`)."""
+
+    mode: Literal["off", "flag", "require"] = "off"
+    """``off``: runs never look; ``require``: a run whose pack version has no passing
+    preflight (recorded by ``evalfleet check --fleet``) for its case and image is rejected
+    before any container starts; ``flag``: it runs, and its result's ``preflight`` says why
+    it is flagged."""
+    sections: list[str] = Field(default_factory=list)
+    """Check sections that must have passed too, beside the pack being sound (by key, e.g.
+    ``["forgeries"]`` for the forgery battery): the operator's separate requirement."""
+
+
 def _default_worker_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
@@ -150,6 +164,9 @@ class Settings(BaseSettings):
     """Where the worker writes its liveness beat (default: ``<tmp>/evalfleet-worker.heartbeat``)."""
     judges: JudgeSettings = Field(default_factory=JudgeSettings)
     """LLM-judge providers (``EVALFLEET_JUDGES__PROVIDERS__<KEY>__BASE_URL`` / ``__API_KEY``)."""
+    preflight: PreflightSettings = Field(default_factory=PreflightSettings)
+    """Require (or flag) a passing preflight per pack version (``EVALFLEET_PREFLIGHT__MODE``,
+    ``EVALFLEET_PREFLIGHT__SECTIONS``)."""
 
     @property
     def fleet_label(self) -> str:

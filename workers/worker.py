@@ -66,14 +66,28 @@ def build_runtime(settings: Settings) -> Any:
     from .metrics import FleetMetrics
 
     client = redis_client(settings)
+    cold = DockerFactory(
+        docker_client(settings), worker=settings.worker_id,
+        extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})
     return Runtime(
-        config=settings.pipeline_config(),
-        factory=sandbox_factory(settings, DockerFactory(
-            docker_client(settings), worker=settings.worker_id,
-            extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})),
+        config=settings.pipeline_config(), factory=sandbox_factory(settings, cold),
         redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.stream_maxlen),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
-        delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics(), closer=Closer())
+        delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics(), closer=Closer(),
+        gate=preflight_gate(settings, client, cold))
+
+
+def preflight_gate(settings: Settings, redis: Any, factory: Any) -> Any:
+    """The operator's preflight requirement, or None when it is off. The image id it
+    compares is the one ``factory`` reports in each result (``resources.image_id``), so a
+    check through this fleet records exactly what the gate later looks for."""
+    from tasks.preflight import PreflightGate, PreflightStore
+
+    wanted = settings.preflight
+    if wanted.mode == "off":
+        return None
+    return PreflightGate(PreflightStore(redis), lambda image: str(factory.image(image).id),
+                         wanted.mode, wanted.sections)
 
 
 def sandbox_factory(settings: Settings, cold: Any) -> Any:

@@ -115,18 +115,17 @@ def example_packs() -> list[str]:
 #: Packs where a submission that answers garbage gets "no contest" rather than a loss:
 #: AgentClash classes an answer it cannot parse as JSON as ``evaluator_error``
 #: (runtime/scoring/evaluation_validity_test.go, "ActualParseErrorsRemainEvaluatorErrors"),
-#: the scorecard is ``invalid`` and the Clawdiators result null. By issue 21's definition
-#: that is a forgery that wins; changing it changes AgentClash's or the Clawdiators layer's
-#: semantics, so it is pinned here, and reported, rather than hidden.
+#: the scorecard is ``invalid`` and the Clawdiators result null, whatever gate the pack
+#: adds. By issue 21's definition that is a forgery that wins; changing it changes
+#: AgentClash's or the Clawdiators layer's semantics, so it is pinned here, and reported.
 NO_CONTEST_FOR_GARBAGE = {"invoice-json"}
 
 
 def no_contest(result: RunResult) -> bool:
-    """A scored run whose scorecard is invalid, with no validator passing."""
+    """A scored run whose scorecard is invalid, with no result, and a score of 0."""
     card = result.scorecard
     return (result.outcome == "scored" and card is not None and card.result is None
-            and card.validity == "invalid"
-            and all(v.verdict != "pass" for v in card.validator_details))
+            and card.validity == "invalid" and not card.score)
 
 
 @pytest.mark.parametrize("name", example_packs())

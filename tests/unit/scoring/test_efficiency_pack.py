@@ -20,18 +20,21 @@ def card_for(submission: str) -> Any:
     return evaluate(pack.spec, events["events"], pack.cases)
 
 
-@pytest.mark.parametrize(("submission", "points", "total", "result"), [
-    ("pass", {"correctness": 1000, "token_efficiency": 750, "call_efficiency": 667,
-              "speed": 700}, 884, "win"),
-    ("fail", {"correctness": 0, "token_efficiency": 0, "call_efficiency": 0,
-              "speed": 100}, 15, "loss"),
+@pytest.mark.parametrize(("submission", "points", "weighted", "total", "result"), [
+    ("pass", {"answered": 1000, "correctness": 1000, "token_efficiency": 750,
+              "call_efficiency": 667, "speed": 700}, 884, 884, "win"),
+    ("fail", {"answered": 0, "correctness": 0, "token_efficiency": 0, "call_efficiency": 0,
+              "speed": 100}, 15, 0, "loss"),
 ])
 def test_efficiency_and_speed_on_the_0_to_1000_scale(submission: str, points: dict[str, int],
-                                                     total: int, result: str) -> None:
+                                                     weighted: int, total: int,
+                                                     result: str) -> None:
     """4000 tokens (target 2000, max 10000) ⇒ 750; 6 calls (3..12) ⇒ 667; 90 s of a 300 s
-    limit ⇒ speed 700, and 90 % of the limit ⇒ 100, as 1000 × (1 − used/limit)."""
+    limit ⇒ speed 700, and 90 % of the limit ⇒ 100, as 1000 × (1 − used/limit). The gate
+    ``answered`` (weight 0) zeroes a wrong answer's total under hybrid."""
     card = card_for(submission)
 
     assert {k: v.score for k, v in card.score_breakdown.items()} == points
     assert (card.score, card.result) == (total, result)
-    assert sum(v.weighted for v in card.score_breakdown.values()) == pytest.approx(total, abs=1)
+    assert sum(v.weighted for v in card.score_breakdown.values()) == pytest.approx(weighted,
+                                                                                  abs=1)

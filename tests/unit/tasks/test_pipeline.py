@@ -251,3 +251,38 @@ def test_the_result_records_the_runtime_and_why_usage_is_missing() -> None:
     assert result.resources["runtime"] == "runsc"
     assert result.resources["usage"] is None
     assert "does not measure" in result.resources["usage_unavailable"]
+
+
+def test_a_preflight_run_tells_every_step_its_index() -> None:
+    """``check_run`` reaches the profile's env (tests, evaluator) and every command's env as
+    EVALFLEET_CHECK_RUN; the pack's own env_vars cannot forge or hide it."""
+    body = request(check_run=3)
+    body["pack"]["version"]["sandbox"]["env_vars"] = {"EVALFLEET_CHECK_RUN": "9", "LANG": "C"}
+    result, factory = run(body)
+
+    sandbox = factory.sandboxes[0]
+    assert result.outcome == "scored"
+    assert dict(sandbox.profile.env) == {"EVALFLEET_CHECK_RUN": "3", "LANG": "C"}
+    commands = [c for c in sandbox.executed if c.env and c.user is None]  # the candidate's
+    assert [c.env.get("EVALFLEET_CHECK_RUN") for c in commands] == ["3"]
+
+
+def test_an_ordinary_run_has_no_check_index() -> None:
+    """Without ``check_run`` no step sees EVALFLEET_CHECK_RUN, even if the pack sets it."""
+    body = request()
+    body["pack"]["version"]["sandbox"]["env_vars"] = {"EVALFLEET_CHECK_RUN": "1"}
+    _, factory = run(body)
+
+    sandbox = factory.sandboxes[0]
+    assert "EVALFLEET_CHECK_RUN" not in sandbox.profile.env
+    assert all("EVALFLEET_CHECK_RUN" not in c.env for c in sandbox.executed)
+
+
+@pytest.mark.parametrize("index", [0, -1, 1001, "two"])
+def test_a_check_index_out_of_range_is_rejected(index: Any) -> None:
+    """``check_run`` is 1 … 1000; anything else is a rejection naming the field."""
+    result, factory = run(request(check_run=index))
+
+    assert result.outcome == "rejected"
+    assert [e.field for e in result.errors] == ["request.check_run"]
+    assert factory.sandboxes == []

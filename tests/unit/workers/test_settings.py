@@ -79,3 +79,20 @@ def test_workers_of_one_redis_share_a_stored_fleet_id_and_stacks_do_not() -> Non
 
     assert first == second != other
     assert named == "blue"
+
+
+def test_the_preflight_requirement_comes_from_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EVALFLEET_PREFLIGHT__MODE`` and ``__SECTIONS`` build the worker's gate; off (the
+    default) builds none; an unknown mode fails at start-up."""
+    from workers.worker import preflight_gate
+
+    assert preflight_gate(Settings(), redis=None, factory=None) is None
+    monkeypatch.setenv("EVALFLEET_PREFLIGHT__MODE", "require")
+    monkeypatch.setenv("EVALFLEET_PREFLIGHT__SECTIONS", '["forgeries"]')
+    gate = preflight_gate(Settings(), redis=None, factory=None)
+
+    assert (gate.mode, gate.sections) == ("require", ("forgeries",))
+    monkeypatch.setenv("EVALFLEET_PREFLIGHT__MODE", "maybe")
+    with pytest.raises(ValueError, match=r"preflight\.mode"):
+        Settings()

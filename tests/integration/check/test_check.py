@@ -1,0 +1,132 @@
+"""``evalfleet check`` as a pack author runs it: the real sandbox, the worker's runtime.
+
+Fixture packs (``packs/``) are broken on purpose: ``flaky`` fails a hidden test on every
+even run (``EVALFLEET_CHECK_RUN``), ``unsound`` lets an empty submission win, ``broken``
+needs tools the image lacks. Every example pack must pass. The sandboxes are created by the
+CLI under the worker id ``check-test-<pid>`` (their ``evalfleet.worker`` label).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from check_support import evalfleet
+
+from tasks.forgeries import FORGERIES
+from tasks.judging.stub import StubJudgeServer
+from workers.demo import stub_judge_settings
+
+HERE = Path(__file__).parent
+EXAMPLES = HERE.parents[2] / "examples" / "packs"
+
+
+def check_json(pack: Path, *args: str, **settings: str) -> tuple[int, dict[str, Any]]:
+    """Exit status and JSON report of ``evalfleet check PACK --format json``."""
+    done = evalfleet("check", str(pack), "--format", "json", *args, **settings)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def section(report: dict[str, Any], key: str, case: int = 0) -> dict[str, Any]:
+    return next(s for s in report["cases"][case]["sections"] if s["key"] == key)
+
+
+def errors(report: dict[str, Any], key: str, case: int = 0) -> list[str]:
+    return [f["message"] for f in section(report, key, case)["findings"]
+            if f["level"] == "error"]
+
+
+def test_a_hidden_test_flaky_on_even_runs_is_found(docker_client: Any) -> None:
+    """Five runs: the reference loses runs 2 and 4; the test "coin", its counts and its
+    validator are each named with their verdict per run; nothing else is blamed."""
+    status, report = check_json(HERE / "packs" / "flaky" / "pack.yaml")
+
+    assert status == 1 and report["passed"] is False
+    assert [row[0:4] for row in section(report, "reference")["rows"]] == [
+        [1, "scored", 1000, "win"], [2, "scored", 500, "draw"], [3, "scored", 1000, "win"],
+        [4, "scored", 500, "draw"], [5, "scored", 1000, "win"]]
+    assert errors(report, "flaky") == [
+        "validator tests varies across runs: pass, fail, pass, fail, pass",
+        "hidden test tests varies across runs: 2/2 passed, 1/2 passed, 2/2 passed, "
+        "1/2 passed, 2/2 passed",
+        "hidden test tests::suite.coin varies across runs: passed, failed, passed, failed, "
+        "passed"]
+    assert errors(report, "empty") == errors(report, "environment") == []
+    assert report["runtimes"] == [docker_runtime(docker_client)]
+
+
+def docker_runtime(client: Any) -> str:
+    """The runtime ``auto`` resolves to on this engine (gVisor when it is registered)."""
+    return "runsc" if "runsc" in (client.info().get("Runtimes") or {}) else "runc"
+
+
+def test_an_empty_submission_that_wins_is_unsound_in_the_table(docker_client: Any) -> None:
+    """The default output is a table: the failed section, the validator the empty submission
+    passes, and the verdict; exit 1."""
+    done = evalfleet("check", str(HERE / "packs" / "unsound" / "pack.yaml"), "--runs", "2")
+
+    assert done.returncode == 1, done.stderr
+    assert "✓ The reference submission wins every run" in done.stdout
+    assert "✗ The empty submission loses" in done.stdout
+    assert "validator no_secrets (directory_structure) passes the empty" in done.stdout
+    # and every forgery of the battery wins such a pack too (the check lists each)
+    assert f"UNSOUND: {1 + len(FORGERIES)} problem(s)" in done.stdout
+
+
+def test_environmental_failures_are_named_with_their_runs(docker_client: Any) -> None:
+    """A missing setup tool (every run), a missing test runner and a test timeout (the
+    reference's runs) are reported as the environment's, one finding each."""
+    status, report = check_json(HERE / "packs" / "broken" / "pack.yaml", "--runs", "2")
+
+    assert status == 1
+    assert errors(report, "environment") == [
+        "setup command 1 exited 127: sh: 1: no-such-tool: not found "
+        f"(all {3 + len(FORGERIES)} runs)",
+        "hidden test suite ('no-such-runner --junit'): not found: sh: 1: no-such-runner: "
+        "not found (reference 1, 2)",
+        "hidden test slow ('sleep 30') timed out after 300 ms (reference 1, 2)"]
+
+
+@pytest.fixture(scope="module")
+def stub_judge() -> Iterator[StubJudgeServer]:
+    """The scripted judge the demo uses, for the example pack with LLM judges."""
+    server = StubJudgeServer().start()
+    yield server
+    server.stop()
+
+
+#: Example packs a garbage answer takes to "no contest" rather than a loss: AgentClash
+#: classes an answer its JSON validators cannot parse as evaluator_error
+#: (runtime/scoring/evaluation_validity_test.go), which makes the scorecard invalid, and the
+#: Clawdiators layer gives an invalid scorecard no result; no gate of the pack's prevents
+#: it. The battery reports it (the check exits 1); changing it is a semantics decision.
+NO_CONTEST_FOR_GARBAGE = {"invoice-json"}
+
+
+def no_contest(forgeries: dict[str, Any]) -> None:
+    """Every forgery the section lists ended 'no contest' (invalid), none won outright."""
+    errors = [f["message"] for f in forgeries["findings"] if f["level"] == "error"]
+    assert errors and all("no contest (invalid)" in message for message in errors), errors
+
+
+@pytest.mark.parametrize("pack", sorted(p.name for p in EXAMPLES.iterdir()))
+def test_every_example_pack_passes_its_check(pack: str, docker_client: Any,
+                                             stub_judge: StubJudgeServer) -> None:
+    """Each example pack ships a reference that wins five runs of five with the same
+    verdicts, an empty submission loses, and nothing fails for environmental reasons."""
+    status, report = check_json(EXAMPLES / pack / "pack.yaml",
+                                **stub_judge_settings(stub_judge.url))
+
+    if pack in NO_CONTEST_FOR_GARBAGE:
+        assert (status, report["passed"]) == (1, True), report
+        no_contest(section(report, "forgeries", 0))
+        return
+    assert status == 0, report
+    assert report["passed"] and all(report["sections"].values())
+    for case in range(len(report["cases"])):
+        assert [row[3] for row in section(report, "reference", case)["rows"]] == ["win"] * 5
+        assert [row[2] for row in section(report, "empty", case)["rows"]] == ["loss"]
