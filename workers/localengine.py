@@ -23,7 +23,8 @@ IMAGE = "evalfleet/engine:latest"
 #: What ``--privileged`` grants, spelled out, minus ``CAP_SYS_RESOURCE``: Docker's privileged
 #: mode asks for every capability it knows and fails on a host whose bounding set lacks one
 #: (a nested container, such as this project's machine). The engine remounts ``/proc/sys`` and
-#: the cgroups writable itself (the API has no ``systempaths=unconfined``).
+#: the cgroups writable itself (the API has no ``systempaths=unconfined``). docker-compose.yml's
+#: sidecar-engine has the same (tests/integration/deploy/test_static.py checks they agree).
 PRIVILEGES: dict[str, Any] = {
     "cap_add": ["ALL"],
     "cap_drop": ["SYS_RESOURCE"],
