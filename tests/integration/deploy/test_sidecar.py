@@ -1,4 +1,4 @@
-"""The Kubernetes pod of deploy/k8s/worker.yaml, as docker-compose.yml's `sidecar` profile.
+"""The Kubernetes pod of deploy/k8s/base/worker.yaml, as docker-compose.yml's `sidecar` profile.
 
 A pod is sidecar-engine (its own Docker engine, privileged, data on an anonymous volume) and
 sidecar-worker (no host socket: the engine's socket in a shared volume). One stack per module,
