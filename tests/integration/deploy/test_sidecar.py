@@ -162,13 +162,13 @@ def test_the_worker_holds_no_host_socket_and_its_sandboxes_live_in_its_engine(
     """The worker mounts the engine's socket volume only; its warm sandbox is in the pod's
     engine, and the host's engine has no container of that worker."""
     worker = pod.container("sidecar-worker")
-    mounts = {m["Destination"]: m.get("Name") for m in worker["Mounts"]}
+    mounts = {m["Destination"]: (m.get("Name"), m["RW"]) for m in worker["Mounts"]}
     inner = pod.inner()
     owner = {"label": "evalfleet.profile=warm"}
     wait_until(lambda: bool(inner.api.containers(filters=owner)), 60, "no warm sandbox")
     workers = {c["Labels"]["evalfleet.worker"] for c in inner.api.containers(filters=owner)}
 
-    assert mounts == {"/engine": f"{pod.stack.project}_engine-socket"}
+    assert mounts == {"/engine": (f"{pod.stack.project}_engine-socket", False)}
     assert worker["HostConfig"]["GroupAdd"] in (None, [])
     assert [w.split("-")[0] for w in workers] == [worker["Config"]["Hostname"]]
     assert [c["Names"] for w in workers for c in pod.docker.api.containers(

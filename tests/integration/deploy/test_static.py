@@ -59,7 +59,7 @@ def test_compose_sidecar_worker_reaches_its_engine_only_through_the_shared_socke
     services = compose_config("sidecar")["services"]
     pod_worker, worker = services["sidecar-worker"], services["worker"]
 
-    assert mounts(pod_worker) == {"engine-socket": "/engine"}
+    assert pod_worker["volumes"] == ["engine-socket:/engine:ro"]
     assert pod_worker["environment"]["EVALFLEET_DOCKER_URL"] == "unix:///engine/docker.sock"
     assert "group_add" not in pod_worker
     assert pod_worker["depends_on"]["sidecar-engine"] == {"condition": "service_healthy"}
