@@ -1,7 +1,7 @@
 """A sandbox engine (``deploy/engine``) started as a container on the local Docker engine.
 
-The worker pod's own Docker engine, outside Kubernetes: used by the deploy tests to run
-sandboxes inside it. The socket directory is
+The worker pod's own Docker engine, outside Kubernetes: used by the deploy tests and the
+benchmarks (``bench/sidecar.py``) to run sandboxes inside it. The socket directory is
 a host directory, so a worker process on the host reaches the engine at ``url``. Whoever starts
 one removes it (``remove``): the container, its data volume and every sandbox in it.
 """
