@@ -156,7 +156,7 @@ def test_the_worker_reaches_its_engine_through_the_shared_socket_only() -> None:
     """The worker's EVALFLEET_DOCKER_URL is the engine's socket, in a volume both mount (the
     worker read-only), owned by the worker's group; nothing of the node is mounted."""
     engine, worker = engine_container(), worker_container("base")
-    socket = Path(env_of(engine)["EVALFLEET_ENGINE_SOCKET"])
+    socket = Path(env_of(engine)["ENGINE_SOCKET"])
     engine_mounts = {m["mountPath"]: m["name"] for m in engine["volumeMounts"]}
     worker_mounts = {m["mountPath"]: m for m in worker["volumeMounts"]}
     volume = engine_mounts[str(socket.parent)]
@@ -165,7 +165,7 @@ def test_the_worker_reaches_its_engine_through_the_shared_socket_only() -> None:
     assert worker_mounts[str(socket.parent)] == {"name": volume, "mountPath": str(socket.parent),
                                                  "readOnly": True}
     assert "emptyDir" in {v["name"]: v for v in pod_spec("base")["volumes"]}[volume]
-    assert env_of(engine)["EVALFLEET_ENGINE_SOCKET_GID"] == str(
+    assert env_of(engine)["ENGINE_SOCKET_GID"] == str(
         worker["securityContext"]["runAsGroup"])
     assert worker["securityContext"]["runAsNonRoot"] is True
     assert worker["securityContext"]["capabilities"] == {"drop": ["ALL"]}
