@@ -30,12 +30,15 @@ PACKS = ROOT / "examples" / "packs"
 #: Each example pack: (case key, Clawdiators result of its passing, of its failing submission).
 EXPECTED = {"fizzbuzz-coding": (None, "win", "loss"), "invoice-json": ("acme", "win", "loss"),
             "support-reply-hybrid": (None, "win", "loss")}
+#: The images the stack runs. The worker's and the engine's follow WORKER_IMAGE and
+#: ENGINE_IMAGE as scripts/build-worker-image.sh does, so that checkouts sharing one Docker
+#: engine can each test the images they built.
 LOCAL_IMAGES = {
-    "WORKER_IMAGE": "evalfleet/worker:latest",
+    "WORKER_IMAGE": os.environ.get("WORKER_IMAGE", "evalfleet/worker:latest"),
     "REDIS_IMAGE": "evalfleet/redis:local",
     "REDIS_EXPORTER_IMAGE": "evalfleet/redis-exporter:local",
     "PROMETHEUS_IMAGE": "evalfleet/prometheus:local",
-    "ENGINE_IMAGE": "evalfleet/engine:latest",
+    "ENGINE_IMAGE": os.environ.get("ENGINE_IMAGE", "evalfleet/engine:latest"),
 }
 ENGINE_IMAGE = LOCAL_IMAGES["ENGINE_IMAGE"]
 SERVICES = ["redis", "redis-exporter", "worker", "prometheus"]

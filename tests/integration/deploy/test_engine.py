@@ -48,7 +48,7 @@ def preload(docker_client: Any, tmp_path_factory: pytest.TempPathFactory) -> Pat
 @pytest.fixture(scope="module")
 def engine(docker_client: Any, preload: Path) -> Iterator[LocalEngine]:
     """A running engine with the busybox image loaded."""
-    found = LocalEngine(docker_client, LABELS, preload=preload)
+    found = LocalEngine(docker_client, LABELS, preload=preload, image=ENGINE_IMAGE)
     try:
         yield found.start()
     finally:
@@ -133,7 +133,7 @@ def test_an_engine_without_an_image_it_needs_never_becomes_ready(
         docker_client: Any, preload: Path) -> None:
     """An image named by the worker's profiles that can be neither loaded nor pulled (no
     registry here) keeps the engine unready, loudly: a worker would only fail its runs."""
-    found = LocalEngine(docker_client, LABELS, preload=preload, environment={
+    found = LocalEngine(docker_client, LABELS, preload=preload, image=ENGINE_IMAGE, environment={
         "EVALFLEET_PROFILES__BROKEN__IMAGE": "evalfleet/no-such-image:engine-test"})
     try:
         with pytest.raises(TimeoutError) as raised:
