@@ -4,9 +4,10 @@ A pod is sidecar-engine (its own Docker engine, privileged, data on an anonymous
 sidecar-worker (no host socket: the engine's socket in a shared volume). One stack per module,
 about two minutes: `docker-compose --profile sidecar up` with the locally built images (the
 engine loads the sandbox images saved in build/engine-images/), then, in this order: every
-example pack's passing and failing submission is scored through the pod's engine; the pod's
-sandboxes are in its engine and nowhere on the host's; the engine is killed mid-run and the run
-is scored on a later delivery, the dead sandbox removed; the pod is stopped mid-run and its run
+example pack's passing and failing submission is scored through the pod's engine, under gVisor
+inside it (and one run on runc); the pod's sandboxes are in its engine and nowhere on the
+host's; the engine is killed mid-run and the run is scored on a later delivery, the dead
+sandbox removed; the pod is stopped mid-run and its run
 finishes before its engine stops; the pod is deleted mid-run, leaving no engine, volume or
 sandbox process behind, and its run is scored by the replacement pod. Then `docker-compose
 down -v` and an assertion that nothing of the project is left on the host's engine.
@@ -140,17 +141,27 @@ def sleeping_request(label: str, seconds: int) -> RunRequest:
 
 def test_every_example_pack_is_scored_through_the_pods_engine(pod: Pod, client: Any) -> None:
     """Each example pack's passing submission wins and its failing one loses (the judged
-    pack's judges are the stub judge), every run executed by the pod's worker."""
+    pack's judges are the stub judge), every run executed by the pod's worker under gVisor
+    (the default profile's "auto" runtime: the pod's engine registers runsc); a run on the
+    profile pinned to runc reports what it used, read inside its sandbox."""
     runs = demo_runs(PACKS)
-    client.submit_many([r.request for r in runs])
+    pinned = RunRequest(run_id=run_id("runc"), pack=pack("fizzbuzz-coding", profile="warm"),
+                        submission=load_submission(PACKS / "fizzbuzz-coding" / "submissions"
+                                                   / "pass"))
+    client.submit_many([*(r.request for r in runs), pinned])
     results = {r.request.run_id: client.wait(r.request.run_id, timeout=180) for r in runs}
+    on_runc = client.wait(pinned.run_id, timeout=180)
     (host,) = pod.worker_hosts
 
     assert {(r.pack, r.submission): (results[r.request.run_id].outcome,
                                      _verdict(results[r.request.run_id])) for r in runs} == {
         (r.pack, r.submission): ("scored", "win" if r.submission == "pass" else "loss")
         for r in runs}
-    assert {r.worker.split("-")[0] for r in results.values()} == {host}
+    assert {r.worker.split("-")[0] for r in [*results.values(), on_runc]} == {host}
+    assert {r.resources["runtime"] for r in results.values()} == {"runsc"}
+    assert (on_runc.resources["runtime"], _verdict(on_runc)) == ("runc", "win")
+    usage = on_runc.resources["usage"]
+    assert usage["memory_peak_bytes"] > 0 and usage["cpu_seconds"] > 0
 
 
 def _verdict(result: RunResult) -> str | None:
@@ -229,7 +240,7 @@ def test_stopping_the_pod_lets_its_run_finish_before_its_engine_stops(pod: Pod,
 def test_deleting_the_pod_removes_its_engine_and_every_sandbox(pod: Pod, client: Any) -> None:
     """The pod deleted mid-run, its grace period (3 s) shorter than the run: no process of
     any of its sandboxes survives on the host, its engine's container and data volume are
-    gone; the run comes back (visibility timeout, 15 s here) and the replacement pod scores
+    gone; the run comes back (visibility timeout, 30 s here) and the replacement pod scores
     it. Runs last: the pod it leaves is the replacement."""
     request = sleeping_request("pod-deleted", 8)
     client.submit(request)
