@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
             if "memory" in wanted:
                 endtoend.memory(fleet, report, 200 if quick else 1000)
             if "sidecar" in wanted:
-                sidecar.run(fleet, report, 5 if quick else 15)
+                sidecar.run(fleet, report, 5 if quick else 15, args.runtimes.split(","))
     finally:
         sweep_containers()
     print("\n" + report.markdown())

@@ -1,11 +1,14 @@
 """The sidecar engine against the host's: the same trivial run, cold and warm, through a worker
 driving the host's Docker engine and one driving an engine container (``deploy/engine``, as
-each Kubernetes worker pod has; ``workers.localengine``).
+each Kubernetes worker pod has; ``workers.localengine``), on each runtime.
 
-Both worker nodes run at once on their own profiles (queues); the runs alternate between them,
-so drift hits both alike. Each figure is enqueue → scorecard; the baseline is the same run
-through the host's engine. Also printed: a bare ``docker run --rm`` on each engine, and what it
-costs to get the sandbox images into a fresh engine (``docker save | docker load``).
+Both worker nodes run at once on their own profiles (queues), pinned to the same runtime; the
+runs alternate between them (each first half of the time, each after 0.6 s of quiet, so that
+neither pays for the other's container removal or pool refill), and drift hits both alike.
+Each figure is enqueue → scorecard; the baseline is the same run through the host's engine.
+Also printed: a bare ``docker run --rm`` on each engine, and what it costs to get the sandbox
+images into a fresh engine (``docker save | docker load``). The host's engine must have every
+runtime measured.
 """
 
 from __future__ import annotations
@@ -72,53 +75,59 @@ def run_ms(fleet: Fleet, request: dict[str, Any], timeout: float = 120) -> float
     return (time.perf_counter() - started) * 1000
 
 
-def docker_run_ms(host: str | None = None) -> float:
-    """``docker [-H host] run --rm --network none IMAGE true``."""
+def docker_run_ms(runtime: str, host: str | None = None) -> float:
+    """``docker [-H host] run --rm --network none --runtime RUNTIME IMAGE true``."""
     command = ["docker", *(["-H", host] if host else []), "run", "--rm", "--network", "none",
-               "--label", BENCH_LABEL, IMAGE, "true"]
+               "--runtime", runtime, "--label", BENCH_LABEL, IMAGE, "true"]
     return timed_ms(lambda: subprocess.run(command, check=True, capture_output=True))
 
 
-def overheads(fleet: Fleet, engine: LocalEngine, report: Report, runs: int, *,
-              warm: bool) -> None:
+def overheads(fleet: Fleet, engine: LocalEngine, report: Report, runs: int, *, warm: bool,
+              runtime: str) -> None:
     """Cold or warm runs alternating between a host-engine node and a sidecar-engine node."""
     pool = str(2 if warm else 0)
     nodes = [fleet.start("host", args=["-c", "1"], concurrency="1",
-                         profiles__default__image=IMAGE, profiles__default__pool_size=pool),
+                         profiles__default__image=IMAGE, profiles__default__pool_size=pool,
+                         profiles__default__runtime=runtime),
              fleet.start("sidecar", args=["-c", "1"], concurrency="1", queues=f'["{SIDECAR}"]',
                          docker_url=engine.url, profiles__sidecar__image=IMAGE,
-                         profiles__sidecar__pool_size=pool)]
+                         profiles__sidecar__pool_size=pool, profiles__sidecar__runtime=runtime)]
     try:
         run_ms(fleet, trivial_request()), run_ms(fleet, sidecar_request())  # imports, connects
-        host, side = [], []
-        for _ in range(runs):
-            if warm:
-                time.sleep(0.6)  # let the pools refill outside the timed path
-            host.append(run_ms(fleet, trivial_request()))
-            side.append(run_ms(fleet, sidecar_request()))
+        host: list[float] = []
+        side: list[float] = []
+        for turn in range(runs * 2):
+            # Each run on quiet engines: the previous run's removal (and pool refill) done,
+            # whichever node ran it; and each node goes first half of the time.
+            time.sleep(0.6)
+            if (turn + turn // 2) % 2:
+                side.append(run_ms(fleet, sidecar_request()))
+            else:
+                host.append(run_ms(fleet, trivial_request()))
     finally:
         for node in nodes:
             fleet.stop(node)
     name = "warm" if warm else "cold"
-    report.add(Row(f"{name} run through the sidecar engine vs the host's (pool "
+    report.add(Row(f"{name} run on {runtime} through the sidecar engine vs the host's (pool "
                    f"{'on' if warm else 'off'})", median(side), median(host), "ms", "", True))
 
 
-def run(fleet: Fleet, report: Report, runs: int) -> None:
-    """The sidecar case: cold and warm overhead, bare ``docker run`` on each engine, and the
-    cost of loading the images into a fresh engine."""
+def run(fleet: Fleet, report: Report, runs: int, runtimes: list[str]) -> None:
+    """The sidecar case on each runtime: bare ``docker run`` on each engine, cold and warm
+    runs; then the cost of loading the images into a fresh engine."""
     started = time.perf_counter()
     with sidecar_engine([IMAGE, PYTHON_IMAGE]) as engine:
         ready_s = time.perf_counter() - started
-        host: list[float] = []
-        side: list[float] = []
-        for _ in range(runs):
-            host.append(docker_run_ms())
-            side.append(docker_run_ms(engine.url))
-        report.add(Row("`docker run --rm` on the sidecar engine vs the host's", median(side),
-                       median(host), "ms", "", True))
-        for warm in (False, True):
-            overheads(fleet, engine, report, runs, warm=warm)
+        for runtime in runtimes:
+            host: list[float] = []
+            side: list[float] = []
+            for _ in range(runs):
+                host.append(docker_run_ms(runtime))
+                side.append(docker_run_ms(runtime, engine.url))
+            report.add(Row(f"`docker run --rm --runtime {runtime}` on the sidecar engine vs "
+                           "the host's", median(side), median(host), "ms", "", True))
+            for warm in (False, True):
+                overheads(fleet, engine, report, runs, warm=warm, runtime=runtime)
     report.section(load_cost(ready_s))
 
 
