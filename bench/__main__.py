@@ -8,8 +8,9 @@
 Cases: ``cold``, ``warm`` (enqueue → scorecard against ``docker run``, with the per-phase
 breakdown), ``throughput`` (1/2/4 worker processes against parallel ``docker run``),
 ``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``dispatch`` (Celery round
-trip against a bare no-op task), ``memory`` (worker RSS after many runs). Needs the Docker
-engine, ``redis-server`` and the images of ``scripts/build-images.sh``.
+trip against a bare no-op task), ``memory`` (worker RSS after many runs), ``sidecar`` (cold
+and warm runs through an engine container, as Kubernetes worker pods have, against the host's
+engine). Needs the Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import dispatch, endtoend, scoring_core
+from bench import dispatch, endtoend, scoring_core, sidecar
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
-CASES = ("scoring", "dispatch", "cold", "warm", "throughput", "memory")
+CASES = ("scoring", "dispatch", "cold", "warm", "throughput", "memory", "sidecar")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -58,6 +59,8 @@ def main(argv: list[str] | None = None) -> None:
                 end_to_end(fleet, report, wanted, quick, runtime)
             if "memory" in wanted:
                 endtoend.memory(fleet, report, 200 if quick else 1000)
+            if "sidecar" in wanted:
+                sidecar.run(fleet, report, 5 if quick else 15, args.runtimes.split(","))
     finally:
         sweep_containers()
     print("\n" + report.markdown())

@@ -63,6 +63,7 @@ class Row:
     baseline: float
     unit: str
     target: str
+    """What the ratio should be; empty for a comparison reported without a target."""
     met: bool
     note: str = ""
 
@@ -71,7 +72,7 @@ class Row:
         return self.ours / self.baseline if self.baseline else float("nan")
 
     def markdown(self) -> str:
-        verdict = "met" if self.met else "**missed**"
+        verdict = ("met" if self.met else "**missed**") if self.target else ""
         return (f"| {self.case} | {self.ours:,.1f} {self.unit} | {self.baseline:,.1f} "
                 f"{self.unit} | {self.ratio:.2f} | {self.target} | {verdict} |")
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Build the evalfleet worker image (Dockerfile.worker) and the local stand-ins for the public
-# images the compose stack names (Redis, Prometheus, the Redis exporter; deploy/images/).
+# Build the evalfleet worker image (Dockerfile.worker), the sandbox engine image (deploy/engine/,
+# the worker pod's own Docker engine) and the local stand-ins for the public images the compose
+# stack names (Redis, Prometheus, the Redis exporter; deploy/images/); save the sandbox images
+# for the engine's preload directory (build/engine-images/, see docs/operations.md).
 #
 #   bash scripts/build-worker-image.sh            # BASE defaults to the mmdebstrap base
 #   BASE=python:3.11-slim-bookworm bash scripts/build-worker-image.sh   # with a registry
@@ -18,6 +20,7 @@ log() { printf '\033[1mworker-image:\033[0m %s\n' "$*"; }
 export DOCKER_BUILDKIT=0
 BASE=${BASE:-evalfleet/sandbox-base:bookworm}
 WORKER_IMAGE=${WORKER_IMAGE:-evalfleet/worker:latest}
+ENGINE_IMAGE=${ENGINE_IMAGE:-evalfleet/engine:latest}
 WHEEL_CACHE=${EVALFLEET_WHEEL_CACHE:-/var/cache/evalfleet/worker-wheels}
 PIP=$ROOT/.venv/bin/pip
 PACKAGES=(scoring sandbox tasks workers)
@@ -91,9 +94,10 @@ build_worker() {
     build "$WORKER_IMAGE" "$hash" --network none "$ctx"
 }
 
-# build_standin TAG DIR: the local image a public one is replaced with here (apt over http
-# works from a RUN step, so these build with the network).
-build_standin() {
+# build_from_dir TAG DIR: an image whose context is DIR alone: the sandbox engine, and the
+# local images the public ones are replaced with here (apt over http works from a RUN step,
+# so these build with the network).
+build_from_dir() {
     local tag=$1 dir=$2 hash
     hash=$( { find "$dir" -type f -print0 | sort -z | xargs -0 sha256sum; base_id; } \
         | sha256sum | cut -c1-16)
@@ -102,12 +106,32 @@ build_standin() {
     build "$tag" "$hash" --network host "$dir"
 }
 
+# export_sandbox_images: `docker save` each sandbox image (scripts/build-images.sh) into
+# build/engine-images/, where the compose stack's engine loads them from at start (there is no
+# registry here for it to pull from). An archive is rewritten only when its image changed.
+export_sandbox_images() {
+    local out=build/engine-images dir name id
+    mkdir -p "$out"
+    for dir in sandbox/images/*/; do
+        [[ -f $dir/Dockerfile ]] || continue
+        name=$(basename "$dir")
+        id=$(docker image inspect -f '{{.Id}}' "evalfleet/$name:latest" 2>/dev/null) || continue
+        [[ -f $out/$name.tar && $(cat "$out/$name.id" 2>/dev/null) == "$id" ]] && continue
+        log "saving evalfleet/$name:latest into $out/"
+        docker save -o "$out/$name.tar.tmp" "evalfleet/$name:latest"
+        mv "$out/$name.tar.tmp" "$out/$name.tar"
+        echo "$id" >"$out/$name.id"
+    done
+}
+
 if [[ ${1:-} == --check ]]; then
     [[ $(label_of "$WORKER_IMAGE" evalfleet.inputs) == "$(inputs_hash)" ]] && exit 0
     echo "$WORKER_IMAGE is missing or older than the sources: run $0" >&2
     exit 1
 fi
 build_worker
-build_standin evalfleet/redis:local deploy/images/redis
-build_standin evalfleet/redis-exporter:local deploy/images/redis-exporter
-build_standin evalfleet/prometheus:local deploy/images/prometheus
+build_from_dir "$ENGINE_IMAGE" deploy/engine
+build_from_dir evalfleet/redis:local deploy/images/redis
+build_from_dir evalfleet/redis-exporter:local deploy/images/redis-exporter
+build_from_dir evalfleet/prometheus:local deploy/images/prometheus
+export_sandbox_images

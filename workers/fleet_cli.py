@@ -18,6 +18,8 @@ from tasks.submissions import load_submission
 from .settings import ProfileSettings, Settings
 
 PACK = click.Path(exists=True, dir_okay=False, path_type=Path)
+#: Seconds the readiness check waits for the engine's ``/_ping`` (probes time out at 10 s).
+ENGINE_PING_TIMEOUT_S = 5.0
 SUBMISSION = click.Path(exists=True, path_type=Path)
 
 
@@ -175,16 +177,18 @@ def watch(group: str, once: bool) -> None:
 
 
 @click.command()
-@click.option("--ready", is_flag=True, help="Readiness: also require a reachable broker.")
+@click.option("--ready", is_flag=True,
+              help="Readiness: also require a reachable broker and Docker engine.")
 def health(ready: bool) -> None:
     """Exit 0 when this worker is live (heartbeat fresh) [and ready], else 1; prints why,
     and the worker's notes (which runtime isolates each profile)."""
     from .health import is_live, is_ready, notes
-    from .worker import heartbeat_path, redis_client
+    from .worker import docker_client, heartbeat_path, redis_client
 
     settings = Settings()
     path = heartbeat_path(settings)
-    ok, why = (is_ready(path, settings.heartbeat_ttl_s, redis_client(settings)) if ready
+    ok, why = (is_ready(path, settings.heartbeat_ttl_s, redis_client(settings),
+                        docker_client(settings, timeout=ENGINE_PING_TIMEOUT_S)) if ready
                else is_live(path, settings.heartbeat_ttl_s))
     click.echo("\n".join([why, *notes(path)]), err=not ok)
     sys.exit(0 if ok else 1)

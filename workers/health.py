@@ -2,9 +2,10 @@
 
 Liveness needs no network: the worker's main process rewrites a local heartbeat file every
 ``heartbeat_interval_s``; a file older than ``heartbeat_ttl_s`` means the process is gone or
-stuck. Readiness is liveness plus a reachable broker — so a Redis blip makes pods unready,
-never restarts them. The same beat is written to ``evalfleet:heartbeat:<worker_id>`` (with a
-TTL) so that the sandbox reaper can tell live workers' containers from orphans.
+stuck. Readiness is liveness plus a reachable broker and a Docker engine that answers — so a
+Redis blip, or a restarting engine sidecar, makes pods unready, never restarts them. The same
+beat is written to ``evalfleet:heartbeat:<worker_id>`` (with a TTL) so that the sandbox reaper
+can tell live workers' containers from orphans.
 """
 
 from __future__ import annotations
@@ -77,8 +78,9 @@ def notes(path: Path) -> list[str]:
         return []
 
 
-def is_ready(path: Path, ttl_s: float, redis: Any) -> tuple[bool, str]:
-    """Liveness plus a broker that answers PING."""
+def is_ready(path: Path, ttl_s: float, redis: Any, engine: Any = None) -> tuple[bool, str]:
+    """Liveness plus a broker that answers PING and, when given, an engine that answers
+    ``/_ping`` (a docker SDK client)."""
     live, why = is_live(path, ttl_s)
     if not live:
         return live, why
@@ -86,7 +88,14 @@ def is_ready(path: Path, ttl_s: float, redis: Any) -> tuple[bool, str]:
         redis.ping()
     except Exception as err:  # any failure to reach the broker means not ready
         return False, f"broker unreachable: {err}"
-    return True, why + "; broker reachable"
+    why += "; broker reachable"
+    if engine is None:
+        return True, why
+    try:
+        engine.ping()
+    except Exception as err:  # any failure to reach the engine means not ready
+        return False, f"Docker engine unreachable: {err}"
+    return True, why + "; engine reachable"
 
 
 def worker_alive(redis: Any, worker_id: str) -> bool:

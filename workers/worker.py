@@ -40,13 +40,14 @@ def prepare_metrics_dir(settings: Settings) -> Path:
     return path
 
 
-def docker_client(settings: Settings) -> Any:
+def docker_client(settings: Settings, timeout: float = 60) -> Any:
+    """A docker SDK client for the engine the settings name (``timeout``: per request, s)."""
     import docker
 
     if settings.docker_url:
         return docker.DockerClient(base_url=settings.docker_url,
-                                   version=settings.docker_api_version)
-    return docker.from_env(version=settings.docker_api_version)
+                                   version=settings.docker_api_version, timeout=timeout)
+    return docker.from_env(version=settings.docker_api_version, timeout=timeout)
 
 
 def redis_client(settings: Settings) -> Any:

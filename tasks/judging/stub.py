@@ -75,21 +75,24 @@ def envelope(api: str, model: str, answer: Answer) -> dict[str, Any]:
 
 
 class StubJudgeServer:
-    """A threaded HTTP server answering ``/chat/completions`` and ``/v1/messages``."""
+    """A threaded HTTP server answering ``/chat/completions`` and ``/v1/messages``, on a free
+    loopback port unless told otherwise (a container serving its network: ``0.0.0.0``)."""
 
     def __init__(self, respond: Responder | None = None,
-                 script: list[Answer] | None = None) -> None:
+                 script: list[Answer] | None = None, host: str = "127.0.0.1",
+                 port: int = 0) -> None:
         self.respond = respond or constant()
         self.script = list(script or [])
         self.requests: list[StubRequest] = []
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server = ThreadingHTTPServer((host, port), _handler(self))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
 
     def start(self) -> StubJudgeServer:
         self.thread.start()

@@ -18,19 +18,55 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from tasks.messages import RunRequest
+from tasks.submissions import load_submission
 from workers.localfleet import free_port, wait_until
 
 ROOT = Path(__file__).parents[3]
 HERE = Path(__file__).parent
+PACKS = ROOT / "examples" / "packs"
+#: Each example pack: (case key, Clawdiators result of its passing, of its failing submission).
+EXPECTED = {"fizzbuzz-coding": (None, "win", "loss"), "invoice-json": ("acme", "win", "loss"),
+            "support-reply-hybrid": (None, "win", "loss")}
+#: The images the stack runs. The worker's and the engine's follow WORKER_IMAGE and
+#: ENGINE_IMAGE as scripts/build-worker-image.sh does, so that checkouts sharing one Docker
+#: engine can each test the images they built.
 LOCAL_IMAGES = {
-    "WORKER_IMAGE": "evalfleet/worker:latest",
+    "WORKER_IMAGE": os.environ.get("WORKER_IMAGE", "evalfleet/worker:latest"),
     "REDIS_IMAGE": "evalfleet/redis:local",
     "REDIS_EXPORTER_IMAGE": "evalfleet/redis-exporter:local",
     "PROMETHEUS_IMAGE": "evalfleet/prometheus:local",
+    "ENGINE_IMAGE": os.environ.get("ENGINE_IMAGE", "evalfleet/engine:latest"),
 }
+ENGINE_IMAGE = LOCAL_IMAGES["ENGINE_IMAGE"]
 SERVICES = ["redis", "redis-exporter", "worker", "prometheus"]
 #: Metric names we vouch for in PromQL: ours and the Redis exporter's.
 METRIC_NAME = re.compile(r"\b((?:evalfleet|redis)_[a-z0-9_]+)\b")
+
+
+def pack(name: str, **sandbox: Any) -> dict[str, Any]:
+    """An example pack's mapping, its ``version.sandbox`` updated with ``sandbox``."""
+    mapping: dict[str, Any] = yaml.safe_load((PACKS / name / "pack.yaml").read_text())
+    mapping["version"].setdefault("sandbox", {}).update(sandbox)
+    return mapping
+
+
+def run_id(label: str) -> str:
+    return f"deploy-{label}-{uuid.uuid4().hex[:8]}"
+
+
+def example_requests() -> dict[str, tuple[RunRequest, str]]:
+    """Each example pack's passing and failing submission, with the result expected."""
+    found = {}
+    for name, (case, win, lose) in EXPECTED.items():
+        for kind, result in (("pass", win), ("fail", lose)):
+            request = RunRequest(run_id=run_id(f"{name}-{kind}"), pack=pack(name),
+                                 case_key=case,
+                                 submission=load_submission(PACKS / name / "submissions" / kind))
+            found[request.run_id] = (request, result)
+    return found
 
 
 @dataclass
@@ -41,6 +77,8 @@ class Stack:
     password: str = field(default_factory=lambda: uuid.uuid4().hex)
     redis_port: int = field(default_factory=free_port)
     prometheus_port: int = field(default_factory=free_port)
+    profiles: tuple[str, ...] = ()
+    """Compose profiles to enable (``sidecar``: the engine-per-pod topology)."""
 
     @property
     def env(self) -> dict[str, str]:
@@ -69,7 +107,7 @@ class Stack:
         """
         command = ["docker-compose", "--no-ansi", "-p", self.project,
                    "-f", str(ROOT / "docker-compose.yml"), "-f", str(HERE / "compose.test.yml"),
-                   *args]
+                   *[a for p in self.profiles for a in ("--profile", p)], *args]
         done = subprocess.run(command, cwd=ROOT, env=self.env, capture_output=True, text=True,
                               timeout=timeout, check=False)
         if done.returncode:
@@ -80,14 +118,19 @@ class Stack:
     def up(self, workers: int) -> None:
         self.compose("up", "-d", "--scale", f"worker={workers}", *SERVICES)
 
+    def containers(self, docker: Any, service: str) -> list[dict[str, Any]]:
+        """The containers of one service, stopped ones too (low-level list entries)."""
+        label = {"label": [f"com.docker.compose.project={self.project}",
+                           f"com.docker.compose.service={service}"]}
+        found: list[dict[str, Any]] = docker.api.containers(all=True, filters=label)
+        return found
+
     def down(self) -> None:
         self.compose("down", "-v", "--remove-orphans", "-t", "60")
 
-    def worker_hosts(self, docker: Any) -> set[str]:
+    def worker_hosts(self, docker: Any, service: str = "worker") -> set[str]:
         """The worker containers' host names (their short ids), which start their worker ids."""
-        label = {"label": [f"com.docker.compose.project={self.project}",
-                           "com.docker.compose.service=worker"]}
-        return {c["Id"][:12] for c in docker.api.containers(all=True, filters=label)}
+        return {c["Id"][:12] for c in self.containers(docker, service)}
 
     def leftovers(self, docker: Any, worker_hosts: set[str]) -> list[str]:
         """Containers, volumes and networks of this project, and sandboxes of its workers,

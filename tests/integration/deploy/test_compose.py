@@ -16,48 +16,31 @@ import json
 import shutil
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import yaml
-from composestack import LOCAL_IMAGES, ROOT, Stack, metric_names
+from composestack import (
+    LOCAL_IMAGES,
+    PACKS,
+    ROOT,
+    Stack,
+    example_requests,
+    metric_names,
+    pack,
+    run_id,
+)
 from services import missing_service
 
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
 from workers.localfleet import wait_until
 
-PACKS = ROOT / "examples" / "packs"
 DASHBOARD = ROOT / "deploy" / "grafana" / "evalfleet.json"
 ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yml"
 WORKERS = 2
-EXPECTED = {"fizzbuzz-coding": (None, "win", "loss"), "invoice-json": ("acme", "win", "loss"),
-            "support-reply-hybrid": (None, "win", "loss")}
-
-
-def pack(name: str, **sandbox: Any) -> dict[str, Any]:
-    mapping: dict[str, Any] = yaml.safe_load((PACKS / name / "pack.yaml").read_text())
-    mapping["version"].setdefault("sandbox", {}).update(sandbox)
-    return mapping
-
-
-def run_id(label: str) -> str:
-    return f"deploy-{label}-{uuid.uuid4().hex[:8]}"
-
-
-def example_requests() -> dict[str, tuple[RunRequest, str]]:
-    """Each example pack's passing and failing submission, with the result expected."""
-    found = {}
-    for name, (case, win, lose) in EXPECTED.items():
-        for kind, result in (("pass", win), ("fail", lose)):
-            request = RunRequest(run_id=run_id(f"{name}-{kind}"), pack=pack(name),
-                                 case_key=case,
-                                 submission=load_submission(PACKS / name / "submissions" / kind))
-            found[request.run_id] = (request, result)
-    return found
 
 
 def limit_request() -> RunRequest:

@@ -1,11 +1,17 @@
 """The Kubernetes manifests (deploy/k8s), checked without a cluster.
 
-What is checked, exactly:
+Two variants: the base (``deploy/k8s`` = ``deploy/k8s/base``: each worker pod with its own
+sandbox engine as a native sidecar) and the overlay ``deploy/k8s/overlays/node-socket`` (the
+nodes' Docker socket instead). What is checked, exactly:
 
-* every file parses, and ``kubectl kustomize deploy/k8s`` renders all of them;
+* every file parses, and ``kubectl kustomize`` renders the base and every overlay;
 * every built-in resource (Namespace, ConfigMap, Secret, Service, StatefulSet, NetworkPolicy,
-  Deployment, PodDisruptionBudget) validates in **strict** mode (unknown fields rejected)
-  against the Kubernetes 1.30 JSON schemas shipped by the ``kubernetes-validate`` package;
+  Deployment, PodDisruptionBudget) of every variant, as rendered, validates in **strict** mode
+  (unknown fields rejected) against the Kubernetes 1.30 JSON schemas shipped by the
+  ``kubernetes-validate`` package;
+* the base mounts no ``hostPath`` at all; its engine is a privileged native sidecar that the
+  worker waits for and reaches through a shared socket; the overlay has no engine and mounts
+  only the nodes' socket; KEDA's objects are the same in every variant;
 * the custom resources (KEDA ScaledObject and TriggerAuthentication, Prometheus Operator
   PodMonitor), for which no schema is available offline, by structure and by their links:
   KEDA reads every priority list of every queue the workers serve and sums them, targets the
@@ -18,6 +24,7 @@ What is checked, exactly:
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -33,49 +40,162 @@ from workers.app import HARD_LIMIT_MARGIN_S
 from workers.settings import Settings
 
 K8S = Path(__file__).parents[3] / "deploy" / "k8s"
+BASE = K8S / "base"
+#: Each variant's kustomization directory.
+VARIANTS = {"base": K8S, "node-socket": K8S / "overlays" / "node-socket"}
 KUBERNETES_VERSION = "1.30.0"
 CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitor"}
 
 
 def documents() -> list[dict[str, Any]]:
+    """The base's manifests, as written."""
     found = []
-    for path in sorted(K8S.glob("*.yaml")):
+    for path in sorted(BASE.glob("*.yaml")):
         if path.name != "kustomization.yaml":
             found += [d for d in yaml.safe_load_all(path.read_text()) if d]
     return found
 
 
-def one(kind: str, name: str | None = None) -> dict[str, Any]:
-    (found,) = [d for d in documents()
-                if d["kind"] == kind and name in (None, d["metadata"]["name"])]
+@functools.cache
+def rendered(variant: str) -> tuple[dict[str, Any], ...]:
+    """``kubectl kustomize`` of a variant: the manifests as a cluster would receive them."""
+    if shutil.which("kubectl") is None:
+        missing_service("kubectl", FileNotFoundError("not on PATH (scripts/setup.sh)"))
+    out = subprocess.run(["kubectl", "kustomize", str(VARIANTS[variant])], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    return tuple(d for d in yaml.safe_load_all(out) if d)
+
+
+def one(kind: str, name: str | None = None, variant: str | None = None) -> dict[str, Any]:
+    """The one document of ``kind`` (and ``name``): from the files, or a rendered variant."""
+    docs = documents() if variant is None else rendered(variant)
+    (found,) = [d for d in docs if d["kind"] == kind and name in (None, d["metadata"]["name"])]
     return found
 
 
-def worker_container() -> dict[str, Any]:
-    (container,) = one("Deployment")["spec"]["template"]["spec"]["containers"]
+def pod_spec(variant: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = one("Deployment", variant=variant)["spec"]["template"]["spec"]
+    return spec
+
+
+def worker_container(variant: str | None = None) -> dict[str, Any]:
+    (container,) = pod_spec(variant)["containers"]
     return container
 
 
+def engine_container() -> dict[str, Any]:
+    (container,) = pod_spec("base")["initContainers"]
+    return container
+
+
+def env_of(container: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+
+
 def test_kustomize_renders_every_manifest() -> None:
-    if shutil.which("kubectl") is None:
-        missing_service("kubectl", FileNotFoundError("not on PATH (scripts/setup.sh)"))
-    listed = yaml.safe_load((K8S / "kustomization.yaml").read_text())["resources"]
-    assert sorted(listed) == sorted(p.name for p in K8S.glob("*.yaml")
+    listed = yaml.safe_load((BASE / "kustomization.yaml").read_text())["resources"]
+    assert sorted(listed) == sorted(p.name for p in BASE.glob("*.yaml")
                                     if p.name != "kustomization.yaml")
-    rendered = subprocess.run(["kubectl", "kustomize", str(K8S)], capture_output=True,
-                              text=True, check=True, timeout=60).stdout
-    kinds = sorted(d["kind"] for d in yaml.safe_load_all(rendered) if d)
-    assert kinds == sorted(d["kind"] for d in documents())
+    kinds = sorted(d["kind"] for d in documents())
+    for variant in VARIANTS:
+        assert sorted(d["kind"] for d in rendered(variant)) == kinds, variant
+    # deploy/k8s is the base itself (kustomize only reorders the documents).
+    assert by_name(rendered("base")) == by_name(documents())
 
 
-@pytest.mark.parametrize("doc", [d for d in documents() if d["kind"] not in CUSTOM_KINDS],
-                         ids=lambda d: f"{d['kind']}/{d['metadata']['name']}")
-def test_builtin_resources_match_the_kubernetes_schema(doc: dict[str, Any]) -> None:
+def by_name(docs: Any) -> dict[tuple[str, str], Any]:
+    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_builtin_resources_match_the_kubernetes_schema(variant: str) -> None:
+    """Every built-in resource of the variant, as kustomize renders it, in strict mode."""
     try:
         import kubernetes_validate
     except ImportError as error:
         missing_service("kubernetes-validate (scripts/build-worker-image.sh installs it)", error)
-    kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+    checked = []
+    for doc in rendered(variant):
+        if doc["kind"] not in CUSTOM_KINDS:
+            kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+            checked.append(f"{doc['kind']}/{doc['metadata']['name']}")
+    assert sorted(checked) == sorted(f"{d['kind']}/{d['metadata']['name']}" for d in documents()
+                                     if d["kind"] not in CUSTOM_KINDS)
+
+
+def host_paths(node: Any) -> list[Any]:
+    """Every ``hostPath`` anywhere under ``node``."""
+    if isinstance(node, dict):
+        return ([node["hostPath"]] if "hostPath" in node else []) + [
+            found for value in node.values() for found in host_paths(value)]
+    if isinstance(node, list):
+        return [found for value in node for found in host_paths(value)]
+    return []
+
+
+def test_the_base_mounts_no_host_path_at_all() -> None:
+    assert host_paths(list(rendered("base"))) == []
+
+
+def test_the_engine_is_a_privileged_native_sidecar_the_worker_waits_for() -> None:
+    """An init container that keeps running (restartPolicy Always: started first, restarted,
+    stopped last), whose startup probe the worker waits for; privileged, data on an emptyDir."""
+    engine = engine_container()
+    volumes = {v["name"]: v for v in pod_spec("base")["volumes"]}
+    mounts = {m["mountPath"]: m["name"] for m in engine["volumeMounts"]}
+
+    assert engine["restartPolicy"] == "Always"
+    assert engine["startupProbe"]["exec"]["command"] == ["evalfleet-engine", "ready"]
+    assert engine["securityContext"]["privileged"] is True
+    assert "emptyDir" in volumes[mounts["/var/lib/docker"]]
+    # The engine pulls every profile's image at start: it reads the workers' settings.
+    assert engine["envFrom"] == worker_container("base")["envFrom"]
+
+
+def test_the_worker_reaches_its_engine_through_the_shared_socket_only() -> None:
+    """The worker's EVALFLEET_DOCKER_URL is the engine's socket, in a volume both mount (the
+    worker read-only), owned by the worker's group; nothing of the node is mounted."""
+    engine, worker = engine_container(), worker_container("base")
+    socket = Path(env_of(engine)["ENGINE_SOCKET"])
+    engine_mounts = {m["mountPath"]: m["name"] for m in engine["volumeMounts"]}
+    worker_mounts = {m["mountPath"]: m for m in worker["volumeMounts"]}
+    volume = engine_mounts[str(socket.parent)]
+
+    assert env_of(worker)["EVALFLEET_DOCKER_URL"] == f"unix://{socket}"
+    assert worker_mounts[str(socket.parent)] == {"name": volume, "mountPath": str(socket.parent),
+                                                 "readOnly": True}
+    assert "emptyDir" in {v["name"]: v for v in pod_spec("base")["volumes"]}[volume]
+    assert env_of(engine)["ENGINE_SOCKET_GID"] == str(
+        worker["securityContext"]["runAsGroup"])
+    assert worker["securityContext"]["runAsNonRoot"] is True
+    assert worker["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_the_node_socket_overlay_mounts_the_nodes_socket_and_has_no_engine() -> None:
+    """The overlay: no sidecar, the node's socket as the only hostPath, Docker nodes only; the
+    worker container otherwise exactly the base's."""
+    spec, base = pod_spec("node-socket"), worker_container("base")
+    worker = worker_container("node-socket")
+    mounts = {m["mountPath"]: m["name"] for m in worker["volumeMounts"]}
+
+    assert spec.get("initContainers", []) == []
+    assert host_paths(list(rendered("node-socket"))) == [
+        {"path": "/var/run/docker.sock", "type": "Socket"}]
+    assert {v["name"]: v.get("hostPath") for v in spec["volumes"]}[
+        mounts["/var/run/docker.sock"]] == {"path": "/var/run/docker.sock", "type": "Socket"}
+    assert env_of(worker)["EVALFLEET_DOCKER_URL"] == "unix:///var/run/docker.sock"
+    assert spec["nodeSelector"] == {"evalfleet.io/sandbox-engine": "docker"}
+    assert spec["securityContext"]["supplementalGroups"]
+    unchanged = ("image", "args", "envFrom", "ports", "livenessProbe", "readinessProbe",
+                 "resources", "securityContext")
+    assert {k: worker[k] for k in unchanged} == {k: base[k] for k in unchanged}
+
+
+def test_keda_is_the_same_in_every_variant() -> None:
+    for kind in ("ScaledObject", "TriggerAuthentication"):
+        assert one(kind, variant="node-socket") == one(kind, variant="base") == one(kind)
+    assert one("ScaledObject", variant="node-socket")["spec"]["scaleTargetRef"]["name"] == one(
+        "Deployment", variant="node-socket")["metadata"]["name"]
 
 
 def priority_lists(profile: str) -> set[str]:
@@ -121,18 +241,21 @@ def test_keda_scale_in_is_slow_and_never_to_zero() -> None:
     assert all(p["type"] == "Pods" and p["value"] == 1 for p in behavior["policies"])
 
 
-def test_worker_environment_is_valid_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_worker_environment_is_valid_settings(variant: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     env = dict(config_env())
     env["EVALFLEET_REDIS_URL"] = one("Secret", "evalfleet-redis")["stringData"][
         "EVALFLEET_REDIS_URL"]
-    env.update({e["name"]: e["value"] for e in worker_container()["env"] if "value" in e})
+    env.update(env_of(worker_container(variant)))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     settings = Settings()
 
     assert settings.queues == json.loads(env["EVALFLEET_QUEUES"])
-    assert worker_container()["ports"] == [{"name": "metrics",
-                                            "containerPort": settings.metrics_port}]
+    assert settings.docker_url == env["EVALFLEET_DOCKER_URL"]
+    assert worker_container(variant)["ports"] == [{"name": "metrics",
+                                                   "containerPort": settings.metrics_port}]
     # Every EVALFLEET_* key names a setting (unknown ones would be ignored silently).
     fields = set(Settings.model_fields)
     assert {k.removeprefix("EVALFLEET_").split("__")[0].lower() for k in env

@@ -14,6 +14,8 @@ import yaml
 from composestack import ROOT, Stack
 from services import missing_service
 
+from workers.localengine import PRIVILEGES
+
 DEPLOY = ROOT / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "evalfleet.json"
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
@@ -44,10 +46,43 @@ def mounts(service: dict[str, Any]) -> dict[str, str]:
 
 
 def test_compose_file_is_valid_with_every_profile() -> None:
-    services = compose_config("flower")["services"]
+    services = compose_config("flower", "sidecar")["services"]
     assert set(services) == {"redis", "redis-exporter", "worker", "prometheus", "grafana",
-                             "flower"}
-    assert [n for n, s in services.items() if s.get("profiles")] == ["flower"]
+                             "flower", "sidecar-engine", "sidecar-worker"}
+    assert {n: s["profiles"] for n, s in services.items() if s.get("profiles")} == {
+        "flower": ["flower"], "sidecar-engine": ["sidecar"], "sidecar-worker": ["sidecar"]}
+
+
+def test_compose_sidecar_worker_reaches_its_engine_only_through_the_shared_socket() -> None:
+    """The pod's worker: no host socket, no extra group, the engine's socket volume only; it
+    starts once the engine is healthy and is scraped as a worker; otherwise the same worker."""
+    services = compose_config("sidecar")["services"]
+    pod_worker, worker = services["sidecar-worker"], services["worker"]
+
+    assert pod_worker["volumes"] == ["engine-socket:/engine:ro"]
+    assert pod_worker["environment"]["EVALFLEET_DOCKER_URL"] == "unix:///engine/docker.sock"
+    assert "group_add" not in pod_worker
+    assert pod_worker["depends_on"]["sidecar-engine"] == {"condition": "service_healthy"}
+    assert pod_worker["networks"]["default"]["aliases"] == ["worker"]
+    same = ("image", "read_only", "cap_drop", "security_opt", "stop_signal", "stop_grace_period")
+    assert {k: pod_worker[k] for k in same} == {k: worker[k] for k in same}
+    assert {k: v for k, v in pod_worker["environment"].items() if k != "EVALFLEET_DOCKER_URL"} \
+        == {k: v for k, v in worker["environment"].items() if k != "EVALFLEET_DOCKER_URL"}
+
+
+def test_compose_sidecar_engine_is_privileged_with_its_data_on_a_volume() -> None:
+    """The engine gets what the engine tests run it with (workers.localengine.PRIVILEGES),
+    its data root on an anonymous volume (removed with the container, like an emptyDir), the
+    socket volume, the preload directory read-only, and a restart policy."""
+    engine = compose_config("sidecar")["services"]["sidecar-engine"]
+
+    assert {k: engine.get(k) for k in PRIVILEGES} == PRIVILEGES
+    anonymous, *named = engine["volumes"]
+    assert anonymous == "/var/lib/docker"
+    assert mounts({"volumes": named}) == {
+        "engine-socket": "/engine", str(ROOT / "build" / "engine-images"): "/preload"}
+    assert named[-1].endswith(":/preload:ro")
+    assert engine["restart"] == "unless-stopped"
 
 
 def test_compose_workers_scale_and_stop_gracefully() -> None:

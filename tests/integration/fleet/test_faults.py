@@ -116,6 +116,23 @@ def test_readiness_needs_the_broker(start_worker: Any, redis_server: Any) -> Non
     assert "broker unreachable" in ready.stderr
 
 
+def test_readiness_needs_the_engine(start_worker: Any) -> None:
+    """Readiness fails while the Docker engine does not answer (an engine sidecar that is
+    restarting), liveness still passes; with the engine back, the worker is ready again."""
+    node = start_worker("engine-ready")
+    gone = {**node.env, "EVALFLEET_DOCKER_URL": "unix:///nonexistent/docker.sock"}
+
+    live = subprocess.run([sys.executable, "-m", "workers", "health"], cwd=ROOT, env=gone,
+                          capture_output=True, text=True, check=False)
+    unready = subprocess.run([sys.executable, "-m", "workers", "health", "--ready"], cwd=ROOT,
+                             env=gone, capture_output=True, text=True, check=False)
+    ready = health(node, "--ready")
+
+    assert (live.returncode, unready.returncode, ready.returncode) == (0, 1, 0)
+    assert "Docker engine unreachable" in unready.stderr
+    assert "engine reachable" in ready.stdout
+
+
 def test_a_warm_pool_serves_runs_and_is_removed_at_shutdown(start_worker: Any, client: Any,
                                                             docker_client: Any) -> None:
     """With a pool, runs take warm sandboxes (hits counted); stopping leaves no container."""
