@@ -58,6 +58,9 @@ inputs_hash() {
 prepare_context() {
     local ctx=$1 src=$1/src
     mkdir -p "$src" "$ctx/wheels" "$WHEEL_CACHE"
+    # The cache holds third-party wheels only: a cached evalfleet wheel of the same version
+    # would be taken for the one just built ("already downloaded") with its old dependencies.
+    rm -f "$WHEEL_CACHE"/evalfleet-*.whl
     # Build the project wheel from a copy, so nothing (build/, egg-info) lands in the tree.
     cp -r "${PACKAGES[@]}" pyproject.toml README.md "$src/"
     find "$src" -name __pycache__ -prune -exec rm -rf {} +
