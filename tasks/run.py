@@ -108,7 +108,7 @@ def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: 
         result.timings_ms["queue_wait"] = round(max(0.0, waited), 3)
     started = time.perf_counter()
     body = cap_size(result, rt.config.max_result_bytes).to_json()
-    first = publish_once(rt.publisher, result.run_id, body)
+    first = publish_once(rt.publisher, result, body)
     result.timings_ms["publish"] = round((time.perf_counter() - started) * 1000, 3)
     if first:
         rt.observer.run_finished(result, queue)
@@ -120,9 +120,9 @@ def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: 
     return result.outcome if first else "duplicate"
 
 
-def publish_once(publisher: Publisher, run_id: str, body: str) -> bool:
+def publish_once(publisher: Publisher, result: RunResult, body: str) -> bool:
     """Publish; False for a duplicate."""
-    return publisher.publish(run_id, body)
+    return publisher.publish(result, body)
 
 
 def _queue(task: Any) -> str:

@@ -71,7 +71,7 @@ def build_runtime(settings: Settings) -> Any:
         factory=sandbox_factory(settings, DockerFactory(
             docker_client(settings), worker=settings.worker_id,
             extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})),
-        redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.stream_maxlen),
+        redis=client, publisher=Publisher(client, settings.result_ttl_s),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
         delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics(), closer=Closer())
 

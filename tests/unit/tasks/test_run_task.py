@@ -46,10 +46,10 @@ class MemoryPublisher:
     def published(self, run_id: str) -> bool:
         return f"evalfleet:result:{run_id}" in self.redis.data
 
-    def publish(self, run_id: str, body: str) -> bool:
-        if self.published(run_id):
+    def publish(self, result: RunResult, body: str) -> bool:
+        if self.published(result.run_id):
             return False
-        self.redis.data[f"evalfleet:result:{run_id}"] = body
+        self.redis.data[f"evalfleet:result:{result.run_id}"] = body
         self.results.append(RunResult.model_validate_json(body))
         return True
 
