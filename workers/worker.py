@@ -185,7 +185,13 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     from tasks.intake import IntakeForwarder
 
     from .health import Heartbeat
-    from .metrics import ContainerCollector, IsolationCollector, QueueCollector, serving_registry
+    from .metrics import (
+        ContainerCollector,
+        IsolationCollector,
+        QueueCollector,
+        ResultsCollector,
+        serving_registry,
+    )
 
     redis = redis_client(settings)
     beat = Heartbeat(redis, settings.worker_id, heartbeat_path(settings),
@@ -193,7 +199,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
                      notes=[f"isolation: {i.describe()}" for i in isolations or []])
     beat.start()
     if settings.metrics_port:
-        registry = serving_registry(QueueCollector(redis, settings.queues),
+        registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
                                     ContainerCollector(docker_client(settings), settings.worker_id),
                                     IsolationCollector(isolations or []))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)

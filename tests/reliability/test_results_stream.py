@@ -10,6 +10,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from scoring.scorecard import Scorecard
 from tasks.client import EvalfleetClient
@@ -17,6 +18,7 @@ from tasks.consumers import group_states
 from tasks.messages import RunResult
 from tasks.publish import RESULTS_STREAM, Publisher
 from workers.localfleet import RedisServer
+from workers.metrics import ResultsCollector
 
 #: ``EVALFLEET_STREAM_MAXLEN``'s default before results were kept by age.
 OLD_STREAM_LENGTH = 100_000
@@ -112,3 +114,24 @@ def test_results_older_than_their_ttl_leave_the_stream_and_are_reported(
         assert read(client, "late") == fresh
     assert f"{243 - kept} results expired before it read them" in caplog.text
     assert "expired before it was read" in caplog.text  # old entries still in the stream
+
+
+def test_consumer_group_lag_metrics(client: EvalfleetClient) -> None:
+    """The worker's scrape reports each group's lag, pending results and how long ago its
+    oldest unread result was published; all 0 once it caught up."""
+    client.redis.xgroup_create(RESULTS_STREAM, "dash", id="0", mkstream=True)
+    an_hour_ago = int(client.redis.time()[0]) * 1000 - 3600 * 1000
+    client.redis.xadd(RESULTS_STREAM, {"run_id": "gone"}, id=f"{an_hour_ago}-0")
+    publish(Publisher(client.redis), "lag", 2)
+    registry = CollectorRegistry()
+    registry.register(ResultsCollector(client.redis))
+
+    def sample(name: str) -> float | None:
+        return registry.get_sample_value(name, {"group": "dash"})
+
+    assert (sample("evalfleet_results_group_lag"), sample("evalfleet_results_group_pending"),
+            registry.get_sample_value("evalfleet_results_stream_entries")) == (3.0, 0.0, 3.0)
+    assert 3600 <= (sample("evalfleet_results_group_behind_seconds") or 0) < 7200
+    assert read(client, "dash") == ["lag-0", "lag-1"]
+    assert (sample("evalfleet_results_group_lag"), sample("evalfleet_results_group_pending"),
+            sample("evalfleet_results_group_behind_seconds")) == (0.0, 0.0, 0.0)
