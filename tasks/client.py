@@ -16,6 +16,7 @@ from typing import Any
 
 import redis
 from celery import Celery
+from kombu.exceptions import OperationalError
 from pydantic import ValidationError
 
 from .consumers import missed_by
@@ -26,6 +27,22 @@ from .queueing import TASK_NAME, broker_priority, profile_of, queue_for, transpo
 log = logging.getLogger(__name__)
 #: Results fetched (and acknowledged) per round trip by :meth:`EvalfleetClient.results`.
 FETCH_CHUNK = 10
+
+
+class SubmitError(RuntimeError):
+    """Redis did not take a submission (full, or unreachable): the runs named in
+    ``not_enqueued`` were not queued and must be submitted again; those in ``enqueued`` (of
+    the same batch, sent before the failure) were."""
+
+    def __init__(self, enqueued: list[str], not_enqueued: list[str], cause: BaseException):
+        self.enqueued, self.not_enqueued = enqueued, not_enqueued
+        full = "maxmemory" in str(cause) or isinstance(cause, redis.OutOfMemoryError)
+        why = ("Redis is full (maxmemory, noeviction): free memory or raise maxmemory"
+               if full else "Redis could not be reached")
+        super().__init__(
+            f"{why}; not enqueued: {', '.join(not_enqueued)} (submit them again)"
+            + (f"; enqueued before the failure: {', '.join(enqueued)}" if enqueued else "")
+            + f" [{type(cause).__name__}: {cause}]")
 
 
 def sender_app(redis_url: str, visibility_timeout_s: int = 3600) -> Celery:
@@ -48,6 +65,7 @@ class EvalfleetClient:
 
         Raises:
             pydantic.ValidationError: the request is not a valid RunRequest.
+            SubmitError: Redis did not take it (full or unreachable); it was not enqueued.
         """
         return self.submit_many([request])[0]
 
@@ -56,13 +74,20 @@ class EvalfleetClient:
 
         Raises:
             pydantic.ValidationError: a request is invalid (nothing is enqueued).
+            SubmitError: Redis did not take a request (full or unreachable); it names the
+                runs enqueued before that and those not enqueued.
         """
         checked = [r if isinstance(r, RunRequest) else RunRequest.model_validate(r)
                    for r in requests]
-        with self.app.producer_or_acquire() as producer:
-            for request in checked:
-                self._send(request, producer)
-        return [r.run_id for r in checked]
+        sent: list[str] = []
+        try:
+            with self.app.producer_or_acquire() as producer:
+                for request in checked:
+                    self._send(request, producer)
+                    sent.append(request.run_id)
+        except (OperationalError, redis.RedisError) as err:
+            raise SubmitError(sent, [r.run_id for r in checked[len(sent):]], err) from err
+        return sent
 
     def _send(self, request: RunRequest, producer: Any) -> None:
         self.app.send_task(
@@ -192,4 +217,4 @@ def _run_id(fields: dict[bytes, bytes] | None) -> str:
     return (fields or {}).get(b"run_id", b"").decode()
 
 
-__all__ = ["EvalfleetClient", "ValidationError", "sender_app"]
+__all__ = ["EvalfleetClient", "SubmitError", "ValidationError", "sender_app"]
