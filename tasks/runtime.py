@@ -15,6 +15,7 @@ from sandbox.base import SandboxFactory
 
 from .closing import Closer
 from .messages import RunResult
+from .patience import Patience
 from .pipeline import PipelineConfig
 from .publish import Publisher
 
@@ -56,6 +57,10 @@ class Runtime:
     observer: Observer = field(default_factory=NullObserver)
     closer: Closer | None = None
     """Removes sandboxes in the background (``None``: each run removes its own at once)."""
+    patience: Patience = field(default_factory=Patience)
+    """How a run waits for Redis to take the writes it needs (full, loading, unreachable)."""
+    time_limit_s: float | None = None
+    """Celery's soft time limit of a run: it stops waiting for Redis shortly before."""
 
 
 Builder = Callable[[], Runtime]

@@ -40,6 +40,11 @@ SCORES = Histogram("evalfleet_score", "Scorecard scores on the 0-1000 scale.",
 REDELIVERIES = Counter("evalfleet_redeliveries_total", "Runs delivered more than once.")
 DUPLICATES = Counter("evalfleet_duplicate_publications_total",
                      "Executions whose result was already published (nothing new published).")
+REFUSALS = Counter("evalfleet_redis_refusals_total",
+                   "Redis steps a run needed that Redis refused or could not take (full, "
+                   "loading, unreachable); each is retried.", ["step"])
+#: The steps tasks/run.py waits on (exported at 0 from the start, for the alert).
+REFUSAL_STEPS = ("check", "delivery", "retry", "publication")
 CAPTURE_BYTES = Counter("evalfleet_capture_bytes_total", "Bytes captured from sandboxes.")
 CAPTURE_TRUNCATIONS = Counter("evalfleet_capture_truncations_total",
                               "File captures cut at their cap.")
@@ -75,6 +80,8 @@ class FleetMetrics:
 
     def __init__(self) -> None:
         self._pool_seen: dict[tuple[str, str], int] = {}
+        for step in REFUSAL_STEPS:
+            REFUSALS.labels(step)
 
     def run_finished(self, result: RunResult, queue: str) -> None:
         RUNS.labels(result.outcome, queue).inc()
@@ -113,6 +120,9 @@ class FleetMetrics:
 
     def redelivered(self) -> None:
         REDELIVERIES.inc()
+
+    def refused(self, step: str) -> None:
+        REFUSALS.labels(step).inc()
 
 
 class QueueCollector(Collector):

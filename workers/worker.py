@@ -60,12 +60,14 @@ def build_runtime(settings: Settings) -> Any:
     """A pool process's runtime (called lazily, after the fork)."""
     from sandbox.docker.factory import DockerFactory
     from tasks.closing import Closer
+    from tasks.patience import Patience
     from tasks.publish import Publisher
     from tasks.runtime import Runtime
 
+    from .app import soft_time_limit_s
     from .metrics import FleetMetrics
 
-    client = redis_client(settings)
+    client, metrics = redis_client(settings), FleetMetrics()
     return Runtime(
         config=settings.pipeline_config(),
         factory=sandbox_factory(settings, DockerFactory(
@@ -73,7 +75,8 @@ def build_runtime(settings: Settings) -> Any:
             extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})),
         redis=client, publisher=Publisher(client, settings.result_ttl_s),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
-        delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics(), closer=Closer())
+        delivery_ttl_s=settings.result_ttl_s, observer=metrics, closer=Closer(),
+        patience=Patience(on_refusal=metrics.refused), time_limit_s=soft_time_limit_s(settings))
 
 
 def sandbox_factory(settings: Settings, cold: Any) -> Any:
