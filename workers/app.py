@@ -6,6 +6,7 @@ from celery import Celery
 
 from tasks.queueing import queue_for, transport_options
 
+from . import broker
 from .settings import Settings
 
 #: Seconds between the sandbox's own deadline and Celery's soft / hard time limits.
@@ -25,6 +26,8 @@ def soft_time_limit_s(settings: Settings) -> float:
 
 def make_app(settings: Settings) -> Celery:
     """The evalfleet Celery app for ``settings`` (registers ``evalfleet.run``)."""
+    # Kombu's broker bookkeeping, made to survive a full Redis (see workers/broker.py).
+    broker.install()
     app = Celery("evalfleet", broker=settings.redis_url)
     app.conf.update(
         # A run is acknowledged only after its result is published: a worker that dies
