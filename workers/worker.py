@@ -207,7 +207,10 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
                                     IsolationCollector(isolations or []))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
     forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id)
-    forwarder.ensure_group()
+    try:
+        forwarder.ensure_group()
+    except Exception as err:  # a full Redis refuses it: the forwarder's first read retries
+        log.warning("intake group not created yet: %s", err)
     intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
     reaper = start_reaper(settings, redis)
     engine = docker_client(settings)
@@ -249,8 +252,11 @@ def resolve_fleet(settings: Settings, redis: Any) -> str:
     """
     if not settings.fleet:
         try:
-            redis.set(FLEET_KEY, f"fleet-{uuid.uuid4().hex[:12]}", nx=True)
-            settings.fleet = bytes(redis.get(FLEET_KEY)).decode()
+            stored = redis.get(FLEET_KEY)  # read first: a full Redis refuses the SET
+            if stored is None:
+                redis.set(FLEET_KEY, f"fleet-{uuid.uuid4().hex[:12]}", nx=True)
+                stored = redis.get(FLEET_KEY)
+            settings.fleet = bytes(stored).decode()
         except Exception as err:  # Celery retries the broker; the label must exist now
             log.warning("fleet id not readable from Redis (%s); using %s", err,
                         settings.fleet_label)
@@ -291,6 +297,25 @@ def resolve_isolation(settings: Settings, names: list[str]) -> list[Any]:
         raise SystemExit(f"evalfleet: {error}") from error
 
 
+def wait_until_writable(redis: Any, pause_s: float = 5.0) -> None:
+    """Return once Redis takes a transaction. A full Redis (maxmemory, noeviction) refuses
+    every command inside MULTI, and Celery's start-up declares its queues in one: the
+    worker would exit, and be restarted again and again, until memory came back."""
+    import redis as redis_lib
+
+    said = False
+    while True:
+        try:
+            with redis.pipeline(transaction=True) as pipe:
+                pipe.exists(FLEET_KEY).execute()
+            return
+        except redis_lib.OutOfMemoryError as err:
+            if not said:
+                log.warning("Redis is full (%s): waiting for memory before taking runs", err)
+                said = True
+            time.sleep(pause_s)
+
+
 def run_worker(settings: Settings, pool: str = "prefork") -> None:
     """Run a worker node until it is stopped (SIGTERM: warm shutdown)."""
     from .isolation import served
@@ -318,6 +343,7 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
     for signal in (worker_process_shutdown, worker_shutdown):
         signal.connect(_release_runtime, weak=False)
     services = main_services(settings, app, isolations)
+    wait_until_writable(redis_client(settings))
     queues = ",".join(queue_for(q) for q in settings.queues)
     try:
         app.worker_main(["worker", "--loglevel=INFO", "-Q", queues, "-P", pool,

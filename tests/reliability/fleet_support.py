@@ -70,6 +70,10 @@ class PrivateFleet:
     def start(self, name: str, args: list[str] | None = None, **settings: str) -> WorkerNode:
         return self.starter(name, args, **settings)
 
+    def launch(self, name: str, args: list[str] | None = None, **settings: str) -> WorkerNode:
+        """Start a worker without waiting for it to be ready."""
+        return self.starter.launch(name, args, **settings)
+
     def client(self, url: str | None = None) -> Any:
         from tasks.client import EvalfleetClient
 

@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 import redis as redis_lib
 from fleet_support import PrivateFleet, cpu_seconds, log_of, metric, run_request, wait_for
+from kombu.exceptions import OperationalError
 
 from tasks.client import EvalfleetClient, SubmitError
+from tasks.intake import INTAKE_GROUP, INTAKE_STREAM, IntakeForwarder
 from tasks.queueing import PRIORITY_STEPS, queue_for
 from workers.localfleet import RedisServer
 
@@ -157,6 +159,52 @@ def test_a_pool_process_killed_while_redis_is_full_loses_nothing(
     assert (result.outcome, result.attempt) == ("scored", 2)
     assert private_fleet.results_streamed({request.run_id}) == {request.run_id: 1}
     assert node.alive and "Unrecoverable error" not in log_of(node)
+
+
+def test_a_worker_started_while_redis_is_full_waits_for_memory_then_serves(
+        private_fleet: PrivateFleet) -> None:
+    """A worker that starts (a restart, a scale-up) while Redis is full stays up and says it
+    waits, takes nothing off the queue, and serves once memory is back. (Celery's own
+    start-up writes made it exit before, again and again.)"""
+    client = private_fleet.client()
+    full = Fullness(client.redis)
+    request = run_request("late")
+    client.submit(request)
+    full.fill()
+
+    node = private_fleet.launch("late", ["-c", "1"])
+    wait_for(lambda: "waiting for memory before taking runs" in log_of(node) or not node.alive,
+             60, "the worker did not say it waits")
+    assert node.alive and " ready." not in log_of(node)
+    assert queued(client.redis) == 1
+    full.free()
+    node.wait_ready(60)
+    result = client.wait(request.run_id, timeout=60)
+
+    assert (result.outcome, result.attempt) == ("scored", 1)
+    assert node.alive
+
+
+def test_intake_entries_a_full_redis_kept_from_the_queue_are_forwarded_first(
+        client: EvalfleetClient) -> None:
+    """The forwarder reads intake entries (allowed on a full Redis) but cannot queue them:
+    they stay pending, and are the first thing it forwards once memory is back (they used
+    to wait for the 60 s reclaim)."""
+    full = Fullness(client.redis)
+    forwarder = IntakeForwarder(client.redis, client.app, consumer="w1")
+    forwarder.ensure_group()
+    for _ in range(2):
+        client.redis.xadd(INTAKE_STREAM, {"request": run_request("intake").model_dump_json()})
+    full.fill()
+
+    with pytest.raises(OperationalError):
+        forwarder.forward_once(block_ms=10)
+    assert queued(client.redis) == 0
+    full.free()
+
+    assert forwarder.forward_once(block_ms=10) == 2
+    assert queued(client.redis) == 2
+    assert client.redis.xpending(INTAKE_STREAM, INTAKE_GROUP)["pending"] == 0
 
 
 def _refusals(node: Any) -> float:
