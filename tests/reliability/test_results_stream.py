@@ -79,6 +79,18 @@ def test_the_stream_entry_is_small_and_names_the_result(client: EvalfleetClient)
     assert 3500 < client.redis.ttl("evalfleet:result:small-0") <= 3600
 
 
+def test_entries_of_the_old_format_are_still_read(client: EvalfleetClient) -> None:
+    """Entries a worker of the previous version appended (``run_id``, ``result`` with the
+    whole JSON) are read like the new ones, from the result's key: consumers can be
+    upgraded before the workers."""
+    old = result("old-format")
+    client.redis.set("evalfleet:result:old-format", old.to_json())
+    client.redis.xadd(RESULTS_STREAM, {"run_id": "old-format", "result": old.to_json()})
+    new = publish(Publisher(client.redis), "new-format", 1)
+
+    assert read(client, "upgraded") == ["old-format", *new]
+
+
 def test_a_consumer_stopped_mid_batch_resumes_where_it_stopped(client: EvalfleetClient) -> None:
     """The results being handled when the consumer stopped come again (at least once: up to
     ten), then the rest; another consumer of the group claims what a vanished one left."""
