@@ -50,7 +50,7 @@ def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
     setattr(tasks.run, "run_pipeline", no_op_pipeline)  # noqa: B010 (a module attribute)
     client = redis_client(settings)
     runtime.install(runtime.Runtime(config=settings.pipeline_config(), factory=None,  # type: ignore[arg-type]
-                                    redis=client, publisher=Publisher(client, 3600, 10_000)))
+                                    redis=client, publisher=Publisher(client, 3600)))
     return make_app(settings)
 
 

@@ -9,17 +9,40 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import redis
 from celery import Celery
+from kombu.exceptions import OperationalError
 from pydantic import ValidationError
 
+from .consumers import missed_by
 from .messages import RunRequest, RunResult
 from .publish import RESULTS_CHANNEL, RESULTS_STREAM, result_key
 from .queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
+
+log = logging.getLogger(__name__)
+#: Results fetched (and acknowledged) per round trip by :meth:`EvalfleetClient.results`.
+FETCH_CHUNK = 10
+
+
+class SubmitError(RuntimeError):
+    """Redis did not take a submission (full, or unreachable): the runs named in
+    ``not_enqueued`` were not queued and must be submitted again; those in ``enqueued`` (of
+    the same batch, sent before the failure) were."""
+
+    def __init__(self, enqueued: list[str], not_enqueued: list[str], cause: BaseException):
+        self.enqueued, self.not_enqueued = enqueued, not_enqueued
+        full = "maxmemory" in str(cause) or isinstance(cause, redis.OutOfMemoryError)
+        why = ("Redis is full (maxmemory, noeviction): free memory or raise maxmemory"
+               if full else "Redis could not be reached")
+        super().__init__(
+            f"{why}; not enqueued: {', '.join(not_enqueued)} (submit them again)"
+            + (f"; enqueued before the failure: {', '.join(enqueued)}" if enqueued else "")
+            + f" [{type(cause).__name__}: {cause}]")
 
 
 def sender_app(redis_url: str, visibility_timeout_s: int = 3600) -> Celery:
@@ -42,6 +65,7 @@ class EvalfleetClient:
 
         Raises:
             pydantic.ValidationError: the request is not a valid RunRequest.
+            SubmitError: Redis did not take it (full or unreachable); it was not enqueued.
         """
         return self.submit_many([request])[0]
 
@@ -50,13 +74,20 @@ class EvalfleetClient:
 
         Raises:
             pydantic.ValidationError: a request is invalid (nothing is enqueued).
+            SubmitError: Redis did not take a request (full or unreachable); it names the
+                runs enqueued before that and those not enqueued.
         """
         checked = [r if isinstance(r, RunRequest) else RunRequest.model_validate(r)
                    for r in requests]
-        with self.app.producer_or_acquire() as producer:
-            for request in checked:
-                self._send(request, producer)
-        return [r.run_id for r in checked]
+        sent: list[str] = []
+        try:
+            with self.app.producer_or_acquire() as producer:
+                for request in checked:
+                    self._send(request, producer)
+                    sent.append(request.run_id)
+        except (OperationalError, redis.RedisError) as err:
+            raise SubmitError(sent, [r.run_id for r in checked[len(sent):]], err) from err
+        return sent
 
     def _send(self, request: RunRequest, producer: Any) -> None:
         self.app.send_task(
@@ -88,28 +119,102 @@ class EvalfleetClient:
                 pubsub.get_message(timeout=min(left, 1.0))
 
     def results(self, group: str = "evalfleet-client", consumer: str = "consumer-1",
-                block_ms: int = 5000, stop_when_idle: bool = False) -> Iterator[RunResult]:
-        """Every published result, through a consumer group (resumable: acked as yielded)."""
-        self._ensure_group(group)
+                block_ms: int = 5000, stop_when_idle: bool = False,
+                claim_after_ms: int = 300_000) -> Iterator[RunResult]:
+        """Every published result, through a consumer group: resumable, at least once.
+
+        Results are acknowledged ten at a time, once the consumer asked for the one after
+        them, so the results a consumer was handling when it stopped come again (up to ten)
+        when it resumes under the same ``consumer`` name (give each process its own, stable
+        name): its pending results come first, then results another consumer of the group
+        left unacknowledged for ``claim_after_ms``, then new ones. The stream keeps an entry
+        as long as its result (``EVALFLEET_RESULT_TTL_S``), so a group away for less than
+        that misses nothing; a new group starts at the oldest result still kept. Results
+        that expired before the group read them are skipped with a warning.
+        """
+        if not self._ensure_group(group):
+            self._warn_if_missed(group)
         while True:
-            batch = self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: ">"}, count=100,
-                                          block=block_ms)
-            entries = [e for _, stream_entries in batch or [] for e in stream_entries]
+            entries = (self._pending(group, consumer, claim_after_ms)
+                       or self._new(group, consumer, block_ms))
             if not entries and stop_when_idle:
                 return
-            for entry_id, fields in entries:
-                yield RunResult.model_validate_json(fields[b"result"])
-                self.redis.xack(RESULTS_STREAM, group, entry_id)
+            yield from self._handle(entries, group)
 
-    def _ensure_group(self, group: str) -> None:
+    def _pending(self, group: str, consumer: str, claim_after_ms: int) -> list[Any]:
+        """This consumer's unacknowledged entries, else entries another consumer of the
+        group left unacknowledged for ``claim_after_ms`` (claimed for this one)."""
+        own = self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: "0"}, count=100)
+        entries = [e for _, stream_entries in own or [] for e in stream_entries]
+        if entries:
+            return entries
+        _, claimed, *_ = self.redis.xautoclaim(RESULTS_STREAM, group, consumer, claim_after_ms,
+                                               count=100)
+        return list(claimed)
+
+    def _new(self, group: str, consumer: str, block_ms: int) -> list[Any]:
+        batch = self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: ">"}, count=100,
+                                      block=block_ms)
+        return [e for _, stream_entries in batch or [] for e in stream_entries]
+
+    def _handle(self, entries: list[Any], group: str) -> Iterator[RunResult]:
+        """The results ``entries`` name, fetched ten at a time; each ten acknowledged with
+        the fetch of the next (or at the end)."""
+        handled: list[bytes] = []
+        for start in range(0, len(entries), FETCH_CHUNK):
+            chunk = entries[start:start + FETCH_CHUNK]
+            bodies = self._fetch(chunk, group, handled)
+            handled = []
+            for (entry_id, fields), raw in zip(chunk, bodies, strict=True):
+                found = self._parsed(fields, raw, group)
+                if found is not None:
+                    yield found
+                handled.append(entry_id)
+        if handled:
+            self.redis.xack(RESULTS_STREAM, group, *handled)
+
+    def _fetch(self, chunk: list[Any], group: str, handled: list[bytes]) -> list[Any]:
+        """One round trip: acknowledge ``handled``, read the result key of each entry."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            if handled:
+                pipe.xack(RESULTS_STREAM, group, *handled)
+            for _, fields in chunk:
+                pipe.get(result_key(_run_id(fields)))
+            replies = pipe.execute()
+        return list(replies[1:] if handled else replies)
+
+    def _parsed(self, fields: dict[bytes, bytes] | None, raw: bytes | None,
+                group: str) -> RunResult | None:
+        if raw is None:  # the result expired, or the entry was trimmed while pending
+            log.warning("results: group %s skips %s: its result expired before it was read",
+                        group, _run_id(fields) or "a trimmed entry")
+            return None
+        return RunResult.model_validate_json(raw)
+
+    def _ensure_group(self, group: str) -> bool:
+        """Create ``group`` at the start of the stream; whether it was created."""
         try:
             self.redis.xgroup_create(RESULTS_STREAM, group, id="0", mkstream=True)
         except redis.ResponseError as err:
             if "BUSYGROUP" not in str(err):
                 raise
+            return False
+        return True
+
+    def _warn_if_missed(self, group: str) -> None:
+        """Log how many results the stream dropped before ``group`` read them (a group
+        away for longer than the results' TTL)."""
+        missed = missed_by(self.redis, group)
+        if missed:
+            log.warning("results: group %s was away too long: %d results expired before it "
+                        "read them", group, missed)
 
     def close(self) -> None:
         self.redis.close()
 
 
-__all__ = ["EvalfleetClient", "ValidationError", "sender_app"]
+def _run_id(fields: dict[bytes, bytes] | None) -> str:
+    return (fields or {}).get(b"run_id", b"").decode()
+
+
+__all__ = ["EvalfleetClient", "SubmitError", "ValidationError", "sender_app"]

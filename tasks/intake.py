@@ -3,8 +3,10 @@
 A platform appends ``XADD evalfleet:intake * request <RunRequest JSON>``; a forwarder in
 each worker reads the stream through the consumer group ``evalfleet-intake`` and enqueues
 each request as an ``evalfleet.run`` task, acknowledging the entry only after the task is
-sent. Entries a dead forwarder had claimed are reclaimed after ``reclaim_after_ms``.
-Invalid requests are forwarded as they are: the worker publishes them as ``rejected``.
+sent. A forwarder first sends again what it read but could not send (a full or unreachable
+Redis refused the task), then what a dead forwarder had claimed and left for
+``reclaim_after_ms``, then new entries. Invalid requests are forwarded as they are: the
+worker publishes them as ``rejected``.
 """
 
 from __future__ import annotations
@@ -50,15 +52,23 @@ class IntakeForwarder:
             return 0
 
     def _forward(self, block_ms: int) -> int:
-        _, claimed, *_ = self.redis.xautoclaim(INTAKE_STREAM, INTAKE_GROUP, self.consumer,
-                                               self.reclaim_after_ms, count=100)
-        batch = self.redis.xreadgroup(INTAKE_GROUP, self.consumer, {INTAKE_STREAM: ">"},
-                                      count=100, block=block_ms)
-        entries = list(claimed) + [e for _, items in batch or [] for e in items]
+        entries = self._read("0", None) or self._claimed() or self._read(">", block_ms)
         for entry_id, fields in entries:
-            self._send(fields.get(b"request", b""))
+            if fields:  # else trimmed from the stream while it was pending
+                self._send(fields.get(b"request", b""))
             self.redis.xack(INTAKE_STREAM, INTAKE_GROUP, entry_id)
         return len(entries)
+
+    def _read(self, start: str, block_ms: int | None) -> list[Any]:
+        """This forwarder's unsent entries (``0``) or new ones (``>``)."""
+        batch = self.redis.xreadgroup(INTAKE_GROUP, self.consumer, {INTAKE_STREAM: start},
+                                      count=100, block=block_ms)
+        return [e for _, items in batch or [] for e in items]
+
+    def _claimed(self) -> list[Any]:
+        _, claimed, *_ = self.redis.xautoclaim(INTAKE_STREAM, INTAKE_GROUP, self.consumer,
+                                               self.reclaim_after_ms, count=100)
+        return list(claimed)
 
     def _send(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace")

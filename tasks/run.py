@@ -11,6 +11,12 @@ Delivery policy (who is at fault decides the path):
 
 Every delivery is counted in ``evalfleet:deliveries:<run_id>`` (a worker killed mid-run
 redelivers without any retry call), so a poison message stops after the cap.
+
+The Redis steps a run cannot do without (the published check, the delivery count, sending a
+retry, the publication) wait while Redis refuses them — full, loading, unreachable — and go
+on as soon as it takes them (:mod:`tasks.patience`); the run is never failed, and so never
+acknowledged, for that. Only when Celery's soft time limit comes near does the task give the
+run back (``Reject(requeue=True)``).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 
 from celery import shared_task
 from celery.exceptions import Reject
+from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -28,12 +35,14 @@ from sandbox.errors import SandboxConfigError, SandboxUnavailable
 from . import runtime
 from .closing import close_now
 from .messages import RunResult, cap_size, decode_loosely, fallback_run_id
+from .patience import Refused
 from .pipeline import run_pipeline
-from .publish import Publisher
 from .queueing import TASK_NAME
 
 DELIVERIES = "evalfleet:deliveries:{run_id}"
 INFRA_ERRORS = (SandboxUnavailable, RedisConnectionError, RedisTimeoutError, ConnectionError)
+#: Seconds before Celery's soft time limit at which a run stops waiting for Redis.
+DEADLINE_MARGIN_S = 10.0
 
 
 @shared_task(name=TASK_NAME, bind=True, acks_late=True, reject_on_worker_lost=True,
@@ -44,12 +53,29 @@ def run(self: Any, request: str | dict[str, Any], enqueued_at: float | None = No
 
 
 def execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None) -> str:
-    """The task body, with the runtime passed in (testable without a worker)."""
+    """The task body, with the runtime passed in (testable without a worker).
+
+    Raises:
+        celery.exceptions.Retry: the run failed on infrastructure or a bug, below the cap.
+        celery.exceptions.Reject: ``requeue=True``: Redis refused a step the run needs until
+            Celery's time limit came near; the run goes back to the queue (or, if Redis
+            refuses that too, stays unacknowledged until the visibility timeout).
+    """
+    limit = None if rt.time_limit_s is None else rt.time_limit_s - DEADLINE_MARGIN_S
+    deadline = rt.patience.deadline(limit)
+    try:
+        return _execute(rt, task, body, enqueued_at, deadline)
+    except Refused as err:
+        raise Reject(str(err), requeue=True) from err
+
+
+def _execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None,
+             deadline: float) -> str:
     run_id = fallback_run_id(decode_loosely(body))
-    if rt.publisher.published(run_id):
+    if rt.patience.persist("check", lambda: rt.publisher.published(run_id), deadline):
         rt.observer.duplicate()
         return "duplicate"
-    attempt = _count_delivery(rt, run_id)
+    attempt = _count_delivery(rt, run_id, deadline)
     if attempt > rt.delivery_cap:
         # Only deliveries that never returned get here (every failure that returns is capped
         # on its way out): the pool process was lost mid-run each time (SIGKILL, OOM kill, a
@@ -58,40 +84,52 @@ def execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None
         reason = (f"gave up after {attempt - 1} deliveries that never finished (the worker "
                   "process was lost during each, or the run outlived the visibility timeout)")
         return _publish(rt, failed(run_id, "internal_error", reason, rt), attempt,
-                        enqueued_at, _queue(task))
+                        enqueued_at, _queue(task), deadline)
     try:
         result = run_pipeline(body, rt.factory, rt.config, gate=rt.gate,
                               close=rt.closer.close_later if rt.closer else close_now)
     except SandboxConfigError as err:
         result = failed(run_id, "infra_error", f"sandbox configuration: {err}", rt)
     except INFRA_ERRORS as err:
-        result = _retry_or_give_up(rt, task, run_id, attempt, "infra_error", err)
+        result = _retry_or_give_up(rt, task, (run_id, attempt), "infra_error", err, deadline)
     except Exception as err:  # a bug of ours: retried, then published
-        result = _retry_or_give_up(rt, task, run_id, attempt, "internal_error", err)
-    return _publish(rt, result, attempt, enqueued_at, _queue(task))
+        result = _retry_or_give_up(rt, task, (run_id, attempt), "internal_error", err, deadline)
+    return _publish(rt, result, attempt, enqueued_at, _queue(task), deadline)
 
 
-def _count_delivery(rt: runtime.Runtime, run_id: str) -> int:
+def _count_delivery(rt: runtime.Runtime, run_id: str, deadline: float) -> int:
     key = DELIVERIES.format(run_id=run_id)
-    attempt = int(rt.redis.incr(key))
-    rt.redis.expire(key, rt.delivery_ttl_s)
+    attempt = int(rt.patience.persist("delivery", lambda: rt.redis.incr(key), deadline))
+    rt.patience.persist("delivery", lambda: rt.redis.expire(key, rt.delivery_ttl_s),
+                        deadline)
     if attempt > 1:
         rt.observer.redelivered()
     return attempt
 
 
-def _retry_or_give_up(rt: runtime.Runtime, task: Any, run_id: str, attempt: int,
-                      outcome: Any, err: BaseException) -> RunResult:
-    reason = f"{type(err).__name__}: {err}"
+def _retry_or_give_up(rt: runtime.Runtime, task: Any, delivery: tuple[str, int],
+                      outcome: Any, err: BaseException, deadline: float) -> RunResult:
+    (run_id, attempt), reason = delivery, f"{type(err).__name__}: {err}"
     if attempt >= rt.delivery_cap:
         return failed(run_id, outcome, f"gave up after {attempt} deliveries: {reason}", rt)
+    countdown = rt.retry_backoff_s * 2 ** (attempt - 1)
+    raise rt.patience.persist("retry", lambda: _send_retry(task, err, countdown), deadline)
+
+
+def _send_retry(task: Any, err: BaseException, countdown: float) -> BaseException:
+    """Send the retry message; the ``Retry`` to raise.
+
+    Raises:
+        OperationalError: the broker did not take it. Celery turns a retry it cannot send
+            (broker unreachable or refusing writes, e.g. at maxmemory) into
+            ``Reject(requeue=False)``, which with acks_late deletes the run: no result is
+            ever published. The send is tried again instead (``Patience.persist``).
+    """
     try:
-        raise task.retry(exc=err, countdown=rt.retry_backoff_s * 2 ** (attempt - 1))
+        sent: BaseException = task.retry(exc=err, countdown=countdown, throw=False)
     except Reject as unsent:
-        # Celery turns a retry it cannot send (broker unreachable or refusing writes, e.g. at
-        # maxmemory) into Reject(requeue=False): with acks_late that deletes the run, and no
-        # result is ever published. Requeue it instead; the delivery cap still bounds it.
-        raise Reject(unsent.reason, requeue=True) from err
+        raise OperationalError(f"retry not sent: {unsent.reason}") from err
+    return sent
 
 
 def failed(run_id: str, outcome: Any, reason: str, rt: runtime.Runtime) -> RunResult:
@@ -100,7 +138,7 @@ def failed(run_id: str, outcome: Any, reason: str, rt: runtime.Runtime) -> RunRe
 
 
 def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: float | None,
-             queue: str) -> str:
+             queue: str, deadline: float) -> str:
     result.attempt = attempt
     if enqueued_at is not None:
         total = result.timings_ms.get("total", 0.0)
@@ -108,7 +146,8 @@ def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: 
         result.timings_ms["queue_wait"] = round(max(0.0, waited), 3)
     started = time.perf_counter()
     body = cap_size(result, rt.config.max_result_bytes).to_json()
-    first = publish_once(rt.publisher, result.run_id, body)
+    first = rt.patience.persist("publication", lambda: rt.publisher.publish(result, body),
+                                deadline)
     result.timings_ms["publish"] = round((time.perf_counter() - started) * 1000, 3)
     if first:
         rt.observer.run_finished(result, queue)
@@ -118,11 +157,6 @@ def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: 
     if callable(stats):
         rt.observer.pool(stats())
     return result.outcome if first else "duplicate"
-
-
-def publish_once(publisher: Publisher, run_id: str, body: str) -> bool:
-    """Publish; False for a duplicate."""
-    return publisher.publish(run_id, body)
 
 
 def _queue(task: Any) -> str:

@@ -15,6 +15,7 @@ from sandbox.base import SandboxFactory
 
 from .closing import Closer
 from .messages import RunResult
+from .patience import Patience
 from .pipeline import Gate, PipelineConfig
 from .publish import Publisher
 
@@ -58,6 +59,10 @@ class Runtime:
     """Removes sandboxes in the background (``None``: each run removes its own at once)."""
     gate: Gate | None = None
     """The operator's preflight requirement (:class:`tasks.preflight.PreflightGate`)."""
+    patience: Patience = field(default_factory=Patience)
+    """How a run waits for Redis to take the writes it needs (full, loading, unreachable)."""
+    time_limit_s: float | None = None
+    """Celery's soft time limit of a run: it stops waiting for Redis shortly before."""
 
 
 Builder = Callable[[], Runtime]

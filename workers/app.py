@@ -6,6 +6,7 @@ from celery import Celery
 
 from tasks.queueing import queue_for, transport_options
 
+from . import broker
 from .settings import Settings
 
 #: Seconds between the sandbox's own deadline and Celery's soft / hard time limits.
@@ -13,10 +14,21 @@ SOFT_LIMIT_MARGIN_S = 60
 HARD_LIMIT_MARGIN_S = 120
 
 
+def longest_run_s(settings: Settings) -> float:
+    """The longest wall time any profile allows a run."""
+    return max(p.max_wall_s for p in settings.profiles.values())
+
+
+def soft_time_limit_s(settings: Settings) -> float:
+    """Celery's soft time limit of ``evalfleet.run``."""
+    return longest_run_s(settings) + SOFT_LIMIT_MARGIN_S
+
+
 def make_app(settings: Settings) -> Celery:
     """The evalfleet Celery app for ``settings`` (registers ``evalfleet.run``)."""
+    # Kombu's broker bookkeeping, made to survive a full Redis (see workers/broker.py).
+    broker.install()
     app = Celery("evalfleet", broker=settings.redis_url)
-    longest_run_s = max(p.max_wall_s for p in settings.profiles.values())
     app.conf.update(
         # A run is acknowledged only after its result is published: a worker that dies
         # mid-run leaves it in the queue. Safe because publication is idempotent (SET NX).
@@ -28,15 +40,15 @@ def make_app(settings: Settings) -> Celery:
         # Redis redelivers unacked runs after the visibility timeout; priority sub-queues.
         broker_transport_options=transport_options(settings.visibility_timeout_s),
         # Celery's own limits sit above the sandbox deadline, which normally fires first.
-        task_soft_time_limit=longest_run_s + SOFT_LIMIT_MARGIN_S,
-        task_time_limit=longest_run_s + HARD_LIMIT_MARGIN_S,
+        task_soft_time_limit=soft_time_limit_s(settings),
+        task_time_limit=longest_run_s(settings) + HARD_LIMIT_MARGIN_S,
         # On broker connection loss, acks_late runs will be redelivered: stop them here.
         worker_cancel_long_running_tasks_on_connection_loss=True,
         # SIGTERM is Celery's warm shutdown: no new runs, in-flight ones finish (no limit of
         # its own: the orchestrator's grace period must cover the longest run). SIGQUIT (or
         # REMAP_SIGTERM) is a soft shutdown: in-flight runs get this long, then a cold stop
         # requeues them (acks_late).
-        worker_soft_shutdown_timeout=float(longest_run_s),
+        worker_soft_shutdown_timeout=float(longest_run_s(settings)),
         # Task events for Flower and celery-exporter.
         worker_send_task_events=True,
         task_send_sent_event=True,

@@ -5,7 +5,10 @@ Liveness needs no network: the worker's main process rewrites a local heartbeat 
 stuck. Readiness is liveness plus a reachable broker and a Docker engine that answers — so a
 Redis blip, or a restarting engine sidecar, makes pods unready, never restarts them. The same
 beat is written to ``evalfleet:heartbeat:<worker_id>`` (with a TTL) so that the sandbox reaper
-can tell live workers' containers from orphans.
+can tell live workers' containers from orphans — even when Redis is full: the key is written
+by a script flagged ``allow-oom`` (a few bytes per worker), because a beat Redis refused let
+the key expire and every reaper, this worker's own included, removed the worker's running
+sandboxes as orphans.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 HEARTBEAT_KEY = "evalfleet:heartbeat:{worker_id}"
+_BEAT = """#!lua flags=allow-oom
+return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+"""
 
 
 def heartbeat_key(worker_id: str) -> str:
@@ -52,7 +58,8 @@ class Heartbeat:
         self.path.write_text("".join(f"{line}\n" for line in
                                      [f"{self.worker_id} {time.time():.3f}", *self.notes]))
         with contextlib.suppress(Exception):  # Redis away: liveness must not depend on it
-            self.redis.set(heartbeat_key(self.worker_id), time.time(), ex=int(self.ttl_s))
+            self.redis.eval(_BEAT, 1, heartbeat_key(self.worker_id), time.time(),
+                            int(self.ttl_s))
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):

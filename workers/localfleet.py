@@ -110,10 +110,23 @@ class WorkerNode:
             RuntimeError: it exited during start-up (its log tail is in the message).
             TimeoutError: it was not ready within ``ready_timeout``.
         """
+        return self.launch().wait_ready(ready_timeout)
+
+    def launch(self) -> WorkerNode:
+        """Start the process (without waiting for it to be ready)."""
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "workers", "worker", *self.args], env=self.env,
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def wait_ready(self, ready_timeout: float = 30) -> WorkerNode:
+        """Wait for Celery's "ready".
+
+        Raises:
+            RuntimeError: it exited during start-up (its log tail is in the message).
+            TimeoutError: it was not ready within ``ready_timeout``.
+        """
         wait_until(lambda: b" ready." in self.log.read_bytes() or not self.alive,
                    ready_timeout, f"worker {self.worker_id} did not become ready")
         if not self.alive:
@@ -151,6 +164,11 @@ class Starter:
         self.nodes: list[WorkerNode] = []
 
     def __call__(self, name: str, args: list[str] | None = None, **settings: str) -> WorkerNode:
+        """Start a node and wait until it is ready."""
+        return self.launch(name, args, **settings).wait_ready()
+
+    def launch(self, name: str, args: list[str] | None = None, **settings: str) -> WorkerNode:
+        """Start a node without waiting for it."""
         port = free_port()
         worker_id = f"{name}-{os.getpid()}-{len(self.nodes)}-{port}"
         env = worker_env(self.redis_url, worker_id, self.workdir, metrics_port=str(port),
@@ -158,7 +176,7 @@ class Starter:
         node = WorkerNode(worker_id, env, self.workdir / f"{worker_id}.log", port,
                           args=args or ["-c", "1"])
         self.nodes.append(node)
-        return node.start()
+        return node.launch()
 
     def stop_all(self) -> None:
         for node in self.nodes:

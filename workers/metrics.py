@@ -18,7 +18,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from tasks.consumers import GroupState, group_states
 from tasks.messages import RunResult
+from tasks.publish import RESULTS_STREAM
 from tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
 
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
@@ -38,6 +40,11 @@ SCORES = Histogram("evalfleet_score", "Scorecard scores on the 0-1000 scale.",
 REDELIVERIES = Counter("evalfleet_redeliveries_total", "Runs delivered more than once.")
 DUPLICATES = Counter("evalfleet_duplicate_publications_total",
                      "Executions whose result was already published (nothing new published).")
+REFUSALS = Counter("evalfleet_redis_refusals_total",
+                   "Redis steps a run needed that Redis refused or could not take (full, "
+                   "loading, unreachable); each is retried.", ["step"])
+#: The steps tasks/run.py waits on (exported at 0 from the start, for the alert).
+REFUSAL_STEPS = ("check", "delivery", "retry", "publication")
 CAPTURE_BYTES = Counter("evalfleet_capture_bytes_total", "Bytes captured from sandboxes.")
 CAPTURE_TRUNCATIONS = Counter("evalfleet_capture_truncations_total",
                               "File captures cut at their cap.")
@@ -76,6 +83,8 @@ class FleetMetrics:
 
     def __init__(self) -> None:
         self._pool_seen: dict[tuple[str, str], int] = {}
+        for step in REFUSAL_STEPS:
+            REFUSALS.labels(step)
 
     def run_finished(self, result: RunResult, queue: str) -> None:
         RUNS.labels(result.outcome, queue).inc()
@@ -118,6 +127,9 @@ class FleetMetrics:
     def redelivered(self) -> None:
         REDELIVERIES.inc()
 
+    def refused(self, step: str) -> None:
+        REFUSALS.labels(step).inc()
+
 
 class QueueCollector(Collector):
     """Queue depth per queue (every priority sub-list) and unacked runs, read at scrape."""
@@ -148,6 +160,43 @@ class QueueCollector(Collector):
     def _oldest(self) -> float:
         first = self.redis.zrange("unacked_index", 0, 0, withscores=True)
         return max(0.0, time.time() - float(first[0][1])) if first else 0.0
+
+
+class ResultsCollector(Collector):
+    """The results stream's length and how far behind each of its consumer groups is
+    (``evalfleet_results_group_*{group}``: group names are the platform's few consumers)."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            states = group_states(self.redis)
+            length = float(self.redis.xlen(RESULTS_STREAM))
+        except Exception:  # a scrape must not fail because Redis blipped
+            return
+        entries = GaugeMetricFamily("evalfleet_results_stream_entries",
+                                    "Entries in the evalfleet:results stream (kept by age).")
+        entries.add_metric([], length)
+        yield entries
+        yield from _group_families(states)
+
+
+def _group_families(states: list[GroupState]) -> Iterator[GaugeMetricFamily]:
+    lag = GaugeMetricFamily(
+        "evalfleet_results_group_lag", "Results published and not yet delivered to the "
+        "consumer group (including results that expired before it read them).", labels=["group"])
+    pending = GaugeMetricFamily("evalfleet_results_group_pending", "Results delivered to the "
+                                "consumer group and not yet acknowledged.", labels=["group"])
+    behind = GaugeMetricFamily(
+        "evalfleet_results_group_behind_seconds", "How long ago the oldest result not yet "
+        "delivered to the consumer group was published (0: caught up).", labels=["group"])
+    for state in states:
+        if state.lag is not None:
+            lag.add_metric([state.name], float(state.lag))
+        pending.add_metric([state.name], float(state.pending))
+        behind.add_metric([state.name], state.behind_s)
+    yield from (lag, pending, behind)
 
 
 class ContainerCollector(Collector):

@@ -149,7 +149,8 @@ class Settings(BaseSettings):
     visibility_timeout_s: int = Field(3600, gt=0)
     """Redis redelivers a reserved, unacked run after this; keep it above the longest run."""
     result_ttl_s: int = Field(7 * 24 * 3600, gt=0)
-    stream_maxlen: int = Field(100_000, gt=0)
+    """How long a result is kept: its key, and its entry in the ``evalfleet:results`` stream
+    (so a consumer group away for up to this long misses nothing)."""
     metrics_port: int = Field(9808, ge=0)
     """Prometheus metrics port of the worker (0 = off)."""
     metrics_addr: str = "0.0.0.0"

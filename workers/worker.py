@@ -61,21 +61,24 @@ def build_runtime(settings: Settings) -> Any:
     """A pool process's runtime (called lazily, after the fork)."""
     from sandbox.docker.factory import DockerFactory
     from tasks.closing import Closer
+    from tasks.patience import Patience
     from tasks.publish import Publisher
     from tasks.runtime import Runtime
 
+    from .app import soft_time_limit_s
     from .metrics import FleetMetrics
 
-    client = redis_client(settings)
+    client, metrics = redis_client(settings), FleetMetrics()
     cold = DockerFactory(
         docker_client(settings), worker=settings.worker_id,
         extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})
     return Runtime(
         config=settings.pipeline_config(), factory=sandbox_factory(settings, cold),
-        redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.stream_maxlen),
+        redis=client, publisher=Publisher(client, settings.result_ttl_s),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
-        delivery_ttl_s=settings.result_ttl_s, observer=FleetMetrics(), closer=Closer(),
-        gate=preflight_gate(settings, client, cold))
+        delivery_ttl_s=settings.result_ttl_s, observer=metrics, closer=Closer(),
+        gate=preflight_gate(settings, client, cold),
+        patience=Patience(on_refusal=metrics.refused), time_limit_s=soft_time_limit_s(settings))
 
 
 def preflight_gate(settings: Settings, redis: Any, factory: Any) -> Any:
@@ -200,7 +203,13 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     from tasks.intake import IntakeForwarder
 
     from .health import Heartbeat
-    from .metrics import ContainerCollector, IsolationCollector, QueueCollector, serving_registry
+    from .metrics import (
+        ContainerCollector,
+        IsolationCollector,
+        QueueCollector,
+        ResultsCollector,
+        serving_registry,
+    )
 
     redis = redis_client(settings)
     beat = Heartbeat(redis, settings.worker_id, heartbeat_path(settings),
@@ -208,12 +217,15 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
                      notes=[f"isolation: {i.describe()}" for i in isolations or []])
     beat.start()
     if settings.metrics_port:
-        registry = serving_registry(QueueCollector(redis, settings.queues),
+        registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
                                     ContainerCollector(docker_client(settings), settings.worker_id),
                                     IsolationCollector(isolations or []))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
     forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id)
-    forwarder.ensure_group()
+    try:
+        forwarder.ensure_group()
+    except Exception as err:  # a full Redis refuses it: the forwarder's first read retries
+        log.warning("intake group not created yet: %s", err)
     intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
     reaper = start_reaper(settings, redis)
     engine = docker_client(settings)
@@ -255,8 +267,11 @@ def resolve_fleet(settings: Settings, redis: Any) -> str:
     """
     if not settings.fleet:
         try:
-            redis.set(FLEET_KEY, f"fleet-{uuid.uuid4().hex[:12]}", nx=True)
-            settings.fleet = bytes(redis.get(FLEET_KEY)).decode()
+            stored = redis.get(FLEET_KEY)  # read first: a full Redis refuses the SET
+            if stored is None:
+                redis.set(FLEET_KEY, f"fleet-{uuid.uuid4().hex[:12]}", nx=True)
+                stored = redis.get(FLEET_KEY)
+            settings.fleet = bytes(stored).decode()
         except Exception as err:  # Celery retries the broker; the label must exist now
             log.warning("fleet id not readable from Redis (%s); using %s", err,
                         settings.fleet_label)
@@ -297,6 +312,25 @@ def resolve_isolation(settings: Settings, names: list[str]) -> list[Any]:
         raise SystemExit(f"evalfleet: {error}") from error
 
 
+def wait_until_writable(redis: Any, pause_s: float = 5.0) -> None:
+    """Return once Redis takes a transaction. A full Redis (maxmemory, noeviction) refuses
+    every command inside MULTI, and Celery's start-up declares its queues in one: the
+    worker would exit, and be restarted again and again, until memory came back."""
+    import redis as redis_lib
+
+    said = False
+    while True:
+        try:
+            with redis.pipeline(transaction=True) as pipe:
+                pipe.exists(FLEET_KEY).execute()
+            return
+        except redis_lib.OutOfMemoryError as err:
+            if not said:
+                log.warning("Redis is full (%s): waiting for memory before taking runs", err)
+                said = True
+            time.sleep(pause_s)
+
+
 def run_worker(settings: Settings, pool: str = "prefork") -> None:
     """Run a worker node until it is stopped (SIGTERM: warm shutdown)."""
     from .isolation import served
@@ -324,6 +358,7 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
     for signal in (worker_process_shutdown, worker_shutdown):
         signal.connect(_release_runtime, weak=False)
     services = main_services(settings, app, isolations)
+    wait_until_writable(redis_client(settings))
     queues = ",".join(queue_for(q) for q in settings.queues)
     try:
         app.worker_main(["worker", "--loglevel=INFO", "-Q", queues, "-P", pool,

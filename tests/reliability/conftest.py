@@ -55,3 +55,12 @@ def private_fleet(docker_client: Any, tmp_path: Path) -> Iterator[PrivateFleet]:
     assert not leaked, f"containers left behind: {[c.name for c in leaked]}"
 
 
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A ``redis-server`` of the test's own, without workers or Docker."""
+    _redis_available()
+    server = RedisServer(free_port(), tmp_path).start()
+    try:
+        yield server
+    finally:
+        server.stop()

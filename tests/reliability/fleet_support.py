@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tasks.messages import RunRequest
@@ -67,6 +70,10 @@ class PrivateFleet:
     def start(self, name: str, args: list[str] | None = None, **settings: str) -> WorkerNode:
         return self.starter(name, args, **settings)
 
+    def launch(self, name: str, args: list[str] | None = None, **settings: str) -> WorkerNode:
+        """Start a worker without waiting for it to be ready."""
+        return self.starter.launch(name, args, **settings)
+
     def client(self, url: str | None = None) -> Any:
         from tasks.client import EvalfleetClient
 
@@ -96,3 +103,34 @@ def log_of(node: WorkerNode) -> str:
 
 def dump(data: Any) -> str:
     return json.dumps(data)
+
+
+def metric(node: WorkerNode, name: str, **labels: str) -> float:
+    """The value of one sample of a node's metrics (0 when it is not exported)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(node.metrics()):
+        for found in family.samples:
+            if found.name == name and all(found.labels.get(k) == v for k, v in labels.items()):
+                return float(found.value)
+    return 0.0
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants."""
+    found = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            found += process_tree(int(child))
+    return found
+
+
+def cpu_seconds(node: WorkerNode) -> float:
+    """CPU time used so far by a node's processes (main process and pool)."""
+    assert node.process is not None
+    total = 0
+    for pid in process_tree(node.process.pid):
+        with contextlib.suppress(FileNotFoundError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")

@@ -73,6 +73,9 @@ class Batch:
     results: dict[str, RunResult]
     expected: dict[str, str]
     """Run id → the Clawdiators result of each example run."""
+    streamed: set[str]
+    """Run ids read back through a consumer group, as a platform follows results (the
+    group's lag metrics exist from then on: the consumer alerts read them)."""
 
 
 @pytest.fixture(scope="module")
@@ -115,9 +118,11 @@ def batch(stack: Stack) -> Batch:
         wait_until(lambda: _pings(client), 60, "Redis of the stack did not answer")
         client.submit_many(requests)
         results = {r.run_id: client.wait(r.run_id, timeout=180) for r in requests}
+        streamed = {r.run_id for r in client.results(group="compose-test", block_ms=500,
+                                                     stop_when_idle=True)}
     finally:
         client.close()
-    return Batch(results, {rid: result for rid, (_, result) in examples.items()})
+    return Batch(results, {rid: result for rid, (_, result) in examples.items()}, streamed)
 
 
 def _pings(client: Any) -> bool:
@@ -143,6 +148,7 @@ def test_containerised_workers_score_the_example_packs(batch: Batch) -> None:
     assert pooled.resources["runtime"] == "runc"
     usage = pooled.resources["usage"]
     assert usage["memory_peak_bytes"] > 0 and usage["cpu_seconds"] > 0
+    assert set(batch.results) <= batch.streamed  # every result reached a consumer group too
 
 
 def test_limits_a_missing_image_and_the_warm_pool_take_their_paths(batch: Batch) -> None:

@@ -69,7 +69,8 @@ def test_example_pack_runs_end_to_end(pack: str, fleet: Any, client: Any) -> Non
     assert all(r.scorecard.validity != "invalid" for r in results)
     assert announced == {r.run_id for r in requests}
     streamed = _streamed(client, {r.run_id for r in requests})
-    assert streamed == {r.run_id: r.model_dump_json() for r in results}
+    assert streamed == {r.run_id: ("scored", str(r.scorecard.score), r.scorecard.result)
+                        for r in results}
 
 
 def _announced(pubsub: Any, wanted: set[str]) -> set[str]:
@@ -82,15 +83,15 @@ def _announced(pubsub: Any, wanted: set[str]) -> set[str]:
     return seen
 
 
-def _streamed(client: Any, wanted: set[str]) -> dict[str, str]:
-    from tasks.messages import RunResult
-
-    found: dict[str, str] = {}
+def _streamed(client: Any, wanted: set[str]) -> dict[str, tuple[str, ...]]:
+    """Run id → the summary its stream entry carries (outcome, score, scorecard result)."""
+    found: dict[str, tuple[str, ...]] = {}
     for _, fields in client.redis.xrange(RESULTS_STREAM):
         run_id = fields[b"run_id"].decode()
         if run_id in wanted:
             assert run_id not in found, f"{run_id} published twice"
-            found[run_id] = RunResult.model_validate_json(fields[b"result"]).model_dump_json()
+            found[run_id] = tuple(fields[k].decode() for k in (b"outcome", b"score",
+                                                                b"scorecard_result"))
     return found
 
 
@@ -145,7 +146,9 @@ def test_a_duplicate_delivery_publishes_once(fleet: Any, client: Any) -> None:
     client.app.send_task(TASK_NAME, args=[body], queue=queue_for("default"))
 
     _wait_for(lambda: fleet_metric(fleet, "evalfleet_duplicate_publications_total") > before)
-    assert _streamed(client, {request.run_id}) == {request.run_id: first.model_dump_json()}
+    assert first.scorecard is not None
+    assert _streamed(client, {request.run_id}) == {
+        request.run_id: ("scored", str(first.scorecard.score), first.scorecard.result)}
     assert client.redis.get(result_key(request.run_id)) is not None
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from redis.exceptions import OutOfMemoryError
 from unit.tasks.test_pipeline import TESTS_PASS, request
 
 from sandbox.errors import SandboxConfigError, SandboxUnavailable
 from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
 from tasks.messages import RunResult
+from tasks.patience import Patience
 from tasks.pipeline import PipelineConfig, ProfileBounds
 from tasks.run import execute
 from tasks.runtime import Runtime
@@ -46,10 +48,10 @@ class MemoryPublisher:
     def published(self, run_id: str) -> bool:
         return f"evalfleet:result:{run_id}" in self.redis.data
 
-    def publish(self, run_id: str, body: str) -> bool:
-        if self.published(run_id):
+    def publish(self, result: RunResult, body: str) -> bool:
+        if self.published(result.run_id):
             return False
-        self.redis.data[f"evalfleet:result:{run_id}"] = body
+        self.redis.data[f"evalfleet:result:{result.run_id}"] = body
         self.results.append(RunResult.model_validate_json(body))
         return True
 
@@ -63,8 +65,11 @@ class FakeTask:
         self.retries: list[float] = []
         self.request = type("R", (), {"delivery_info": {"routing_key": "evalfleet.default"}})()
 
-    def retry(self, exc: BaseException, countdown: float) -> Retry:
+    def retry(self, exc: BaseException, countdown: float, throw: bool = True) -> Retry:
+        """Celery's ``retry``: the ``Retry`` to raise is raised, or returned (``throw=False``)."""
         self.retries.append(countdown)
+        if throw:
+            raise Retry(str(exc))
         return Retry(str(exc))
 
 
@@ -78,14 +83,43 @@ class Exploding:
         raise self.error
 
 
+class FakeTime:
+    """A clock that only moves when someone sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+
 def runtime(factory: Any, cap: int = 3) -> tuple[Runtime, MemoryPublisher]:
     redis = MemoryRedis()
     publisher = MemoryPublisher(redis)
     config = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))})
+    time = FakeTime()
     built = Runtime(config=config, factory=factory, redis=redis,
                     publisher=publisher,  # type: ignore[arg-type]  (a stand-in)
-                    delivery_cap=cap, retry_backoff_s=1.0)
+                    delivery_cap=cap, retry_backoff_s=1.0, time_limit_s=70.0,
+                    patience=Patience(sleep=time.sleep, clock=time.clock))
     return built, publisher
+
+
+def refusing(times: int, then: Any) -> Any:
+    """A Redis call that Redis refuses ``times`` times (out of memory), then makes."""
+    refusals = iter(range(times))
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if next(refusals, None) is not None:
+            raise OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+        return then(*args, **kwargs)
+
+    return call
 
 
 def test_a_scored_run_is_published_with_its_attempt() -> None:
@@ -166,23 +200,73 @@ def test_deliveries_lost_past_the_cap_are_published_without_running() -> None:
 class UnsendableRetryTask(FakeTask):
     """``task.retry`` when the broker refuses the retry message (what Celery raises)."""
 
-    def retry(self, exc: BaseException, countdown: float) -> Retry:
+    def retry(self, exc: BaseException, countdown: float, throw: bool = True) -> Retry:
         from celery.exceptions import Reject
 
+        self.retries.append(countdown)
         raise Reject(OSError("OOM command not allowed"), requeue=False)
 
 
-def test_a_retry_that_cannot_be_sent_requeues_the_run() -> None:
+def test_a_retry_that_cannot_be_sent_is_sent_again_then_requeues_the_run() -> None:
     """Celery rejects without requeue when it cannot send a retry; that would drop the run
-    (acks_late): the task turns it into a requeue."""
+    (acks_late). The task tries to send it again, with backoff, and near Celery's time
+    limit (70 s here) gives the run back instead."""
     from celery.exceptions import Reject
 
     rt, publisher = runtime(Exploding(SandboxUnavailable("engine down")), cap=3)
+    task = UnsendableRetryTask()
 
     with pytest.raises(Reject) as raised:
-        execute(rt, UnsendableRetryTask(), request(), enqueued_at=None)
+        execute(rt, task, request(), enqueued_at=None)
 
     assert raised.value.requeue is True
+    assert publisher.results == []
+    # Tries at 0, 0.5, 1.5, 3.5, 7.5 s, then every 5 s up to 57.5 s: the next would pass the
+    # deadline, 10 s before the 70 s limit.
+    assert len(task.retries) == 15
+    assert rt.patience.clock() == 57.5
+
+
+def test_a_refused_publication_waits_until_redis_takes_it() -> None:
+    """Redis full at publication: the task keeps the result and publishes it once Redis
+    takes it (no failure, so no acknowledgement of an unpublished run), with backoff."""
+    rt, publisher = runtime(FakeFactory(script={"run-tests 7": TESTS_PASS}))
+    publisher.publish = refusing(6, publisher.publish)  # type: ignore[method-assign]
+    time, refused = FakeTime(), list[str]()
+    rt.patience = Patience(sleep=time.sleep, clock=time.clock, on_refusal=refused.append)
+
+    assert execute(rt, FakeTask(), request(), enqueued_at=None) == "scored"
+
+    assert [(r.outcome, r.attempt) for r in publisher.results] == [("scored", 1)]
+    assert refused == ["publication"] * 6
+    assert time.sleeps == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
+
+
+def test_a_refused_delivery_count_waits_before_the_run_starts() -> None:
+    """The delivery count is written before anything runs; refused, nothing starts until
+    Redis takes it."""
+    factory = FakeFactory(script={"run-tests 7": TESTS_PASS})
+    rt, publisher = runtime(factory)
+    rt.redis.incr = refusing(2, rt.redis.incr)
+
+    assert execute(rt, FakeTask(), request(), enqueued_at=None) == "scored"
+    assert rt.redis.data["evalfleet:deliveries:run-1"] == 1
+    assert len(factory.sandboxes) == 1
+    assert [(r.outcome, r.attempt) for r in publisher.results] == [("scored", 1)]
+
+
+def test_redis_refusing_past_the_deadline_gives_the_run_back() -> None:
+    """Still full when Celery's soft time limit nears: the run is requeued (never acked
+    unpublished), after a bounded number of tries."""
+    from celery.exceptions import Reject
+
+    rt, publisher = runtime(FakeFactory(script={"run-tests 7": TESTS_PASS}))
+    publisher.publish = refusing(1000, publisher.publish)  # type: ignore[method-assign]
+
+    with pytest.raises(Reject) as raised:
+        execute(rt, FakeTask(), request(), enqueued_at=None)
+
+    assert raised.value.requeue is True and "publication" in str(raised.value.reason)
     assert publisher.results == []
 
 

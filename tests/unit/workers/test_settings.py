@@ -96,3 +96,24 @@ def test_the_preflight_requirement_comes_from_the_environment(
     monkeypatch.setenv("EVALFLEET_PREFLIGHT__MODE", "maybe")
     with pytest.raises(ValueError, match=r"preflight\.mode"):
         Settings()
+
+
+class _FullRedis(_Redis):
+    """A Redis at maxmemory: reads work, writes are refused."""
+
+    def set(self, key: str, value: str, nx: bool = False) -> None:
+        from redis.exceptions import OutOfMemoryError
+
+        raise OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+
+
+def test_a_worker_started_while_redis_is_full_adopts_the_stored_fleet_id() -> None:
+    """The id is read before any write: a full Redis, which refuses the SET, still gives a
+    new worker its fleet's id (not a name of its own, under which the fleet's reapers would
+    not see its sandboxes)."""
+    from workers.worker import resolve_fleet
+
+    full = _FullRedis()
+    full.data["evalfleet:fleet"] = b"fleet-0123456789ab"
+
+    assert resolve_fleet(Settings(redis_url="redis://redis:6379/0"), full) == "fleet-0123456789ab"
