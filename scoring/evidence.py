@@ -324,7 +324,8 @@ def _case_warnings(cases: list[Case]) -> list[str]:
     if len(cases) != 1:
         return [CASE_WARNINGS[min(len(cases), 2)]]
     payload = cases[0].payload
-    return ["challenge input payload is empty"] if payload in (None, "", {}, []) else []
+    empty = payload is None or (isinstance(payload, str) and not payload.strip())
+    return ["challenge input payload is empty"] if empty else []
 
 
 HANDLERS = {

@@ -298,7 +298,10 @@ def test_transcript_turns() -> None:
     ([event("system.run.completed", 1, final_output="x")],
      [{"payload": {"q": 1}}, {"payload": {"q": 2}}],
      ["challenge input is ambiguous across multiple items"]),
-    ([event("system.run.completed", 1, final_output="x")], [{"payload": {}}],
+    ([event("system.run.completed", 1, final_output="x")], [{"payload": {}}], []),
+    ([event("system.run.completed", 1, final_output="x")], [{"payload": None}],
+     ["challenge input payload is empty"]),
+    ([event("system.run.completed", 1, final_output="x")], [{"payload": " \n"}],
      ["challenge input payload is empty"]),
 ])
 def test_evidence_warnings(events: list[dict[str, Any]], cases: list[dict[str, Any]],
