@@ -8,7 +8,7 @@ Pure: no Celery, no Redis, no Docker, no clock. A stored run can be re-scored an
 
 from __future__ import annotations
 
-from .cases import Case
+from .cases import Case, CaseError
 from .engine import evaluate
 from .errors import FieldError, ScoringError, SpecError
 from .loading import Pack, load_pack, load_spec
@@ -17,6 +17,7 @@ from .spec import EvaluationSpec
 
 __all__ = [
     "Case",
+    "CaseError",
     "EvaluationSpec",
     "FieldError",
     "Pack",

@@ -31,6 +31,10 @@ _CONTEXT = {
 class UnmarshalError(ValueError):
     """The text is not exactly one JSON value (the message is Go's wording)."""
 
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
+
 
 def _reject_constant(name: str) -> Any:
     raise UnmarshalError(f"invalid character '{name[0]}' looking for beginning of value")
@@ -66,7 +70,7 @@ def unmarshal(text: str, *, float64: bool = True) -> Any:
     try:
         return decoder.decode(text)
     except json.JSONDecodeError as err:
-        raise UnmarshalError(_message(err)) from None
+        raise UnmarshalError(_message(err), err.pos) from None
     except RecursionError:
         raise UnmarshalError("exceeded max depth") from None
 

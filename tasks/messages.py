@@ -97,6 +97,7 @@ class RunRequest(Wire):
     pack_ref: str | None = None
     """The name of a pack registered with the fleet (``EVALFLEET_PACKS_DIR``)."""
     case_key: str | None = None
+    """The case to run: ``<input_set>/<case_key>``, or a case key no other input set uses."""
     submission: Submission = Field(default_factory=Submission)
     sandbox: SandboxOverrides | None = None
     priority: int = Field(5, ge=0, le=9)
@@ -129,6 +130,8 @@ class RunResult(BaseModel):
     scorecard: Scorecard | None = None
     pack: str | None = None
     case_key: str | None = None
+    input_set: str | None = None
+    """The key of the input set the scored case belongs to."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     attempt: int = 1
     """How many times this run was delivered to a worker (1 = first delivery)."""

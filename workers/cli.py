@@ -15,7 +15,8 @@ from typing import Any, NoReturn
 
 import click
 
-from scoring import Case, Pack, Scorecard, SpecError, evaluate, load_pack
+from scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate, load_pack
+from scoring.cases import find_case
 from scoring.spec import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
@@ -50,10 +51,11 @@ def validate(pack_or_spec: str) -> None:
     """Check a pack or spec; print one line per problem (exit 2) or a summary (exit 0)."""
     pack = _load(pack_or_spec)
     spec = pack.spec
+    sets = len({c.input_set for c in pack.cases})
     click.echo(f"valid: {spec.name} v{spec.version_number} ({spec.judge_mode}, "
                f"{spec.scorecard.strategy}): {len(spec.validators)} validators, "
                f"{len(spec.metrics)} metrics, {len(spec.scorecard.dimensions)} dimensions, "
-               f"{len(pack.cases)} cases")
+               f"{len(pack.cases)} cases in {sets} input sets")
 
 
 @main.command()
@@ -64,7 +66,8 @@ def validate(pack_or_spec: str) -> None:
               help="The run's events: a JSON array, a JSON object with 'events', or JSON lines.")
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
               help="Case objects (JSON); default: the pack's own input set.")
-@click.option("--case", "case_key", help="The case to score when there are several.")
+@click.option("--case", "case_key",
+              help="The case to score when there are several: KEY or INPUT_SET/KEY.")
 @click.option("--format", "output", type=click.Choice(["json", "summary"]), default="json",
               show_default=True, help="The scorecard JSON, or one summary line.")
 def score(spec_path: str, events_path: str, cases_path: str | None, case_key: str | None,
@@ -128,13 +131,13 @@ def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
     """The case(s) to score: the named one, or all of them when at most one exists."""
     if case_key is None:
         if len(cases) > 1:
-            keys = ", ".join(c.case_key for c in cases)
-            _fail([f"case: the input set has {len(cases)} cases ({keys}); pass --case KEY"])
+            keys = ", ".join(c.qualified_key if c.input_set else c.case_key for c in cases)
+            _fail([f"case: the pack has {len(cases)} cases ({keys}); pass --case KEY"])
         return cases
-    chosen = [c for c in cases if c.case_key == case_key]
-    if not chosen:
-        _fail([f'case: no case "{case_key}" in the input set'])
-    return chosen
+    try:
+        return [find_case(cases, case_key)]
+    except CaseError as err:
+        _fail([f"case: {err}"])
 
 
 for _command in [*COMMANDS, demo]:

@@ -62,7 +62,7 @@ def test_json_pack_needs_a_case_when_it_has_several() -> None:
                     "--events", str(PACKS / "invoice-json" / "events.acme.json"))
 
     assert result.exit_code == 2
-    assert "acme, globex" in result.stderr
+    assert "default/acme, default/globex" in result.stderr
 
 
 def test_json_pack_scores_the_chosen_case() -> None:
@@ -159,3 +159,59 @@ def test_spec_schema_validates_an_example_spec() -> None:
     jsonschema.validate({**spec, "scorecard": {"dimensions": ["correctness"]}}, schema)
     with pytest.raises(jsonschema.ValidationError, match="wieght"):
         jsonschema.validate({**spec, "wieght": 1}, schema)
+
+
+TWO_SETS = """\
+pack: {slug: p, name: P, family: f}
+version:
+  number: 1
+  evaluation_spec:
+    name: s
+    version_number: 1
+    judge_mode: deterministic
+    validators:
+      - {key: v, type: exact_match, target: final_output, expected_from: case.expectations.a}
+    scorecard: {dimensions: [correctness]}
+input_sets:
+  - key: real
+    cases: [{challenge_key: c, case_key: shared, expectations: [{key: a, value: real}]}]
+  - key: eval
+    cases:
+      - {challenge_key: c, case_key: shared, expectations: [{key: a, value: eval}]}
+      - {challenge_key: c, case_key: merge-bug-eval, expectations: [{key: a, value: eval}]}
+"""
+
+
+def _two_sets(tmp_path: Path) -> tuple[str, str]:
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(TWO_SETS)
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps([{"type": "system.run.completed",
+                                   "occurred_at": "2026-01-01T00:00:00Z",
+                                   "payload": {"final_output": "eval"}}]))
+    return str(pack), str(events)
+
+
+def test_validate_counts_the_cases_of_every_input_set(tmp_path: Path) -> None:
+    """``validate`` counts all three cases of both sets."""
+    pack, _ = _two_sets(tmp_path)
+    result = invoke("validate", pack)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip().endswith("3 cases in 2 input sets")
+
+
+@pytest.mark.parametrize("case", ["eval/shared", "merge-bug-eval"])
+def test_score_reaches_a_case_of_the_second_input_set(tmp_path: Path, case: str) -> None:
+    """``--case`` takes ``<input_set>/<case_key>`` or a bare key only one set uses."""
+    pack, events = _two_sets(tmp_path)
+    result = invoke("score", "--spec", pack, "--events", events, "--case", case)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["passed"] is True
+
+
+def test_score_refuses_an_ambiguous_bare_case_key(tmp_path: Path) -> None:
+    """A bare key two sets use is refused (exit 2), naming both sets."""
+    pack, events = _two_sets(tmp_path)
+    result = invoke("score", "--spec", pack, "--events", events, "--case", "shared")
+    assert result.exit_code == 2
+    assert 'input sets "eval" and "real" both have it' in result.stderr
