@@ -17,6 +17,8 @@ import json
 import math
 from typing import Any
 
+from .gojsonscan import JSONSyntaxError, check
+
 _SPACE = " \t\r\n"
 _CONTEXT = {
     "Extra data": "after top-level value",
@@ -66,6 +68,10 @@ def unmarshal(text: str, *, float64: bool = True) -> Any:
     Raises:
         UnmarshalError: when the text is empty, malformed, out of range or holds more.
     """
+    try:
+        check(text)
+    except JSONSyntaxError as err:
+        raise UnmarshalError(str(err), _position(text, err)) from None
     decoder = _FLOAT64 if float64 else _LITERAL
     try:
         return decoder.decode(text)
@@ -73,6 +79,13 @@ def unmarshal(text: str, *, float64: bool = True) -> Any:
         raise UnmarshalError(_message(err), err.pos) from None
     except RecursionError:
         raise UnmarshalError("exceeded max depth") from None
+
+
+def _position(text: str, err: JSONSyntaxError) -> int | None:
+    """The failing byte's offset as a character index into ``text`` (None at the end)."""
+    if err.offset is None:
+        return None
+    return len(text.encode("utf-8", "surrogatepass")[:err.offset].decode("utf-8", "ignore"))
 
 
 def _message(err: json.JSONDecodeError) -> str:

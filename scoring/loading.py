@@ -275,15 +275,19 @@ def parse_json(text: str) -> Any:
     Raises:
         SpecError: when the text is not exactly one well-formed JSON value.
     """
+    body = text.strip()
     try:
-        return unmarshal(text.strip(), float64=False)
+        return unmarshal(body, float64=False)
     except UnmarshalError as err:
         message = str(err)
         if message.startswith("invalid character") and "after top-level value" in message:
             message = "unexpected trailing data after JSON value"
         else:
             message = f"invalid JSON: {message}"
-        raise SpecError.single("manifest", message, _json_line(text, err)) from None
+        line = _json_line(body, err)
+        if line is not None:
+            line += text[:len(text) - len(text.lstrip())].count("\n")
+        raise SpecError.single("manifest", message, line) from None
     except ValueError as err:  # e.g. an integer past Python's 4300-digit limit
         raise SpecError.single("manifest", f"invalid JSON: {err}") from None
 
