@@ -138,7 +138,8 @@ RULES: list[tuple[dict[str, Any], list[FieldError]]] = [
     ({"condition": "not_contains"},
      [FieldError("c.value", "must be a JSON string for not_contains condition")]),
     ({"condition": "regex_match", "value": "(?<=a)b"},
-     [FieldError("c.value", "invalid regex pattern: invalid perl operator: (?<=")]),
+     [FieldError("c.value", "invalid regex pattern: error parsing regexp: "
+                            "invalid named capture: `(?<=a)b`")]),
     ({"condition": "equals"}, [FieldError("c.value", "is required for equals condition")]),
     ({"condition": "equals", "value": False}, []),
     ({"condition": "json_path_match", "value": 1},
