@@ -21,6 +21,8 @@ import math
 import re
 from typing import Final
 
+from .goquote import quote
+
 _DECIMAL: Final = re.compile(r"[+-]?(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9][0-9_]*)?")
 _HEX: Final = re.compile(
     r"[+-]?0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9][0-9_]*")
@@ -42,15 +44,15 @@ def parse_float(text: str) -> float:
     if _SPECIAL.fullmatch(text):
         return float(text)
     if "_" in text and not underscore_ok(text):
-        raise FloatSyntaxError(f'strconv.ParseFloat: parsing "{text}": invalid syntax')
+        raise FloatSyntaxError(f"strconv.ParseFloat: parsing {quote(text)}: invalid syntax")
     if _DECIMAL.fullmatch(text):
         value = float(text.replace("_", ""))
     elif _HEX.fullmatch(text):
         value = _parse_hex(text.replace("_", ""))
     else:
-        raise FloatSyntaxError(f'strconv.ParseFloat: parsing "{text}": invalid syntax')
+        raise FloatSyntaxError(f"strconv.ParseFloat: parsing {quote(text)}: invalid syntax")
     if math.isinf(value):
-        raise FloatSyntaxError(f'strconv.ParseFloat: parsing "{text}": value out of range')
+        raise FloatSyntaxError(f"strconv.ParseFloat: parsing {quote(text)}: value out of range")
     return value
 
 

@@ -21,6 +21,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
+from .goquote import quote
+
 GO_WHITESPACE: Final = (
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -152,7 +154,5 @@ def prepare(text: str, *, normalize: bool, case_insensitive: bool) -> str:
 
 
 def go_quote(text: str) -> str:
-    """A double-quoted string literal close to Go's ``%q`` (for messages)."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    escaped = escaped.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
-    return f'"{escaped}"'
+    """Go's ``%q`` of a string (``strconv.Quote``), for messages."""
+    return quote(text)
