@@ -105,12 +105,12 @@ class Case(Lenient):
         return f"{self.input_set}/{self.case_key}"
 
     def input(self, key: str) -> CaseEntry | None:
-        """The input entry named ``key``."""
-        return next((e for e in self.inputs if e.key == key), None)
+        """The input entry named ``key`` (the last one given wins, as in a Go map)."""
+        return next((e for e in reversed(self.inputs) if e.key == key), None)
 
     def expectation(self, key: str) -> CaseEntry | None:
-        """The expectation entry named ``key``."""
-        return next((e for e in self.expectations if e.key == key), None)
+        """The expectation entry named ``key`` (the last one given wins)."""
+        return next((e for e in reversed(self.expectations) if e.key == key), None)
 
     def artifact(self, key: str) -> Artifact | None:
         """The artifact named ``key`` (the last one given wins, as in a Go map)."""

@@ -42,7 +42,7 @@ def conform(model: type[BaseModel], value: Any) -> Any:
 
 
 def _conform(annotation: Any, value: Any) -> Any:
-    target = _unwrap(annotation)
+    target = unwrap(annotation)
     if value is None or target is Any:
         return value
     if isinstance(target, type) and issubclass(target, BaseModel):
@@ -57,7 +57,7 @@ def _conform(annotation: Any, value: Any) -> Any:
     return value
 
 
-def _unwrap(annotation: Any) -> Any:
+def unwrap(annotation: Any) -> Any:
     """``X | None`` → ``X``; ``Annotated[X, ...]`` → ``X``; other unions stay as they are."""
     while True:
         origin = get_origin(annotation)
@@ -73,7 +73,7 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _zero(annotation: Any) -> Any:
-    target = _unwrap(annotation)
+    target = unwrap(annotation)
     if isinstance(target, type) and issubclass(target, BaseModel):
         return {}
     return _ZERO.get(target)
@@ -88,7 +88,7 @@ def _object(model: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]:
             out[key] = item  # unknown: the model's strictness decides
             continue
         annotation = model.model_fields[names[json_name]].annotation
-        if item is None and _unwrap(annotation) is not Any:
+        if item is None and unwrap(annotation) is not Any:
             continue  # Go: null into a typed field is a no-op
         item = _conform(annotation, item)
         previous = out.get(json_name)
@@ -99,7 +99,7 @@ def _object(model: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_model(annotation: Any) -> bool:
-    target = _unwrap(annotation)
+    target = unwrap(annotation)
     return isinstance(target, type) and issubclass(target, BaseModel)
 
 

@@ -19,6 +19,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from .textnorm import trim
 from .yamlv3 import to_json
 
 LOOSE_KEYS = ("value", "content", "text", "answer")
@@ -141,3 +142,8 @@ def stringify(value: Any) -> str:
 def canonical_json(value: Any) -> str:
     """Sorted-key compact JSON, as AgentClash re-serializes tool-call arguments."""
     return go_json(value)
+
+
+def first_non_empty(*values: str) -> str:
+    """Go's ``firstNonEmpty``: the first value that is not blank after trimming, else ``""``."""
+    return next((v for v in values if trim(v)), "")

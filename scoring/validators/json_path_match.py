@@ -89,7 +89,7 @@ def evaluate(document: Any, expectation: Expectation) -> Outcome:
     try:
         exists, actual = lookup(document, expectation.path)
     except PathError as err:
-        return Outcome.error(f"evaluate JSONPath expression: {err}", "pack_error",
+        return Outcome.error(f"evaluate JSONPath expression: {err}",
                              path=expectation.path)
     evidence = {"path": expectation.path, "comparator": expectation.comparator,
                 "expected": to_plain(expectation.value), "actual": to_plain(actual),
@@ -117,7 +117,7 @@ def check(given: CheckInput) -> Outcome:
     try:
         expectation = parse_expectation(given.expected or "")
     except ExpectationError as err:
-        return Outcome.error(f"parse json_path_match expectation: {err}", "pack_error",
+        return Outcome.error(f"parse json_path_match expectation: {err}",
                              error=str(err))
     return evaluate(document, expectation)
 

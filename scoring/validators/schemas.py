@@ -77,7 +77,7 @@ def schema_draft(schema: Any) -> str:
     Raises:
         SchemaProblem: when the schema is not an object/boolean or names another draft.
     """
-    if isinstance(schema, bool):
+    if schema is None or isinstance(schema, bool):
         return DRAFT_2020_12
     if not isinstance(schema, dict):
         raise SchemaProblem("json: cannot unmarshal non-object into Go value of type "
@@ -116,6 +116,8 @@ def _load_schema_text(text: str) -> tuple[Any, str]:
 
 def _load_schema(schema: Any) -> tuple[Any, str]:
     draft = schema_draft(schema)
+    if schema is None:  # jsonschema-go reads JSON null as the boolean false: nothing validates
+        schema = False
     if isinstance(schema, dict) and draft in DRAFT_07:
         schema = {key: value for key, value in schema.items() if key != "$schema"}
     try:
@@ -134,7 +136,7 @@ def check_document(actual: str, schema: Any) -> Outcome:
     try:
         engine, draft = load_schema(schema)
     except SchemaProblem as err:
-        return Outcome.error(f"parse JSON schema: {err}", "pack_error", error=str(err))
+        return Outcome.error(f"parse JSON schema: {err}", error=str(err))
     return _validate(engine, draft, document)
 
 
@@ -142,7 +144,7 @@ def _validate(engine: Any, draft: str, document: Any) -> Outcome:
     try:
         problem = best_match(engine.iter_errors(document))
     except (Unresolvable, PatternError, RecursionError) as err:
-        return Outcome.error(f"resolve JSON schema: {err}", "pack_error",
+        return Outcome.error(f"resolve JSON schema: {err}",
                              schema_draft=draft, error=str(err))
     if problem is None:
         return Outcome.passed(schema_draft=draft)

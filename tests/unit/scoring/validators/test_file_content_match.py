@@ -139,7 +139,7 @@ def test_missing_file_is_unavailable() -> None:
                      events=[captured("out", exists=False, path="/w/out.txt")])
 
     assert result.state == "unavailable"
-    assert result.reason == 'captured file "out" does not exist at path /w/out.txt'
+    assert result.reason == 'captured file "out" does not exist at path "/w/out.txt"'
 
 
 @given(content=st.text(), expected=st.text(), config=JSON_VALUES,
