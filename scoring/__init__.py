@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .cases import Case, CaseError
 from .engine import evaluate
-from .errors import FieldError, ScoringError, SpecError
+from .errors import FieldError, InputError, ScoringError, SpecError
 from .loading import Pack, load_pack, load_spec
 from .scorecard import Scorecard
 from .spec import EvaluationSpec
@@ -20,6 +20,7 @@ __all__ = [
     "CaseError",
     "EvaluationSpec",
     "FieldError",
+    "InputError",
     "Pack",
     "Scorecard",
     "ScoringError",

@@ -179,16 +179,15 @@ def test_warnings(the_spec: scoring.EvaluationSpec, events: list[dict[str, Any]]
 
 
 def test_warnings_include_cost_and_metric_reasons() -> None:
-    """Unavailable cost and metric dimensions contribute their reasons, sorted."""
+    """Unavailable cost and metric dimensions contribute their own reasons (AgentClash's texts)."""
     the_spec = spec_with(LATENCY_METRIC,
                          {"key": "cost", "source": "cost", "better_direction": "lower",
                           "normalization": {"target": 1, "max": 2}},
                          {"key": "m", "source": "metric", "metric": "lat",
                           "better_direction": "lower", "normalization": {"target": 1, "max": 2}})
     got = card(the_spec, [completed("x")], ONE_CASE)
-    metric_reason = got.metric_details[0].reason
-    assert metric_reason
-    assert got.warnings == sorted({metric_reason, "model pricing is unavailable"})
+    assert got.metric_details[0].reason == "latency evidence is unavailable"
+    assert got.warnings == ['metric "lat" is unavailable', "model pricing is unavailable"]
 
 
 def test_warnings_include_llm_judge_and_behavioral_reasons() -> None:

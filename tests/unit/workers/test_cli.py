@@ -84,7 +84,7 @@ def test_json_pack_fails_the_other_case() -> None:
 
 
 @pytest.mark.parametrize(("events", "expected"), [
-    ("events.pass.json", (1000, "win", True, 'non-gate weighted score 1.0000')),
+    ("events.pass.json", (1000, "win", True, "")),
     ("events.rude.json", (0, "loss", False, 'gated dimension "courtesy" below pass_threshold')),
 ])
 def test_hybrid_pack_gate_zeroes_the_score(events: str, expected: tuple[Any, ...]) -> None:
@@ -93,6 +93,7 @@ def test_hybrid_pack_gate_zeroes_the_score(events: str, expected: tuple[Any, ...
 
     assert (card["score"], card["result"], card["passed"]) == expected[:3]
     assert expected[3] in card["overall_reason"]
+    assert bool(card["overall_reason"]) is not card["passed"]  # AgentClash: a pass has no reason
 
 
 def test_validate_reports_every_problem_with_field_and_line(tmp_path: Path) -> None:
