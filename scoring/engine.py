@@ -6,21 +6,18 @@ strategy's verdict, then status, validity and warnings (§13), then the Clawdiat
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import ValidationError
-
 from . import scorecard as card
-from .cases import Case
 from .clawdiators import layer
 from .clawdiators.runinfo import run_info
 from .dimensions import Inputs, score_dimension
-from .errors import FieldError, InputError, SpecError
+from .errors import SpecError
 from .events import Event, order_events
 from .evidence import Evidence, extract_evidence
 from .goquote import quote
+from .inputs import run_inputs
 from .judges.results import JudgeOutcome, judge_results
 from .metrics import collect_metric
 from .results import DimensionResult, MetricResult, ValidatorResult
@@ -66,7 +63,7 @@ def evaluate(spec: EvaluationSpec, events: Iterable[Any], cases: Iterable[Any] |
     findings = validate_spec(spec)
     if findings:
         raise SpecError(findings)
-    decoded, case_list = _inputs(events, cases, human_preference)
+    decoded, case_list = run_inputs(events, cases, human_preference)
     evidence = extract_evidence(decoded, case_list)
     judged = _judged(spec, evidence, decoded, judge_results)
     info = run_info(decoded)
@@ -100,44 +97,6 @@ def _judged(spec: EvaluationSpec, evidence: Evidence, events: list[Event],
     if supplied is not None or not spec.llm_judges:
         return JudgeOutcome({k: dict(v) for k, v in (supplied or {}).items()}, [])
     return judge_results(spec, evidence, order_events(events))
-
-
-def _inputs(events: Iterable[Any], cases: Iterable[Any] | None,
-            human_preference: float | None) -> tuple[list[Event], list[Case]]:
-    """The run's events and cases, decoded; every problem is an :class:`InputError`."""
-    problems: list[FieldError] = []
-    decoded = _decoded("events", list(events), Event, problems)
-    case_list = _decoded("cases", list(cases or []), Case, problems)
-    if human_preference is not None and not _unit(human_preference):
-        problems.append(FieldError("human_preference", "must be a number between 0 and 1"))
-    if problems:
-        raise InputError(problems)
-    return decoded, case_list
-
-
-def _unit(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and \
-        math.isfinite(value) and 0 <= value <= 1
-
-
-def _decoded(name: str, items: list[Any], model: Any, problems: list[FieldError]) -> list[Any]:
-    out = []
-    for i, item in enumerate(items):
-        if isinstance(item, model):
-            out.append(item)
-            continue
-        try:
-            out.append(model.model_validate(item))
-        except ValidationError as err:
-            problems.extend(_problem(f"{name}[{i}]", e) for e in err.errors())
-        except RecursionError:
-            problems.append(FieldError(f"{name}[{i}]", "is nested too deeply"))
-    return out
-
-
-def _problem(root: str, error: Any) -> FieldError:
-    path = root + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-    return FieldError(path, str(error["msg"]))
 
 
 def status(dimensions: list[DimensionResult]) -> Status:

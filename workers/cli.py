@@ -17,6 +17,8 @@ import click
 
 from scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate, load_pack
 from scoring.cases import find_case
+from scoring.gojson import UnmarshalError, unmarshal
+from scoring.inputs import decode_cases
 from scoring.spec import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
@@ -75,9 +77,11 @@ def score(spec_path: str, events_path: str, cases_path: str | None, case_key: st
     """Score one run's events against a pack or spec; print the scorecard."""
     pack = _load(spec_path)
     events = read_events(Path(events_path))
-    cases = [Case.model_validate(c) for c in _read_cases(Path(cases_path))] if cases_path \
-        else pack.cases
-    card = evaluate(pack.spec, events, pick_case(cases, case_key))
+    try:
+        cases = _read_cases(Path(cases_path)) if cases_path else pack.cases
+        card = evaluate(pack.spec, events, pick_case(cases, case_key))
+    except SpecError as err:  # also InputError: events or cases that do not decode
+        _fail([str(e) for e in err.errors])
     click.echo(card.model_dump_json(by_alias=True, indent=2) if output == "json"
                else summary_line(card))
 
@@ -106,15 +110,18 @@ def schema(name: str) -> None:
 
 
 def read_events(path: Path) -> list[Any]:
-    """Events from a JSON array, an object with ``events`` (a stored RunResult), or JSONL."""
+    """Events from a JSON array, an object with ``events`` (a stored RunResult), or JSONL.
+
+    JSON is read as AgentClash's Go decoder reads it: ``NaN``/``Infinity`` are not JSON.
+    """
     text = path.read_text(encoding="utf-8")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as err:
-            _fail([f"events: invalid JSON lines at line {err.lineno}: {err.msg}"])
+        data = unmarshal(text, float64=False)
+    except UnmarshalError as err:
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if len(lines) < 2 or not _is_json(lines[0][1]):
+            _fail([f"events: invalid JSON{_at_line(text, err)}: {err}"])
+        return [_json_line(number, line) for number, line in lines]
     if isinstance(data, dict) and isinstance(data.get("events"), list):
         return list(data["events"])
     if isinstance(data, list):
@@ -122,9 +129,32 @@ def read_events(path: Path) -> list[Any]:
     _fail(["events: must be a JSON array of events, an object with 'events', or JSON lines"])
 
 
-def _read_cases(path: Path) -> list[Any]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, list) else [data]
+def _is_json(text: str) -> bool:
+    try:
+        unmarshal(text, float64=False)
+    except UnmarshalError:
+        return False
+    return True
+
+
+def _json_line(number: int, line: str) -> Any:
+    try:
+        return unmarshal(line, float64=False)
+    except UnmarshalError as err:
+        _fail([f"events: invalid JSON lines at line {number}: {err}"])
+
+
+def _at_line(text: str, err: UnmarshalError) -> str:
+    return "" if err.position is None else f" at line {text.count(chr(10), 0, err.position) + 1}"
+
+
+def _read_cases(path: Path) -> list[Case]:
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = unmarshal(text, float64=False)
+    except UnmarshalError as err:
+        _fail([f"cases: invalid JSON{_at_line(text, err)}: {err}"])
+    return decode_cases(data if isinstance(data, list) else [data])
 
 
 def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:

@@ -126,6 +126,49 @@ def test_score_accepts_jsonl_and_stored_results(tmp_path: Path) -> None:
     assert [json.loads(c.stdout)["score"] for c in cards] == [1000, 1000]
 
 
+SPEC = {"name": "t", "version_number": 1, "judge_mode": "deterministic",
+        "validators": [{"key": "a", "type": "exact_match", "target": "final_output",
+                        "expected_from": "literal:x"}],
+        "scorecard": {"dimensions": ["correctness"]}}
+DONE = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:00Z",
+        "payload": {"final_output": "x"}}
+
+
+@pytest.mark.parametrize(("spec", "events", "cases", "stderr"), [
+    pytest.param(json.dumps(SPEC).replace('"correctness"]',
+                                          '{"key": "c", "source": "validators", '
+                                          '"weight": Infinity}]'),
+                 json.dumps([DONE]), None,
+                 ["manifest invalid JSON: invalid character 'I' looking for beginning of "
+                  "value (line 1)"], id="spec-infinity"),
+    pytest.param(json.dumps(SPEC), json.dumps([DONE]).replace('"x"}', '"x", "latency_ms": NaN}'),
+                 None, ["events: invalid JSON at line 1: invalid character 'N' looking for "
+                        "beginning of value"], id="events-nan"),
+    pytest.param(json.dumps(SPEC), json.dumps(DONE) + "\n" + '{"type": Infinity}\n', None,
+                 ["events: invalid JSON lines at line 2: invalid character 'I' looking for "
+                  "beginning of value"], id="jsonl-infinity"),
+    pytest.param(json.dumps(SPEC), json.dumps([DONE, {"type": 5, "payload": []}]), None,
+                 ["events[1].type Input should be a valid string",
+                  "events[1].payload Input should be a valid dictionary"], id="events-fields"),
+    pytest.param(json.dumps(SPEC), json.dumps([DONE]), json.dumps([{"case_key": 5}]),
+                 ["cases[0].case_key Input should be a valid string"], id="cases-fields"),
+])
+def test_score_turns_bad_input_into_field_errors(tmp_path: Path, spec: str, events: str,
+                                                 cases: str | None, stderr: list[str]) -> None:
+    """Non-finite numbers and undecodable events or cases exit 2 naming the field, no trace."""
+    paths = {}
+    for name, text in (("spec.json", spec), ("events.json", events), ("cases.json", cases)):
+        if text is not None:
+            paths[name] = tmp_path / name
+            paths[name].write_text(text)
+    extra = ["--cases", str(paths["cases.json"])] if cases is not None else []
+    result = invoke("score", "--spec", str(paths["spec.json"]), "--events",
+                    str(paths["events.json"]), *extra)
+
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == stderr
+
+
 def test_summary_format_is_one_line() -> None:
     """``--format summary`` prints the score, result and reason on one line."""
     result = invoke("score", "--spec", str(PACKS / "support-reply-hybrid" / "pack.yaml"),
