@@ -6,7 +6,8 @@
 
 Cases: ``cold``, ``warm`` (enqueue → scorecard against ``docker run``, with the per-phase
 breakdown), ``throughput`` (1/2/4 worker processes against parallel ``docker run``),
-``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``dispatch`` (Celery round
+``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``long_text`` (ROUGE-L
+and token_f1 at 5,000 tokens; it and ``scoring`` need no Docker), ``dispatch`` (Celery round
 trip against a bare no-op task), ``memory`` (worker RSS after many runs). Needs the Docker
 engine, ``redis-server`` and the images of ``scripts/build-images.sh``.
 """
@@ -22,10 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import dispatch, endtoend, scoring_core
+from bench import dispatch, endtoend, long_text, scoring_core
 from bench.common import Report, private_fleet, sweep_containers
 
-CASES = ("scoring", "dispatch", "cold", "warm", "throughput", "memory")
+CASES = ("scoring", "long_text", "dispatch", "cold", "warm", "throughput", "memory")
+FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory"})
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -46,8 +48,19 @@ def main(argv: list[str] | None = None) -> None:
           "| --- | ---: | ---: | ---: | --- | --- |", flush=True)
     if "scoring" in wanted:
         scoring_core.run(report, seconds=0.3 if quick else 1.0)
+    if "long_text" in wanted:
+        long_text.run(report, repeats=3 if quick else 5)
     if "dispatch" in wanted:
         dispatch.run(report, 50 if quick else 200)
+    if FLEET_CASES.intersection(wanted):
+        _fleet_cases(report, wanted, quick)
+    print("\n" + report.markdown())
+    if args.out:
+        args.out.write_text(report.markdown() + "\n")
+
+
+def _fleet_cases(report: Report, wanted: list[str], quick: bool) -> None:
+    """The cases that need a private fleet (Redis, worker processes, Docker)."""
     try:
         with private_fleet() as fleet:
             for case, warm in (("cold", False), ("warm", True)):
@@ -60,9 +73,6 @@ def main(argv: list[str] | None = None) -> None:
                 endtoend.memory(fleet, report, 200 if quick else 1000)
     finally:
         sweep_containers()
-    print("\n" + report.markdown())
-    if args.out:
-        args.out.write_text(report.markdown() + "\n")
 
 
 if __name__ == "__main__":
