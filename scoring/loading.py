@@ -18,6 +18,8 @@ are errors, keys match case-insensitively, null is a no-op. Every problem comes 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,6 +56,9 @@ class Pack:
     spec: EvaluationSpec
     cases: list[Case] = field(default_factory=list)
     manifest: Mapping[str, Any] = field(default_factory=dict)
+    content_hash: str = ""
+    """``sha256:<hex>`` of the pack as decoded (:func:`content_hash`): the same pack gives
+    the same hash from YAML or JSON text, a file or a mapping, whatever its formatting."""
 
     def case(self, case_key: str | None) -> Case | None:
         """The case named ``case_key`` (``key`` or ``input_set/key``), the only case when
@@ -103,7 +108,23 @@ def load_pack(source: Source) -> Pack:
         findings = input_set_findings(parsed.manifest) + findings
     if findings:
         raise SpecError(_with_lines(findings, parsed.lines))
-    return Pack(spec=spec, cases=cases_of(parsed.manifest), manifest=parsed.manifest)
+    return Pack(spec=spec, cases=cases_of(parsed.manifest), manifest=parsed.manifest,
+                content_hash=content_hash(parsed.manifest or {BARE_ROOT: parsed.spec}))
+
+
+def content_hash(document: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of a decoded pack's canonical JSON (sorted keys, no spaces, UTF-8;
+    YAML timestamps as RFC 3339 text, integral floats as integers, as JSON carries them).
+
+    Raises:
+        SpecError: a value JSON cannot carry (NaN or ±Inf in a mapping's envelope).
+    """
+    try:
+        as_json = yamlv3.to_json(dict(document))
+    except yamlv3.MarshalError as err:
+        raise SpecError.single(err.path or "manifest", str(err)) from None
+    canonical = json.dumps(as_json, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # -- the three forms -------------------------------------------------------------------------
@@ -297,4 +318,4 @@ def _json_line(text: str, err: Exception) -> int | None:
     return text.count("\n", 0, position) + 1 if isinstance(position, int) else None
 
 
-__all__ = ["CaseError", "Pack", "load_pack", "load_spec", "parse_json"]
+__all__ = ["CaseError", "Pack", "content_hash", "load_pack", "load_spec", "parse_json"]

@@ -119,6 +119,29 @@ class FieldProblem(Wire):
     message: str
 
 
+class Provenance(BaseModel):
+    """What produced a result: the code, its scoring semantics, the pack and the sandbox.
+
+    Results are comparable only when these agree; ``evalfleet rescore`` re-scores a stored
+    result under today's semantics and reports what changes.
+    """
+
+    evalfleet_version: str
+    scoring_semantics: str
+    """:data:`scoring.semantics.SEMANTICS_VERSION` of the code that scored the run."""
+    agentclash_commit: str
+    """The AgentClash ``runtime/scoring`` commit those semantics follow."""
+    pack_hash: str | None = None
+    """``sha256:<hex>`` of the pack as decoded (:attr:`scoring.Pack.content_hash`); None
+    when no pack was loaded (a rejected request)."""
+    pack_ref: str | None = None
+    """The registered pack's name, when the request named one (else the pack was inline)."""
+    image_digest: str | None = None
+    """The sandbox image's ID (``sha256:...``), when the sandbox driver reports it."""
+    runtime: str | None = None
+    """The container runtime the sandbox ran under (``runc``, ``runsc``), when reported."""
+
+
 class RunResult(BaseModel):
     """What the fleet publishes for a run: the scorecard plus the run's own record."""
 
@@ -145,6 +168,8 @@ class RunResult(BaseModel):
     """All evidence, as AgentClash events: ``evalfleet score`` re-scores a stored result."""
     dropped: list[str] = Field(default_factory=list)
     """What was cut to keep the result under its size cap (see :func:`cap_size`)."""
+    provenance: Provenance | None = None
+    """What produced this result; None only in results stored before it was recorded."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)

@@ -39,6 +39,7 @@ from .messages import (
 )
 from .packs import SandboxBlock, resolve_pack, sandbox_block
 from .planning import build_plan
+from .provenance import provenance
 
 MiB = 1024 * 1024
 Clock = Callable[[], datetime]
@@ -259,11 +260,13 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
     card = evaluate(pack.spec, events, [case] if case else [])
     timer.mark("scoring", mark)
     timer.phases["total"] = round((time.perf_counter() - timer.started) * 1000, 3)
+    resources = _resources(plan_result)
     return RunResult(
         run_id=request.run_id, outcome="scored", scorecard=card, pack=pack.spec.name,
         case_key=case.case_key if case else None, input_set=case.input_set if case else None,
         metadata=request.metadata,
-        timings_ms=dict(timer.phases), resources=_resources(plan_result), events=events)
+        timings_ms=dict(timer.phases), resources=resources, events=events,
+        provenance=provenance(pack, request.pack_ref, resources))
 
 
 def _events(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
@@ -319,4 +322,5 @@ def rejected(body: Any, rejection: Rejection, config: PipelineConfig) -> RunResu
     run_id = fallback_run_id(decoded if isinstance(decoded, dict) else body)
     return RunResult(run_id=run_id, outcome="rejected", reason=rejection.reason,
                      errors=rejection.problems, worker=config.worker_id,
-                     metadata=metadata if isinstance(metadata, dict) else {})
+                     metadata=metadata if isinstance(metadata, dict) else {},
+                     provenance=provenance())

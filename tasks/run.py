@@ -29,6 +29,7 @@ from . import runtime
 from .closing import close_now
 from .messages import RunResult, cap_size, decode_loosely, fallback_run_id
 from .pipeline import run_pipeline
+from .provenance import provenance
 from .publish import Publisher
 from .queueing import TASK_NAME
 
@@ -96,7 +97,8 @@ def _retry_or_give_up(rt: runtime.Runtime, task: Any, run_id: str, attempt: int,
 
 def failed(run_id: str, outcome: Any, reason: str, rt: runtime.Runtime) -> RunResult:
     """A run that ends without a scorecard (never the candidate's fault)."""
-    return RunResult(run_id=run_id, outcome=outcome, reason=reason, worker=rt.config.worker_id)
+    return RunResult(run_id=run_id, outcome=outcome, reason=reason, worker=rt.config.worker_id,
+                     provenance=provenance())
 
 
 def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: float | None,
