@@ -3,6 +3,7 @@
     evalfleet validate PACK_OR_SPEC
     evalfleet score --spec PACK_OR_SPEC --events EVENTS.json|.jsonl
                     [--cases CASES.json] [--case KEY] [--format json|summary]
+    evalfleet rescore RESULTS.json|.jsonl ... | --stream  [--pack PACK] [--write FILE]
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tasks.messages import RunRequest, RunResult
 
 from .demo import demo
 from .fleet_cli import COMMANDS
+from .rescore import rescore_command
 
 EXIT_INVALID = 2
 
@@ -170,5 +172,5 @@ def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
         _fail([f"case: {err}"])
 
 
-for _command in [*COMMANDS, demo]:
+for _command in [*COMMANDS, demo, rescore_command]:
     main.add_command(_command)
