@@ -259,3 +259,26 @@ def test_score_refuses_an_ambiguous_bare_case_key(tmp_path: Path) -> None:
     result = invoke("score", "--spec", pack, "--events", events, "--case", "shared")
     assert result.exit_code == 2
     assert 'input sets "eval" and "real" both have it' in result.stderr
+
+
+def test_a_pack_file_is_sent_as_agentclash_reads_it(tmp_path: Path) -> None:
+    """``evalfleet run/submit`` send the pack as yaml.v3 decodes it, not as YAML 1.1 would."""
+    from workers.fleet_cli import pack_mapping
+
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(
+        "pack: {slug: p, name: P, family: f}\nversion:\n  number: 1\n  evaluation_spec:\n"
+        "    name: s\n    version_number: 1\n    judge_mode: deterministic\n"
+        "    validators:\n      - {key: v, type: exact_match, target: final_output,"
+        " expected_from: 'case.expectations.answer'}\n"
+        "    scorecard: {dimensions: [correctness]}\n"
+        "challenges: [{key: c1, title: C, category: x, difficulty: easy}]\n"
+        "input_sets:\n  - key: s\n    name: S\n    cases:\n"
+        "      - {challenge_key: c1, case_key: k, payload: {on: 2026-01-01, n: 1e3},"
+        " expectations: [{key: answer, value: no}]}\n")
+
+    mapping = pack_mapping(pack)
+
+    [case] = mapping["input_sets"][0]["cases"]
+    assert case["expectations"][0]["value"] == "no"
+    assert case["payload"] == {"on": "2026-01-01T00:00:00Z", "n": 1000}
