@@ -222,3 +222,20 @@ def test_go_unquote_rejects(literal: str) -> None:
     """Invalid literals are "invalid syntax"."""
     with pytest.raises(QuoteError):
         unquote(literal)
+
+
+@pytest.mark.parametrize(("expected", "message"), [
+    ("5", "json: cannot unmarshal number into Go value of type scoring.jsonPathExpectation"),
+    ('"x"', "json: cannot unmarshal string into Go value of type scoring.jsonPathExpectation"),
+    ("[1]", "json: cannot unmarshal array into Go value of type scoring.jsonPathExpectation"),
+    ("true", "json: cannot unmarshal bool into Go value of type scoring.jsonPathExpectation"),
+    ('{"path": 5}', "json: cannot unmarshal number into Go struct field "
+                    "jsonPathExpectation.path of type string"),
+    ('{"path": "$.a", "comparator": {}}', "json: cannot unmarshal object into Go struct field "
+                                          "jsonPathExpectation.comparator of type string"),
+])
+def test_expectations_of_the_wrong_kind_name_it_as_go_does(expected: str, message: str) -> None:
+    """Go's decode error names the JSON kind it found (recorded from AgentClash)."""
+    result = run_one("json_path_match", DOC, expected)
+
+    assert result.reason == f"parse json_path_match expectation: {message}"
