@@ -76,7 +76,7 @@ def _assert_fields(err: SpecError) -> None:
     assert err.errors and all(e.field and e.message for e in err.errors), err.errors
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changes=st.lists(st.tuples(st.sampled_from(PATHS), NUMBERS), min_size=1, max_size=4),
        as_text=st.booleans())
 def test_load_spec_rejects_bad_numbers_with_a_field(changes: list[tuple[tuple[Any, ...], Any]],
@@ -99,7 +99,7 @@ YAML_NUMBERS = st.sampled_from([".inf", "-.inf", ".nan", ".NaN", "+.Inf", "1e400
                                 "0x7fffffffffffffffff", "1_000", "0o17", "1e-400", "~"])
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(field=st.sampled_from(["pass_threshold: {v}", "dimensions: [{{key: c, source: "
                               "validators, weight: {v}}}]"]), value=YAML_NUMBERS)
 def test_load_pack_rejects_yaml_non_finite_numbers(field: str, value: str) -> None:
@@ -148,7 +148,7 @@ SPEC = scoring.load_spec(BASE)
 PREFERENCES = st.one_of(st.none(), st.floats(0, 1), NUMBERS, st.booleans(), st.text(max_size=3))
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(run=events(), preference=PREFERENCES)
 def test_evaluate_never_crashes(run: list[Any], preference: Any) -> None:
     """Any events and any human preference: a finite scorecard, or an InputError."""
