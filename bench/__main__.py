@@ -7,7 +7,8 @@
 
 Cases: ``cold``, ``warm`` (enqueue → scorecard against ``docker run``, with the per-phase
 breakdown), ``throughput`` (1/2/4 worker processes against parallel ``docker run``),
-``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``dispatch`` (Celery round
+``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``long_text`` (ROUGE-L
+and token_f1 at 5,000 tokens; it and ``scoring`` need no Docker), ``dispatch`` (Celery round
 trip against a bare no-op task), ``memory`` (worker RSS after many runs), ``sidecar`` (cold
 and warm runs through an engine container, as Kubernetes worker pods have, against the host's
 engine). Needs the Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
@@ -25,10 +26,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import dispatch, endtoend, scoring_core, sidecar
+from bench import dispatch, endtoend, long_text, scoring_core, sidecar
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
-CASES = ("scoring", "dispatch", "cold", "warm", "throughput", "memory", "sidecar")
+CASES = ("scoring", "long_text", "dispatch", "cold", "warm", "throughput", "memory",
+         "sidecar")
+FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar"})
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,21 +54,30 @@ def main(argv: list[str] | None = None) -> None:
           "| --- | ---: | ---: | ---: | --- | --- |", flush=True)
     if "scoring" in wanted:
         scoring_core.run(report, seconds=0.3 if quick else 1.0)
+    if "long_text" in wanted:
+        long_text.run(report, repeats=3 if quick else 5)
     if "dispatch" in wanted:
         dispatch.run(report, 50 if quick else 200)
+    if FLEET_CASES.intersection(wanted):
+        _fleet_cases(report, wanted, quick, args.runtimes.split(","))
+    print("\n" + report.markdown())
+    if args.out:
+        args.out.write_text(report.markdown() + "\n")
+
+
+def _fleet_cases(report: Report, wanted: list[str], quick: bool,
+                 runtimes: list[str]) -> None:
+    """The cases that need a private fleet (Redis, worker processes, Docker)."""
     try:
         with private_fleet() as fleet:
-            for runtime in args.runtimes.split(","):
+            for runtime in runtimes:
                 end_to_end(fleet, report, wanted, quick, runtime)
             if "memory" in wanted:
                 endtoend.memory(fleet, report, 200 if quick else 1000)
             if "sidecar" in wanted:
-                sidecar.run(fleet, report, 5 if quick else 15, args.runtimes.split(","))
+                sidecar.run(fleet, report, 5 if quick else 15, runtimes)
     finally:
         sweep_containers()
-    print("\n" + report.markdown())
-    if args.out:
-        args.out.write_text(report.markdown() + "\n")
 
 
 def end_to_end(fleet: Any, report: Report, wanted: list[str], quick: bool,

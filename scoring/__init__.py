@@ -8,17 +8,19 @@ Pure: no Celery, no Redis, no Docker, no clock. A stored run can be re-scored an
 
 from __future__ import annotations
 
-from .cases import Case
+from .cases import Case, CaseError
 from .engine import evaluate
-from .errors import FieldError, ScoringError, SpecError
+from .errors import FieldError, InputError, ScoringError, SpecError
 from .loading import Pack, load_pack, load_spec
 from .scorecard import Scorecard
 from .spec import EvaluationSpec
 
 __all__ = [
     "Case",
+    "CaseError",
     "EvaluationSpec",
     "FieldError",
+    "InputError",
     "Pack",
     "Scorecard",
     "ScoringError",

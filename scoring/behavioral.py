@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .evidence import Evidence, ToolCall
+from .goquote import quote
 from .results import State, ValidatorResult
 from .spec import BehavioralSignal, EvaluationSpec
 
@@ -56,7 +57,7 @@ def recovery_behavior(evidence: Evidence, validators: list[ValidatorResult]) -> 
 
 
 def _transcript_recovery(evidence: Evidence, validators: list[ValidatorResult]) -> SignalValue:
-    if not any(turn.mismatch for turn in evidence.turns.values()):
+    if not any(turn.mismatch for turn in evidence.turns):
         return SignalValue(1.0)
     outcome = validator_outcome(validators)
     if outcome.score is None or outcome.score >= 1:
@@ -186,7 +187,7 @@ def signal_value(key: str, evidence: Evidence, validators: list[ValidatorResult]
     """The value of the signal named ``key`` (unavailable when the key is unknown)."""
     signal = SIGNALS.get(key)
     if signal is None:
-        return SignalValue(None, f"unsupported behavioral signal {_quoted(key)}")
+        return SignalValue(None, f"unsupported behavioral signal {quote(key)}")
     return signal(evidence, validators)
 
 
@@ -211,7 +212,7 @@ def behavioral_dimension(spec: EvaluationSpec, evidence: Evidence,
         value = signal_value(signal.key, evidence, validators)
         if value.score is None:
             why = value.reason or "signal is unavailable"
-            reason = f"behavioral signal {_quoted(signal.key)} is unavailable: {why}"
+            reason = f"behavioral signal {quote(signal.key)} is unavailable: {why}"
             return BehavioralScore("unavailable", None, reason)
         scored.append((signal, value.score))
     total_weight = sum(signal.weight for signal, _ in scored)
@@ -224,7 +225,3 @@ def behavioral_dimension(spec: EvaluationSpec, evidence: Evidence,
     weighted_sum = sum(signal.weight * score for signal, score in scored)
     return BehavioralScore("available", weighted_sum / total_weight, "")
 
-
-def _quoted(text: str) -> str:
-    """Go's ``%q`` for ordinary text: a double-quoted, escaped string."""
-    return json.dumps(text, ensure_ascii=False)

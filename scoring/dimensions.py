@@ -10,8 +10,10 @@ from . import behavioral, metrics, pricing
 from .clawdiators import sources as layer
 from .clawdiators.runinfo import RunInfo
 from .evidence import Evidence
+from .goquote import quote
 from .results import DimensionResult, MetricResult, ValidatorResult
 from .spec import Dimension, Envelope, EvaluationSpec
+from .textform import first_non_empty
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,8 @@ def score_dimension(dimension: Dimension, given: Inputs) -> DimensionResult:
     """The result of one declared dimension."""
     source = SOURCES.get(dimension.source)
     if source is None:
-        return _result(dimension, "error", None, f'unsupported source "{dimension.source}"')
+        reason = f"unsupported dimension source {quote(dimension.source)}"
+        return _result(dimension, "error", None, reason)
     return source(dimension, given)
 
 
@@ -51,19 +54,23 @@ def _unavailable(dimension: Dimension, reason: str) -> DimensionResult:
 
 
 def _validators(dimension: Dimension, given: Inputs) -> DimensionResult:
-    scope = dimension.validators or [v.key for v in given.spec.validators]
-    scoped = [r for r in given.validators if r.key in scope]
+    """``averageScopedValidators``: the first scoped validator that is not available
+    decides (error or unavailable), else the plain mean of the scores."""
+    scope = set(dimension.validators)
+    scoped = [r for r in given.validators if not scope or r.key in scope]
     if not scoped:
         return _unavailable(dimension, "no validators in scope")
+    total = 0.0
     for result in scoped:
         if result.state == "error":
-            reason = f'validator "{result.key}" has evaluator error: {result.reason}'
+            why = first_non_empty(result.reason, "validator error")
+            reason = f"validator {quote(result.key)} errored: {why}"
             return _result(dimension, "error", None, reason)
-    for result in scoped:
         if result.state != "available" or result.normalized_score is None:
-            reason = result.reason or f'validator "{result.key}" is unavailable'
-            return _unavailable(dimension, reason)
-    return _available(dimension, sum(r.normalized_score or 0.0 for r in scoped) / len(scoped))
+            why = first_non_empty(result.reason, "missing validator evidence")
+            return _unavailable(dimension, f"validator {quote(result.key)} is unavailable: {why}")
+        total += result.normalized_score
+    return _available(dimension, total / len(scoped))
 
 
 def _metric_by_collector(given: Inputs, collector: str) -> MetricResult | None:
@@ -73,14 +80,14 @@ def _metric_by_collector(given: Inputs, collector: str) -> MetricResult | None:
 def _reliability(dimension: Dimension, given: Inputs) -> DimensionResult:
     completed = _metric_by_collector(given, "run_completed_successfully")
     failures = _metric_by_collector(given, "run_failure_count")
-    for name, metric in (("run_completed_successfully", completed),
-                         ("run_failure_count", failures)):
-        if metric is None:
-            return _unavailable(dimension, f'reliability requires a "{name}" metric')
-        if metric.state != "available":
-            reason = metric.reason or f'metric "{metric.key}" is unavailable'
-            return _unavailable(dimension, reason)
-    ok = bool(completed and completed.boolean_value) and (failures and failures.numeric_value) == 0
+    if completed is None or failures is None:
+        return _unavailable(dimension, "reliability requires completion and failure-count "
+                                       "metrics")
+    if completed.state != "available" or completed.boolean_value is None:
+        return _unavailable(dimension, "completion metric is unavailable")
+    if failures.state != "available" or failures.numeric_value is None:
+        return _unavailable(dimension, "failure-count metric is unavailable")
+    ok = completed.boolean_value and failures.numeric_value == 0
     return _available(dimension, 1.0 if ok else 0.0)
 
 
@@ -88,26 +95,35 @@ def _latency(dimension: Dimension, given: Inputs) -> DimensionResult:
     latency = metrics.total_latency_ms(given.evidence)
     if latency is None:
         return _unavailable(dimension, "latency evidence is unavailable")
-    return _available(dimension, normalize(float(latency), dimension.normalization, "lower"))
+    envelope = dimension.normalization
+    if envelope is None or envelope.target is None or envelope.max is None:
+        return _unavailable(dimension, "latency normalization config is unavailable")
+    return _available(dimension, lower_is_better(float(latency), envelope.target, envelope.max))
 
 
 def _cost(dimension: Dimension, given: Inputs) -> DimensionResult:
     cost, reason, _ = pricing.run_model_cost_usd(given.spec, given.evidence)
     if cost is None:
-        return _unavailable(dimension, reason or "cost evidence is unavailable")
-    return _available(dimension, normalize(cost, dimension.normalization, "lower"))
+        return _unavailable(dimension, reason)
+    envelope = dimension.normalization
+    if envelope is None or envelope.target is None or envelope.max is None:
+        return _unavailable(dimension, "cost normalization config is unavailable")
+    return _available(dimension, lower_is_better(cost, envelope.target, envelope.max))
 
 
 def _metric(dimension: Dimension, given: Inputs) -> DimensionResult:
+    if not dimension.metric:
+        return _result(dimension, "error", None, "dimension metric key is not set")
     metric = next((m for m in given.metrics if m.key == dimension.metric), None)
-    if metric is None:
-        return _unavailable(dimension, f'metric "{dimension.metric}" is unavailable')
-    if metric.state == "error":
-        return _result(dimension, "error", None, metric.reason)
-    if metric.state != "available" or metric.numeric_value is None:
-        reason = metric.reason or f'metric "{metric.key}" has no numeric value'
-        return _unavailable(dimension, reason)
-    value = normalize(metric.numeric_value, dimension.normalization, dimension.better_direction)
+    if metric is None or metric.state != "available" or metric.numeric_value is None:
+        return _unavailable(dimension, f"metric {quote(dimension.metric)} is unavailable")
+    envelope = dimension.normalization
+    if envelope is None or envelope.target is None or envelope.max is None:
+        return _unavailable(dimension, "metric normalization config is unavailable")
+    if dimension.better_direction not in ("lower", "higher"):
+        reason = f"unsupported better_direction {quote(dimension.better_direction)}"
+        return _result(dimension, "error", None, reason)
+    value = normalize(metric.numeric_value, envelope, dimension.better_direction)
     return _available(dimension, value)
 
 
@@ -118,19 +134,45 @@ def _behavioral(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 
 def _llm_judge(dimension: Dimension, given: Inputs) -> DimensionResult:
+    """``llmJudgeDimensionScore``: the judge's result, unavailable without a score."""
+    if not dimension.judge_key:
+        return _result(dimension, "error", None, "dimension judge_key is not set")
+    missing = f"llm judge {quote(dimension.judge_key)} is unavailable"
     judged = given.judge_results.get(dimension.judge_key)
-    score = judged.get("normalized_score") if judged else None
-    if not isinstance(score, int | float):
-        reason = str(judged.get("reason") or "") if judged else ""
-        return _unavailable(dimension, reason or f'llm judge "{dimension.judge_key}" '
-                            "result is unavailable")
-    return _available(dimension, float(score), str(judged.get("reason") or "") if judged else "")
+    if judged is None:
+        return _unavailable(dimension, missing)
+    score = judged.get("normalized_score")
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        return _unavailable(dimension, first_non_empty(str(judged.get("reason") or ""), missing))
+    return _available(dimension, float(score))
 
 
 def _human_preference(dimension: Dimension, given: Inputs) -> DimensionResult:
     if given.human_preference is None:
-        return _unavailable(dimension, "human preference score is unavailable")
+        return _unavailable(dimension, "human preference evidence is unavailable")
     return _available(dimension, float(given.human_preference))
+
+
+def lower_is_better(value: float, target: float, limit: float) -> float:
+    """Go's ``normalizeLowerIsBetter``: ≤ target is 1, ≥ max is 0, linear between."""
+    if value <= target:
+        return 1.0
+    if value >= limit:
+        return 0.0
+    if limit <= target:
+        return 0.0
+    return 1 - ((value - target) / (limit - target))
+
+
+def higher_is_better(value: float, target: float, floor: float) -> float:
+    """Go's ``normalizeHigherIsBetter``: ≥ target is 1, ≤ floor is 0, linear between."""
+    if value >= target:
+        return 1.0
+    if value <= floor:
+        return 0.0
+    if target <= floor:
+        return 0.0
+    return (value - floor) / (target - floor)
 
 
 def normalize(value: float, envelope: Envelope | None, direction: str) -> float:
@@ -138,16 +180,8 @@ def normalize(value: float, envelope: Envelope | None, direction: str) -> float:
     target = envelope.target if envelope and envelope.target is not None else 0.0
     limit = envelope.max if envelope and envelope.max is not None else 0.0
     if direction == "higher":
-        if value >= target:
-            return 1.0
-        if value <= limit:
-            return 0.0
-        return (value - limit) / (target - limit) if target > limit else 0.0
-    if value <= target:
-        return 1.0
-    if value >= limit:
-        return 0.0
-    return 1.0 - (value - target) / (limit - target) if limit > target else 0.0
+        return higher_is_better(value, target, limit)
+    return lower_is_better(value, target, limit)
 
 
 SOURCES: dict[str, Callable[[Dimension, Inputs], DimensionResult]] = {

@@ -10,17 +10,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from . import scorecard as card
-from .cases import Case
 from .clawdiators import layer
 from .clawdiators.runinfo import run_info
 from .dimensions import Inputs, score_dimension
-from .events import Event, decode_events, order_events
+from .errors import SpecError
+from .events import Event, order_events
 from .evidence import Evidence, extract_evidence
+from .goquote import quote
+from .inputs import run_inputs
 from .judges.results import JudgeOutcome, judge_results
 from .metrics import collect_metric
 from .results import DimensionResult, MetricResult, ValidatorResult
 from .spec import EvaluationSpec
 from .strategies import Verdict, decide, is_available, weights
+from .textform import first_non_empty
+from .validation import validate_spec
 from .validator_run import run_validator
 
 WARNED_SOURCES = frozenset({"latency", "cost", "behavioral", "metric", "llm_judge"})
@@ -50,9 +54,17 @@ def evaluate(spec: EvaluationSpec, events: Iterable[Any], cases: Iterable[Any] |
         human_preference: an externally supplied 0–1 score for ``human_preference``.
         judge_results: aggregated LLM-judge results keyed by judge key; when None, the
             results are rebuilt from the run's ``grader.judge.*`` events (no model called).
+
+    Raises:
+        SpecError: the spec is invalid (AgentClash validates it again here too).
+        InputError: an event or case does not decode, or ``human_preference`` is not a
+            number in [0, 1]; every problem is listed with its field path.
     """
-    decoded = decode_events(list(events))
-    evidence = extract_evidence(decoded, _cases(cases))
+    findings = validate_spec(spec)
+    if findings:
+        raise SpecError(findings)
+    decoded, case_list = run_inputs(events, cases, human_preference)
+    evidence = extract_evidence(decoded, case_list)
     judged = _judged(spec, evidence, decoded, judge_results)
     info = run_info(decoded)
     validators = [run_validator(v, spec, evidence) for v in spec.validators]
@@ -87,10 +99,6 @@ def _judged(spec: EvaluationSpec, evidence: Evidence, events: list[Event],
     return judge_results(spec, evidence, order_events(events))
 
 
-def _cases(cases: Iterable[Any] | None) -> list[Case]:
-    return [c if isinstance(c, Case) else Case.model_validate(c) for c in cases or []]
-
-
 def status(dimensions: list[DimensionResult]) -> Status:
     """``complete`` unless a dimension is missing a score, else ``partial``."""
     if not dimensions or not any(is_available(d) for d in dimensions):
@@ -100,17 +108,26 @@ def status(dimensions: list[DimensionResult]) -> Status:
 
 def validity(validators: list[ValidatorResult], metrics: list[MetricResult],
              dimensions: list[DimensionResult]) -> tuple[Validity, str]:
-    """``invalid`` on any error, ``degraded`` on anything unavailable, else ``valid``."""
+    """``invalid`` on any error, ``degraded`` on anything unavailable, else ``valid``.
+
+    AgentClash's ``computeEvaluationValidity`` (``evaluation_validity.go``): errors are
+    looked for in validators, metrics, then dimensions; unavailability in dimensions,
+    validators, then metrics; an empty reason is replaced by a generic one.
+    """
     named: list[tuple[str, Sequence[_Stated]]] = [
         ("validator", validators), ("metric", metrics), ("dimension", dimensions)]
     for label, results in named:
         for r in results:
             if r.state == "error":
-                return "invalid", f'{label} "{r.key}" is in error: {r.reason}'
+                why = first_non_empty(r.reason, f"{label} error")
+                return "invalid", f"{label} {quote(r.key)} errored: {why}"
+    missing = {"validator": "missing validator evidence", "metric": "missing metric evidence",
+               "dimension": "missing scoring evidence"}
     for label, results in [named[2], named[0], named[1]]:
         for r in results:
             if r.state == "unavailable":
-                return "degraded", f'{label} "{r.key}" is unavailable: {r.reason}'
+                why = first_non_empty(r.reason, missing[label])
+                return "degraded", f"{label} {quote(r.key)} unavailable: {why}"
     return "valid", ""
 
 
@@ -119,7 +136,7 @@ def _warnings(spec: EvaluationSpec, evidence_warnings: list[str],
     sources = {d.key: d.source for d in spec.scorecard.dimensions}
     reasons = [d.reason for d in dimensions
                if d.state == "unavailable" and sources.get(d.key) in WARNED_SOURCES]
-    return sorted({w for w in [*evidence_warnings, *reasons] if w})
+    return sorted({w for w in [*evidence_warnings, *reasons] if w})  # uniqueStrings
 
 
 def _breakdown(spec: EvaluationSpec, dimensions: list[DimensionResult]

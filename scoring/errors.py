@@ -42,3 +42,11 @@ class SpecError(ScoringError):
     def single(cls, field: str, message: str, line: int | None = None) -> SpecError:
         """A spec error with one finding."""
         return cls([FieldError(field, message, line)])
+
+
+class InputError(SpecError):
+    """A run's inputs (events, cases, human preference) cannot be scored; nothing was.
+
+    Like :class:`SpecError`, ``errors`` lists every finding with its field path
+    (``events[3].occurred_at``, ``human_preference``).
+    """

@@ -7,13 +7,17 @@ behavioral signals read only this.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from . import grader_events
 from .cases import Case
 from .events import Event, order_events
 from .textform import canonical_json, loose_string
+from .textnorm import trim
+from .transcript import Turn, build_turns
 
 CASE_WARNINGS = {
     0: "challenge input set is unavailable",
@@ -31,6 +35,9 @@ class ToolCall:
     failed: bool
     failure_origin: str = ""
     error_message: str = ""
+    sequence: int = 0
+    """The event's sequence number (0 when it has none)."""
+    event_type: str = ""
 
     @property
     def signature(self) -> tuple[str, str]:
@@ -39,27 +46,17 @@ class ToolCall:
 
 
 @dataclass
-class Turn:
-    """One turn of a multi-turn transcript."""
-
-    index: int
-    user: str = ""
-    assistant: str = ""
-    actor: str = ""
-    phase_id: str = ""
-    mismatch: bool = False
-
-
-@dataclass
 class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
+    """Token counts of one (provider, model), as float64 like AgentClash's ``pricedUsage``."""
+
+    input_tokens: float = 0.0
+    output_tokens: float = 0.0
+    total_tokens: float = 0.0
 
     def add(self, usage: dict[str, Any]) -> None:
-        self.input_tokens += _int(usage.get("input_tokens"))
-        self.output_tokens += _int(usage.get("output_tokens"))
-        self.total_tokens += _int(usage.get("total_tokens"))
+        self.input_tokens += number(usage.get("input_tokens")) or 0.0
+        self.output_tokens += number(usage.get("output_tokens")) or 0.0
+        self.total_tokens += number(usage.get("total_tokens")) or 0.0
 
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
@@ -67,7 +64,7 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
 
 def _has_usage(usage: Any) -> bool:
     """True when a ``usage`` object carries at least one numeric token count."""
-    return isinstance(usage, dict) and any(_maybe_int(usage.get(k)) is not None for k in USAGE_KEYS)
+    return isinstance(usage, dict) and any(number(usage.get(k)) is not None for k in USAGE_KEYS)
 
 
 @dataclass
@@ -80,21 +77,25 @@ class Evidence:
     first_output_at: datetime | None = None
     terminal_at: datetime | None = None
     completed: bool | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    total_tokens: int | None = None
-    tool_call_count: int | None = None
+    input_tokens: float | None = None
+    output_tokens: float | None = None
+    total_tokens: float | None = None
+    tool_call_count: float | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     failure_count: int = 0
     observed_models: list[tuple[str, str]] = field(default_factory=list)
     usage_by_model: dict[tuple[str, str], Usage] = field(default_factory=dict)
-    race_context_tokens: int = 0
+    race_context_tokens: float = 0.0
     captures: dict[str, dict[str, Any]] = field(default_factory=dict)
     listings: dict[str, dict[str, Any]] = field(default_factory=dict)
     code_executions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    turns: dict[int, Turn] = field(default_factory=dict)
+    turns: list[Turn] = field(default_factory=list)
     step_durations: dict[int, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    sources: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
+    """Replay pointers ``(sequence, event type)``: ``("final_output", "")`` for the
+    finalized output, ``("model_call", "")`` for the last model call, and ``(store, key)``
+    for grader events. Only events with a positive sequence number give one."""
 
     @property
     def case(self) -> Case | None:
@@ -110,22 +111,26 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
-def _maybe_int(value: Any) -> int | None:
-    return _int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def number(value: Any) -> float | None:
+    """A JSON number as Go's ``anyNumber`` reads it (a float64), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer past float64: Go's decoder made it ±Inf
+        return float("inf") if value > 0 else float("-inf")
 
 
 def extract_evidence(events: list[Event], cases: list[Case] | None = None) -> Evidence:
     """Build the evidence of a run from its events and the case(s) it was given."""
     evidence = Evidence(cases=list(cases or []))
-    for event in order_events(events):
+    ordered = order_events(events)
+    for event in ordered:
         handler = HANDLERS.get(event.type)
         if handler is not None:
             handler(evidence, event)
     _finish(evidence)
+    evidence.turns = build_turns(ordered)
     return evidence
 
 
@@ -150,6 +155,14 @@ def _output_finalized(ev: Evidence, event: Event) -> None:
     _first_output(ev, event)
     if ev.final_output is None:
         ev.final_output = _final_output(event.payload, fallback_key="output")
+        if ev.final_output is not None:
+            _point(ev, ("final_output", ""), event)
+
+
+def _point(ev: Evidence, name: tuple[str, str], event: Event) -> None:
+    """Record ``event`` as the replay pointer ``name`` (sequenced events only)."""
+    if event.sequence_number and event.sequence_number > 0:
+        ev.sources[name] = (event.sequence_number, event.type)
 
 
 def _final_output(payload: dict[str, Any], fallback_key: str | None = None) -> str | None:
@@ -167,16 +180,28 @@ def _run_completed(ev: Evidence, event: Event) -> None:
         ev.final_output = output
     usage = _object(payload.get("usage"))
     for name in ("input_tokens", "output_tokens", "total_tokens"):
-        count = _maybe_int(payload.get(name))
-        count = count if count is not None else _maybe_int(usage.get(name))
+        count = number(payload.get(name))
         if count is not None:
             setattr(ev, name, count)
-    calls = _maybe_int(payload.get("tool_call_count"))
+    calls = number(payload.get("tool_call_count"))
     if calls is not None:
         ev.tool_call_count = calls
-    latency = _maybe_int(payload.get("latency_ms"))  # Go: time.Duration(value) truncates
+    for name in ("input_tokens", "output_tokens", "total_tokens"):
+        count = number(usage.get(name))
+        if count is not None and getattr(ev, name) is None:
+            setattr(ev, name, count)
+    latency = number(payload.get("latency_ms"))
     if latency is not None and ev.started_at is not None:
-        ev.terminal_at = ev.started_at + timedelta(milliseconds=latency)
+        ev.terminal_at = ev.started_at + _duration_ms(latency)
+
+
+def _duration_ms(value: float) -> timedelta:
+    """Go's ``time.Duration(value) * time.Millisecond``: the float truncated to whole ms,
+    times 10⁶ ns in int64 arithmetic, which wraps (so the result stays within ±292 years,
+    as Go's does, however large the latency an event claims)."""
+    whole = int(value) if abs(value) < 2**63 else 0
+    nanos = (whole * 1_000_000 + 2**63) % 2**64 - 2**63
+    return timedelta(microseconds=nanos // 1000)
 
 
 def _run_failed(ev: Evidence, event: Event) -> None:
@@ -185,38 +210,32 @@ def _run_failed(ev: Evidence, event: Event) -> None:
 
 
 def _tool_call(ev: Evidence, event: Event) -> None:
+    """``buildToolCallTraceEntry``: a call needs a (loose string) non-blank tool name."""
     payload = event.payload
-    name = payload.get("tool_name")
-    if not isinstance(name, str) or not name.strip():
+    name = _text(payload, "tool_name").strip()
+    if not name:
         if event.type == "tool.call.failed":
             ev.failure_count += 1
         return
     result = _object(payload.get("result"))
     failed = event.type == "tool.call.failed" or result.get("is_error") is True
-    origin = payload.get("failure_origin")
-    call = ToolCall(name=name.strip(), arguments=_canonical_arguments(payload.get("arguments")),
-                    failed=failed, failure_origin=origin.strip() if isinstance(origin, str) else "",
-                    error_message=_error_message(result.get("content")) if failed else "")
+    call = ToolCall(name=name, arguments=_canonical_arguments(payload),
+                    failed=failed, failure_origin=_text(payload, "failure_origin").strip(),
+                    error_message=_error_message(result.get("content")),
+                    sequence=event.sequence_number or 0, event_type=event.type)
     ev.tool_calls.append(call)
     ev.failure_count += 1 if failed else 0
 
 
-def _canonical_arguments(arguments: Any) -> str:
-    """Sorted compact JSON of the arguments; ``{}`` when missing or not JSON to Go.
-
-    Go cannot decode ``NaN``/``Infinity`` or an out-of-range number: such arguments are
-    ``{}`` there, and must not raise here (they are the candidate's output).
-    """
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            arguments = None
-    if not isinstance(arguments, dict):
+def _canonical_arguments(payload: dict[str, Any]) -> str:
+    """The arguments re-encoded as Go does (``normalizeToolCallArguments``): the JSON
+    value as given (a string stays a string, an array an array), keys sorted, compact;
+    ``{}`` when there are none."""
+    if "arguments" not in payload:
         return "{}"
     try:
-        return canonical_json(arguments)
-    except ValueError:
+        return canonical_json(payload["arguments"])
+    except ValueError:  # not JSON to Go (NaN, Infinity): Go's marshal fails, giving {}
         return "{}"
 
 
@@ -228,19 +247,25 @@ def _error_message(content: Any) -> str:
     try:
         decoded = json.loads(text)
     except ValueError:
-        return text.strip()
+        return trim(text)
     error = loose_string(decoded.get("error")) if isinstance(decoded, dict) else None
-    return (error if error is not None else text).strip()
+    return trim(error if error is not None else text)
 
 
 def _sandbox_failed(ev: Evidence, event: Event) -> None:
     ev.failure_count += 1
 
 
+def _text(payload: dict[str, Any], key: str) -> str:
+    """Go's ``stringValue``: the loose string of ``payload[key]``, else ``""``."""
+    return loose_string(payload.get(key)) or "" if key in payload else ""
+
+
 def _model_call_completed(ev: Evidence, event: Event) -> None:
+    _point(ev, ("model_call", ""), event)
     payload = event.payload
-    provider = str(payload.get("provider_key") or "")
-    model = str(payload.get("provider_model_id") or payload.get("model") or "")
+    provider = _text(payload, "provider_key")
+    model = _text(payload, "provider_model_id") or _text(payload, "model")
     ev.observe_model(provider, model)
     usage = payload.get("usage")
     if isinstance(usage, dict) and _has_usage(usage):
@@ -249,53 +274,30 @@ def _model_call_completed(ev: Evidence, event: Event) -> None:
 
 def _model_call_started(ev: Evidence, event: Event) -> None:
     payload = event.payload
-    model = str(payload.get("model") or payload.get("provider_model_id") or "")
-    ev.observe_model(str(payload.get("provider_key") or ""), model)
+    model = _text(payload, "model") or _text(payload, "provider_model_id")
+    ev.observe_model(_text(payload, "provider_key"), model)
 
 
 def _race_standings(ev: Evidence, event: Event) -> None:
-    ev.race_context_tokens += _int(event.payload.get("tokens_added"))
+    ev.race_context_tokens += number(event.payload.get("tokens_added")) or 0.0
 
 
-def _keyed(store: str, *keys: str) -> Any:
+def _grader(store: str, decode: Callable[[Any], dict[str, Any] | None], key: str) -> Any:
+    """Store a grader event by its key (the later wins), with its replay pointer."""
     def handler(ev: Evidence, event: Event) -> None:
-        key = next((event.payload[k] for k in keys if event.payload.get(k)), None)
-        if isinstance(key, str):
-            getattr(ev, store)[key] = event.payload
+        record = decode(event.payload)
+        if record is not None:
+            getattr(ev, store)[record[key]] = record
+            if event.sequence_number and event.sequence_number > 0:
+                ev.sources[(store, record[key])] = (event.sequence_number, event.type)
 
     return handler
-
-
-def _turn(ev: Evidence, event: Event) -> None:
-    payload = event.payload
-    index = _turn_index(payload.get("turn_index"))
-    if index is None:
-        return
-    turn = ev.turns.setdefault(index, Turn(index=index))
-    content = loose_string(payload.get("content")) or ""
-    actor = str(payload.get("actor") or "")
-    if event.type == "turn.user.message":
-        turn.user, turn.actor = content, actor or turn.actor
-    elif event.type == "turn.assistant.message":
-        turn.assistant = content
-    else:  # turn.completed: its mismatch flag is the turn's verdict (true or false)
-        if isinstance(payload.get("mismatch"), bool):
-            turn.mismatch = payload["mismatch"]
-        turn.actor = turn.actor or actor
-    turn.phase_id = str(payload.get("phase_id") or turn.phase_id)
-
-
-def _turn_index(value: Any) -> int | None:
-    """A JSON number that is a whole number (Go decodes 1.0 as 1), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value) if float(value).is_integer() else None
 
 
 def _finish(ev: Evidence) -> None:
     _tokens_from_calls(ev)
     if ev.tool_call_count is None and ev.tool_calls:
-        ev.tool_call_count = len(ev.tool_calls)
+        ev.tool_call_count = float(len(ev.tool_calls))
     if ev.final_output is None:
         ev.warnings.append("final output evidence is unavailable")
     if ev.terminal_at is None:
@@ -314,7 +316,7 @@ def _tokens_from_calls(ev: Evidence) -> None:
         ev.output_tokens = sum(u.output_tokens for u in rows)
     if ev.total_tokens is None:
         total = sum(u.total_tokens for u in rows)
-        ev.total_tokens = total or ev.input_tokens + ev.output_tokens
+        ev.total_tokens = total if total > 0 else ev.input_tokens + ev.output_tokens
     for usage in rows:
         if usage.total_tokens == 0:
             usage.total_tokens = usage.input_tokens + usage.output_tokens
@@ -324,7 +326,8 @@ def _case_warnings(cases: list[Case]) -> list[str]:
     if len(cases) != 1:
         return [CASE_WARNINGS[min(len(cases), 2)]]
     payload = cases[0].payload
-    return ["challenge input payload is empty"] if payload in (None, "", {}, []) else []
+    empty = payload is None or (isinstance(payload, str) and not payload.strip())
+    return ["challenge input payload is empty"] if empty else []
 
 
 HANDLERS = {
@@ -341,10 +344,8 @@ HANDLERS = {
     "model.call.completed": _model_call_completed,
     "model.call.started": _model_call_started,
     "race.standings.injected": _race_standings,
-    "grader.verification.file_captured": _keyed("captures", "key"),
-    "grader.verification.directory_listed": _keyed("listings", "key"),
-    "grader.verification.code_executed": _keyed("code_executions", "validator_key"),
-    "turn.user.message": _turn,
-    "turn.assistant.message": _turn,
-    "turn.completed": _turn,
+    "grader.verification.file_captured": _grader("captures", grader_events.capture, "key"),
+    "grader.verification.directory_listed": _grader("listings", grader_events.listing, "key"),
+    "grader.verification.code_executed": _grader("code_executions",
+                                                 grader_events.code_execution, "validator_key"),
 }

@@ -4,9 +4,10 @@
   (per the semantics doc): an optional sign, decimal digits with an optional point and
   exponent (``+5``, ``.5``, ``5.``, ``1e3``), ``inf``/``infinity`` (any case, signed) and
   ``nan`` (any case, unsigned), hex floats with a mandatory ``p`` exponent
-  (``0x1.8p1``). It rejects what Python's ``float`` is lenient about: digit-group
-  underscores (``1_000``), surrounding whitespace, non-ASCII digits, ``+nan``. A finite
-  literal that overflows is a range error, as in Go.
+  (``0x1.8p1``), and ``_`` digit separators exactly where Go's literal syntax allows them
+  (``1_000``, ``1e1_0``, ``0x_1p0``; not ``1__0``, ``_1``, ``1_``). It rejects what
+  Python's ``float`` is lenient about: surrounding whitespace, non-ASCII digits, ``+nan``.
+  A finite literal that overflows is a range error, as in Go.
 * :func:`round_significant` is Go's ``math.Round(v*p)/p`` with ``p = math.Pow(10, n-d)``
   and ``d = floor(math.Log10(|v|)) + 1``, following Go's ``Log10`` (computed through
   ``Log2`` and ``Frexp``) and its integer ``Pow`` (repeated squaring on the mantissa,
@@ -20,9 +21,11 @@ import math
 import re
 from typing import Final
 
-_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+from .goquote import quote
+
+_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9][0-9_]*)?")
 _HEX: Final = re.compile(
-    r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+")
+    r"[+-]?0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9][0-9_]*")
 _SPECIAL: Final = re.compile(r"[+-]?(?:inf|infinity)|nan", re.IGNORECASE)
 _LOG10_2: Final = 0.301029995663981195213738894724493026768189881462108541310
 _INV_LN2: Final = 1.44269504088896340735992468100189213742664595415298593413
@@ -38,17 +41,39 @@ def parse_float(text: str) -> float:
     Raises:
         FloatSyntaxError: for a malformed literal or a finite literal out of range.
     """
-    if _DECIMAL.fullmatch(text):
-        value = float(text)
-    elif _HEX.fullmatch(text):
-        value = _parse_hex(text)
-    elif _SPECIAL.fullmatch(text):
+    if _SPECIAL.fullmatch(text):
         return float(text)
+    if "_" in text and not underscore_ok(text):
+        raise FloatSyntaxError(f"strconv.ParseFloat: parsing {quote(text)}: invalid syntax")
+    if _DECIMAL.fullmatch(text):
+        value = float(text.replace("_", ""))
+    elif _HEX.fullmatch(text):
+        value = _parse_hex(text.replace("_", ""))
     else:
-        raise FloatSyntaxError(f'strconv.ParseFloat: parsing "{text}": invalid syntax')
+        raise FloatSyntaxError(f"strconv.ParseFloat: parsing {quote(text)}: invalid syntax")
     if math.isinf(value):
-        raise FloatSyntaxError(f'strconv.ParseFloat: parsing "{text}": value out of range')
+        raise FloatSyntaxError(f"strconv.ParseFloat: parsing {quote(text)}: value out of range")
     return value
+
+
+def underscore_ok(text: str) -> bool:
+    """Go's ``strconv.underscoreOK``: ``_`` only between digits, or after a base prefix."""
+    body = text[1:] if text[:1] in "+-" else text
+    saw, index, hex_digits = "^", 0, False
+    if len(body) >= 2 and body[0] == "0" and body[1].lower() in "box":
+        saw, index, hex_digits = "0", 2, body[1].lower() == "x"
+    for char in body[index:]:
+        if char.isascii() and (char.isdigit() or (hex_digits and char.lower() in "abcdef")):
+            saw = "0"
+        elif char == "_":
+            if saw != "0":
+                return False
+            saw = "_"
+        elif saw == "_":
+            return False
+        else:
+            saw = "!"
+    return saw != "_"
 
 
 def _parse_hex(text: str) -> float:

@@ -17,6 +17,8 @@ import json
 import math
 from typing import Any
 
+from .gojsonscan import JSONSyntaxError, check
+
 _SPACE = " \t\r\n"
 _CONTEXT = {
     "Extra data": "after top-level value",
@@ -30,6 +32,10 @@ _CONTEXT = {
 
 class UnmarshalError(ValueError):
     """The text is not exactly one JSON value (the message is Go's wording)."""
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
 
 
 def _reject_constant(name: str) -> Any:
@@ -62,13 +68,24 @@ def unmarshal(text: str, *, float64: bool = True) -> Any:
     Raises:
         UnmarshalError: when the text is empty, malformed, out of range or holds more.
     """
+    try:
+        check(text)
+    except JSONSyntaxError as err:
+        raise UnmarshalError(str(err), _position(text, err)) from None
     decoder = _FLOAT64 if float64 else _LITERAL
     try:
         return decoder.decode(text)
     except json.JSONDecodeError as err:
-        raise UnmarshalError(_message(err)) from None
+        raise UnmarshalError(_message(err), err.pos) from None
     except RecursionError:
         raise UnmarshalError("exceeded max depth") from None
+
+
+def _position(text: str, err: JSONSyntaxError) -> int | None:
+    """The failing byte's offset as a character index into ``text`` (None at the end)."""
+    if err.offset is None:
+        return None
+    return len(text.encode("utf-8", "surrogatepass")[:err.offset].decode("utf-8", "ignore"))
 
 
 def _message(err: json.JSONDecodeError) -> str:

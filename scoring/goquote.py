@@ -83,3 +83,31 @@ def _hex_escape(body: str, index: int, code: str) -> tuple[bytes, int]:
     if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
         raise QuoteError()
     return chr(value).encode(), index + 1 + width
+
+
+def quote(text: str) -> str:
+    """Go's ``strconv.Quote`` (what ``%q`` and ``%#v`` print for a string).
+
+    Printable characters (Unicode letters, marks, numbers, punctuation, symbols and the
+    ASCII space) stay as they are; ``"`` and ``\\`` are escaped; other characters use
+    ``\\a``-style, ``\\x``, ``\\u`` or ``\\U`` escapes; an undecodable byte kept as a
+    surrogate escape prints as ``\\x``.
+    """
+    return '"' + "".join(_quote_char(char) for char in text) + '"'
+
+
+_QUOTE_SIMPLE = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                 "\v": "\\v", '"': '\\"', "\\": "\\\\"}
+
+
+def _quote_char(char: str) -> str:
+    if char in _QUOTE_SIMPLE:
+        return _QUOTE_SIMPLE[char]
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a raw byte (surrogateescape): Go prints \xNN
+        return f"\\x{code - 0xDC00:02x}"
+    if char == " " or char.isprintable():
+        return char
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

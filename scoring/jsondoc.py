@@ -16,13 +16,12 @@ With ``exact=True`` numbers are kept as :class:`Number`, their literal text, lik
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
+from .gojsonscan import JSONSyntaxError, decoder_more, decoder_value
 from .textform import go_json
-
-_SPACE = " \t\r\n"
-_CLOSERS = "]}"
 
 
 class DocumentError(ValueError):
@@ -49,31 +48,39 @@ def _int_or_float(text: str) -> int | float:
     try:
         return int(text)
     except ValueError:  # beyond Python's int-conversion digit limit: Go reads a float64
-        return float(text)
+        return _float64(text)
 
 
-_PLAIN = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_int_or_float)
+def _float64(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise DocumentError(f"json: cannot unmarshal number {text} into Go value of type float64")
+    return value
+
+
+_PLAIN = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_int_or_float,
+                          parse_float=_float64)
 _EXACT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=Number, parse_int=Number)
 
 
 def parse_document(text: str, *, exact: bool = False) -> Any:
-    """Decode exactly one JSON value from ``text``.
+    """Decode exactly one JSON value from ``text``, as a ``json.Decoder`` then ``More``.
 
     Raises:
-        DocumentError: when the text is empty, malformed or holds a second value.
+        DocumentError: Go's message when the text is empty (``EOF``), truncated
+            (``unexpected EOF``), malformed, or followed by another value.
     """
-    decoder = _EXACT if exact else _PLAIN
-    start = len(text) - len(text.lstrip(_SPACE))
-    if start == len(text):
-        raise DocumentError("EOF")
     try:
-        value, end = decoder.raw_decode(text, start)
+        value_text, rest = decoder_value(text)
+    except JSONSyntaxError as err:
+        raise DocumentError(str(err)) from None
+    if decoder_more(rest):
+        raise DocumentError("multiple JSON values are not allowed")
+    decoder = _EXACT if exact else _PLAIN
+    try:
+        return decoder.decode(value_text)
     except (ValueError, RecursionError) as err:
         raise DocumentError(str(err)) from None
-    rest = text[end:].lstrip(_SPACE)
-    if rest and rest[0] not in _CLOSERS:
-        raise DocumentError("multiple JSON values are not allowed")
-    return value
 
 
 def to_exact(value: Any) -> Any:

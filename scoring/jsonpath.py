@@ -4,8 +4,8 @@ A path starts with ``$`` and continues with steps:
 
 * ``.name`` where name is one or more of ``[A-Za-z0-9_-]``;
 * ``[N]``, an integer index (Go ``strconv.Atoi``: ASCII digits with an optional sign);
-* ``["key"]`` / ``['k']`` / ```[`key`]```, a Go string literal (a single-quoted key longer
-  than one character is an error, "invalid quoted property");
+* ``["key"]`` / ``['k']``, a Go string literal (a single-quoted key longer than one
+  character is an error, "invalid quoted property"); a backquoted key is a bare name;
 * ``[bare]``, anything else between the brackets, used as a property name.
 
 The bracket content ends at the first ``]`` and is trimmed. There are no wildcards,
@@ -17,12 +17,13 @@ the path is not read: ``$.missing.`` is "does not exist", ``$.`` is an error).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from .goquote import QuoteError, unquote
+from .gojsonscan import quote_char
+from .goquote import QuoteError, quote, unquote
+from .textnorm import trim
 
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _INT64 = 1 << 63
 _MISSING = object()
 
@@ -34,55 +35,57 @@ class PathError(ValueError):
 def lookup(document: Any, path: str) -> tuple[bool, Any]:
     """Resolve ``path`` in ``document``; returns ``(exists, value)``.
 
+    The path is read as Go reads a string: byte by byte, positions are byte offsets.
+
     Raises:
         PathError: when the path is malformed.
     """
-    path = path.strip()
-    if not path:
+    raw = trim(path).encode("utf-8", "surrogatepass")
+    if not raw:
         raise PathError("path is empty")
-    if path[0] != "$":
+    if raw[0] != ord("$"):
         raise PathError("path must start with '$'")
     current, index = document, 1
-    while index < len(path):
-        step, index = _next_step(path, index)
+    while index < len(raw):
+        step, index = _next_step(raw, index)
         current = _apply(current, step)
         if current is _MISSING:
             return False, None
     return True, current
 
 
-def _next_step(path: str, index: int) -> tuple[str | int, int]:
-    if path[index] == ".":
+def _next_step(path: bytes, index: int) -> tuple[str | int, int]:
+    if path[index] == ord("."):
         end = index + 1
         while end < len(path) and path[end] in _NAME_CHARS:
             end += 1
         if end == index + 1:
             raise PathError(f"missing property name at position {index + 1}")
-        return path[index + 1:end], end
-    if path[index] == "[":
+        return path[index + 1:end].decode("ascii"), end
+    if path[index] == ord("["):
         return _bracket(path, index)
-    raise PathError(f"unexpected token {json.dumps(path[index])} at position {index}")
+    raise PathError(f"unexpected token {quote_char(path[index])} at position {index}")
 
 
-def _bracket(path: str, start: int) -> tuple[str | int, int]:
-    close = path.find("]", start + 1)
+def _bracket(path: bytes, start: int) -> tuple[str | int, int]:
+    close = path.find(b"]", start + 1)
     if close < 0:
         raise PathError(f"unterminated bracket expression at position {start}")
-    content = path[start + 1:close].strip()
+    content = trim(path[start + 1:close].decode("utf-8", "surrogatepass"))
     if not content:
         raise PathError(f"empty bracket expression at position {start}")
-    if content[0] in "\"'`":
+    if content[0] in "\"'":
         try:
             return unquote(content), close + 1
         except QuoteError as err:
-            raise PathError(f"invalid quoted property {json.dumps(content)}: {err}") from None
-    number = _atoi(content)
+            raise PathError(f"invalid quoted property {quote(content)}: {err}") from None
+    number = go_atoi(content)
     return (content if number is None else number), close + 1
 
 
-def _atoi(text: str) -> int | None:
+def go_atoi(text: str) -> int | None:
     """Go ``strconv.Atoi``: an optional sign and ASCII digits, within int64."""
-    digits = text[1:] if text[0] in "+-" else text
+    digits = text[1:] if text[:1] in ("+", "-") else text
     if not digits or not digits.isascii() or not digits.isdigit():
         return None
     value = int(text)

@@ -7,7 +7,6 @@ AgentClash; it is a metric in state ``error``, which makes the scorecard invalid
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +15,7 @@ from typing import Any
 from .behavioral import signal_value
 from .clawdiators.runinfo import RunInfo
 from .evidence import Evidence
+from .goquote import quote
 from .pricing import run_model_cost_usd
 from .results import MetricResult, State, ValidatorResult
 from .spec import EvaluationSpec, MetricDecl
@@ -71,8 +71,10 @@ def collect_metric(decl: MetricDecl, spec: EvaluationSpec, evidence: Evidence,
         The metric result; an unknown collector gives state ``error``.
     """
     collector = COLLECTORS.get(decl.collector)
+    if decl.collector in LAYER_COLLECTORS and spec.clawdiators is None:
+        collector = None  # AgentClash has no such collector: an error, as any unknown one
     if collector is None:
-        outcome = Collected("error", reason=f"collector {_quoted(decl.collector)} is not supported")
+        outcome = Collected("error", reason=f"collector {quote(decl.collector)} is not supported")
     else:
         outcome = collector(Context(spec, evidence, validator_results, run_info))
     metadata = {**outcome.metadata, "state": outcome.state, "collector": decl.collector}
@@ -175,7 +177,7 @@ def _behavioral(signal_key: str) -> Collector:
     def collect(ctx: Context) -> Collected:
         signal = signal_value(signal_key, ctx.evidence, ctx.validators)
         if signal.score is None:
-            return unavailable(signal.reason or f"behavioral signal {_quoted(signal_key)} "
+            return unavailable(signal.reason or f"behavioral signal {quote(signal_key)} "
                                "is unavailable")
         return value(signal.score, signal_key=signal_key,
                      trace_len=len(ctx.evidence.tool_calls))
@@ -187,10 +189,9 @@ def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat().replace("+00:00", "Z")
 
 
-def _quoted(text: str) -> str:
-    """Go's ``%q`` for ordinary text: a double-quoted, escaped string."""
-    return json.dumps(text, ensure_ascii=False)
 
+LAYER_COLLECTORS = frozenset({"run_model_call_count"})
+"""Collectors of the Clawdiators layer: only a spec with a ``clawdiators`` block has them."""
 
 COLLECTORS: dict[str, Collector] = {
     "behavioral_confidence_calibration_score": _behavioral("confidence_calibration"),

@@ -9,11 +9,11 @@ Only input and output tokens are priced; ``total_tokens`` is reported, never cha
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .evidence import Evidence
+from .goquote import quote
 from .spec import EvaluationSpec, PriceRow
 
 PER_MILLION = 1_000_000
@@ -131,15 +131,11 @@ def _priced(row: UsageRow, price: PriceRow) -> dict[str, Any]:
 
 
 def _unpriced(row: UsageRow) -> Cost:
-    reason = (f"model pricing is unavailable for provider {_quoted(row.provider_key)} "
-              f"model {_quoted(row.provider_model_id)}")
+    reason = (f"model pricing is unavailable for provider {quote(row.provider_key)} "
+              f"model {quote(row.provider_model_id)}")
     return Cost(None, reason, _model_ref(row.provider_key, row.provider_model_id))
 
 
 def _model_ref(provider: str, model: str) -> dict[str, Any]:
     return {"provider_key": provider, "provider_model_id": model}
 
-
-def _quoted(text: str) -> str:
-    """Go's ``%q`` for ordinary text: a double-quoted, escaped string."""
-    return json.dumps(text, ensure_ascii=False)

@@ -11,8 +11,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .cases import Case, CaseEntry
-from .evidence import Evidence, Turn
+from .evidence import Evidence
+from .goquote import quote
+from .jsonpath import go_atoi
 from .textform import go_json, loose_string, stringify
+from .textnorm import trim
+from .transcript import expectations_json, transcript_text
 
 State = Literal["available", "unavailable", "error"]
 MAX_INPUT_CHAIN = 8
@@ -55,8 +59,8 @@ def is_supported(reference: str, *, allow_tool_calls: bool = False) -> bool:
     if reference.startswith("file:"):
         return bool(reference[5:].strip())
     if reference.startswith("transcript.last_n:"):
-        count = reference.removeprefix("transcript.last_n:")
-        return count.isascii() and count.isdigit() and int(count) > 0
+        count = go_atoi(trim(reference.removeprefix("transcript.last_n:")))
+        return count is not None and count > 0
     return _dotted_ok(reference)
 
 
@@ -154,40 +158,54 @@ def _case_entries(kind: Literal["inputs", "expectations"]) -> Any:
         entry = case.input(key) if kind == "inputs" else case.expectation(key)
         if entry is None:
             label = "input" if kind == "inputs" else "expectation"
-            return unavailable(f'case {label} "{key}" is unavailable')
+            return unavailable(f"case {label} {quote(key)} is unavailable")
         return _entry(entry, path, case, depth=0)
 
     return resolver
 
 
 def _entry(entry: CaseEntry, path: list[str], case: Case, depth: int) -> Resolution:
+    """``resolveEvidenceFieldWithDepth``: inline value, then ``source``, then
+    ``artifact_key``, then ``path``; an ``input:`` chain deeper than 8 is an error."""
+    if depth > MAX_INPUT_CHAIN:
+        return error("evidence reference chain exceeds maximum depth")
     if entry.has_value:
         return _walk(entry.value, path)  # already a decoded JSON value: never re-parsed
-    if entry.source.startswith("input:"):
-        return _follow_input(entry.source.removeprefix("input:"), path, case, depth)
-    if entry.source.startswith("artifact:"):
-        return _artifact_path(entry.source.removeprefix("artifact:"), case)
+    if entry.source:
+        return _entry_source(entry.source, path, case, depth)
     if entry.artifact_key:
-        return _artifact_path(entry.artifact_key, case)
-    if entry.path:
-        return found(entry.path)
+        return _artifact_value(entry.artifact_key, path, case)
+    if trim(entry.path):
+        return _walk(entry.path, path)
     return unavailable("evidence is unavailable")
 
 
-def _follow_input(key: str, path: list[str], case: Case, depth: int) -> Resolution:
-    if depth + 1 > MAX_INPUT_CHAIN:
-        return error(f"case input chain exceeds {MAX_INPUT_CHAIN} hops")
-    target = case.input(key)
-    if target is None:
-        return unavailable(f'case input "{key}" is unavailable')
-    return _entry(target, path, case, depth + 1)
+def _entry_source(source: str, path: list[str], case: Case, depth: int) -> Resolution:
+    if source.startswith("input:"):
+        key = trim(source.removeprefix("input:"))
+        if not key:
+            return unavailable("referenced input is unavailable")
+        target = case.input(key)
+        if target is None:
+            return unavailable(f"case input {quote(key)} is unavailable")
+        return _entry(target, path, case, depth + 1)
+    if source.startswith("artifact:"):
+        key = trim(source.removeprefix("artifact:"))
+        if not key:
+            return unavailable("referenced artifact is unavailable")
+        return _artifact_value(key, path, case)
+    return error(f"unsupported evidence source {quote(source)}")
 
 
-def _artifact_path(key: str, case: Case) -> Resolution:
+def _artifact_value(key: str, path: list[str], case: Case) -> Resolution:
+    """``resolveArtifactValue``: the path string, or a field of ``{key, kind, path,
+    media_type}`` when the reference goes on."""
     artifact = case.artifact(key)
     if artifact is None:
-        return unavailable(f'artifact "{key}" is unavailable')
-    return found(artifact.path)
+        return unavailable(f"artifact {quote(key)} is unavailable")
+    if not path:
+        return found(artifact.path)
+    return _walk(artifact.model_dump(include={"key", "kind", "path", "media_type"}), path)
 
 
 def _artifact(rest: str, evidence: Evidence) -> Resolution:
@@ -195,89 +213,92 @@ def _artifact(rest: str, evidence: Evidence) -> Resolution:
     if isinstance(case, Resolution):
         return case
     key, *path = rest.split(".")
-    artifact = case.artifact(key)
-    if artifact is None:
-        return unavailable(f'artifact "{key}" is unavailable')
-    if not path:
-        return found(artifact.path)
-    return _walk(artifact.model_dump(include={"key", "kind", "path", "media_type"}), path)
+    return _artifact_value(key, path, case)
 
 
 def _file(key: str, evidence: Evidence) -> Resolution:
-    key = key.strip()
     capture = evidence.captures.get(key)
     if capture is not None:
-        if capture.get("exists") is not True:
-            path = capture.get("path", "")
-            return unavailable(f'captured file "{key}" does not exist at path {path}')
-        content = capture.get("content")
-        return found(content if isinstance(content, str) else "")
+        if not capture["exists"]:
+            path = quote(capture["path"])
+            return unavailable(f"captured file {quote(key)} does not exist at path {path}")
+        return found(capture["content"])
     listing = evidence.listings.get(key)
     if listing is not None:
         return found(listing_json(listing))
-    return unavailable(f'file capture key "{key}" is unavailable')
+    return unavailable(f"file capture key {quote(key)} is unavailable")
+
+
+def resolve_source(reference: str, evidence: Evidence) -> dict[str, Any] | None:
+    """The run event a reference's evidence came from (``resolveEvidenceSource``).
+
+    ``final_output``: the finalized-output event, else the last model call; ``file:<k>``:
+    the capture or listing event. Anything else (cases, literals) has no event.
+    """
+    if reference in ("final_output", "run.final_output"):
+        for name, kind in (("final_output", "final_output"), ("model_call", "model_call")):
+            pointer = evidence.sources.get((name, ""))
+            if pointer is not None:
+                return source(kind, pointer, "final_output")
+        return None
+    if reference.startswith("file:"):
+        key = reference[len("file:"):]
+        for store in ("captures", "listings"):
+            pointer = evidence.sources.get((store, key))
+            if pointer is not None:
+                return source("tool_call", pointer, reference)
+    return None
+
+
+def source(kind: str, pointer: tuple[int, str], field_path: str) -> dict[str, Any]:
+    """A ``Source`` document: ``{kind, sequence, event_type, field_path}``."""
+    return {"kind": kind, "sequence": pointer[0], "event_type": pointer[1],
+            "field_path": field_path}
 
 
 def listing_json(listing: dict[str, Any]) -> str:
-    """A directory listing as AgentClash serializes it (struct field order)."""
-    entries = ",".join(_entry_json(e) for e in listing.get("entries") or [] if isinstance(e, dict))
-    key, path = go_json(str(listing.get("key", ""))), go_json(str(listing.get("path", "")))
-    return f'{{"key":{key},"path":{path},"entries":[{entries}]}}'
+    """A decoded directory listing as ``json.Marshal`` writes the Go struct (field order;
+    absent entries are ``null``)."""
+    rows = listing["entries"]
+    entries = "null" if rows is None else "[" + ",".join(_entry_json(e) for e in rows) + "]"
+    key, path = go_json(listing["key"]), go_json(listing["path"])
+    return f'{{"key":{key},"path":{path},"entries":{entries}}}'
 
 
 def _entry_json(entry: dict[str, Any]) -> str:
-    text = f'{{"path":{go_json(str(entry.get("path", "")))},"size":{go_json(entry.get("size", 0))}'
-    return text + (',"is_dir":true}' if entry.get("is_dir") is True else "}")
+    text = f'{{"path":{go_json(entry["path"])},"size":{int(entry["size"])}'
+    return text + (',"is_dir":true}' if entry["is_dir"] else "}")
 
 
 def _literal(rest: str, evidence: Evidence) -> Resolution:
     return found(rest)
 
 
-def _turns(evidence: Evidence) -> list[Turn]:
-    return [evidence.turns[i] for i in sorted(evidence.turns)]
-
-
-def _transcript_text(turns: list[Turn]) -> str:
-    lines: list[str] = []
-    for turn in turns:
-        if turn.user:
-            lines.append(f"user[{turn.index}]: {turn.user}")
-        if turn.assistant:
-            lines.append(f"assistant[{turn.index}]: {turn.assistant}")
-    return "\n".join(lines)
-
-
 def _transcript_full(evidence: Evidence) -> Resolution:
     if not evidence.turns:
         return unavailable("transcript evidence is unavailable")
-    return found(_transcript_text(_turns(evidence)))
+    return found(transcript_text(evidence.turns))
 
 
 def _transcript_from_mismatch(evidence: Evidence) -> Resolution:
-    turns = _turns(evidence)
+    turns = evidence.turns
     first = next((i for i, t in enumerate(turns) if t.mismatch), None)
     if first is None:
-        return unavailable("transcript has no mismatched turn")
-    return found(_transcript_text(turns[first:]))
+        return unavailable("transcript mismatch evidence is unavailable")
+    return found(transcript_text(turns[first:]))
 
 
 def _transcript_last_n(rest: str, evidence: Evidence) -> Resolution:
     if not evidence.turns:
         return unavailable("transcript evidence is unavailable")
-    return found(_transcript_text(_turns(evidence)[-int(rest):]))
+    count = go_atoi(trim(rest)) or 1
+    return found(transcript_text(evidence.turns[max(len(evidence.turns) - count, 0):]))
 
 
 def _turn_expectations(evidence: Evidence) -> Resolution:
     if not evidence.turns:
-        return unavailable("transcript evidence is unavailable")
-    return found("[" + ",".join(_turn_json(t) for t in _turns(evidence)) + "]")
-
-
-def _turn_json(turn: Turn) -> str:
-    phase = f',"phase_id":{go_json(turn.phase_id)}' if turn.phase_id else ""
-    mismatch = "true" if turn.mismatch else "false"
-    return f'{{"turn_index":{turn.index}{phase},"mismatch":{mismatch}}}'
+        return unavailable("turn expectations evidence is unavailable")
+    return found(expectations_json(evidence.turns))
 
 
 _EXACT = {

@@ -15,6 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .clawdiators.models import ClawdiatorsBlock, EfficiencyConfig, SpeedConfig
+from .godecode import Int32, Int64
+from .textnorm import trim
 
 JUDGE_DEFAULT_SAMPLES = 3
 HIGHER_BY_DEFAULT = frozenset({"validators", "reliability", "behavioral", "llm_judge",
@@ -22,7 +24,7 @@ HIGHER_BY_DEFAULT = frozenset({"validators", "reliability", "behavioral", "llm_j
 
 
 def _trim(value: str) -> str:
-    return value.strip()
+    return trim(value)  # Go's strings.TrimSpace
 
 
 class Strict(BaseModel):
@@ -32,10 +34,10 @@ class Strict(BaseModel):
 
 
 class RuntimeLimits(Strict):
-    max_total_tokens: int | None = None
+    max_total_tokens: Int64 | None = None
     max_cost_usd: float | None = None
-    max_duration_ms: int | None = None
-    max_iterations: int | None = None
+    max_duration_ms: Int64 | None = None
+    max_iterations: Int32 | None = None
 
 
 class ValidatorDecl(Strict):
@@ -89,7 +91,7 @@ class PostExecutionCheck(Strict):
     type: str = ""
     path: str = ""
     recursive: bool = False
-    max_size_bytes: int | None = None
+    max_size_bytes: Int64 | None = None
 
     _trimmed = field_validator("key", "path")(_trim)
 
@@ -97,6 +99,8 @@ class PostExecutionCheck(Strict):
 class Consensus(Strict):
     aggregation: str = ""
     min_agreement_threshold: float | None = None
+    flag_on_disagreement: bool = False
+    """Accepted as in AgentClash (its judge workflow flags a spread above the threshold)."""
 
 
 class ScoreScale(Strict):
@@ -109,7 +113,7 @@ class JudgeDecl(Strict):
     mode: str = ""
     model: str = ""
     models: list[str] = Field(default_factory=list)
-    samples: int = Field(default=0, validate_default=True)
+    samples: Int64 = Field(default=0, validate_default=True)
     consensus: Consensus | None = None
     context_from: list[str] = Field(default_factory=list)
     output_schema: Any = None
@@ -119,8 +123,10 @@ class JudgeDecl(Strict):
     prompt: str = ""
     reference_from: str = ""
     score_scale: ScoreScale | None = None
-    timeout_ms: int | None = None
+    timeout_ms: Int64 | None = None
     position_debiasing: bool = False
+    anti_gaming_clauses: list[str] = Field(default_factory=list)
+    """Extra anti-gaming text appended to the judge prompt (AgentClash's field)."""
 
     _trimmed = field_validator("key", "model", "reference_from")(_trim)
 
@@ -185,9 +191,9 @@ class LegacyNormalization(Strict):
 
 
 class JudgeLimits(Strict):
-    max_samples_per_judge: int | None = None
+    max_samples_per_judge: Int64 | None = None
     max_calls_usd: float | None = None
-    max_tokens: int | None = None
+    max_tokens: Int64 | None = None
 
 
 class Scorecard(Strict):
@@ -207,7 +213,7 @@ class EvaluationSpec(Strict):
     """An AgentClash ``evaluation_spec``, normalized."""
 
     name: str = ""
-    version_number: int = 0
+    version_number: Int32 = 0
     judge_mode: str = ""
     validators: list[ValidatorDecl] = Field(default_factory=list)
     metrics: list[MetricDecl] = Field(default_factory=list)

@@ -19,6 +19,9 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from .textnorm import trim
+from .yamlv3 import to_json
+
 LOOSE_KEYS = ("value", "content", "text", "answer")
 _HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
@@ -63,6 +66,29 @@ def go_json(value: Any) -> str:
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     return _go_json_float(float(value))  # every JSON number decodes to a float64 in Go
+
+
+def go_marshal(value: Any) -> str:
+    """Go's ``json.Marshal`` of a value decoded from YAML or JSON into ``any``.
+
+    Unlike :func:`go_json` (whose numbers are float64), integers are written exactly, as Go
+    writes an ``int``/``uint64``; floats are written as Go writes a float64.
+
+    Raises:
+        yamlv3.MarshalError: NaN, ±Inf or a mapping with a non-string key.
+    """
+    return _marshal(to_json(value))
+
+
+def _marshal(value: Any) -> str:
+    if isinstance(value, dict):
+        items = (f"{_go_string(str(k))}:{_marshal(value[k])}" for k in sorted(value))
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_marshal(v) for v in value) + "]"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return go_json(value)
 
 
 def _go_string(text: str) -> str:
@@ -116,3 +142,8 @@ def stringify(value: Any) -> str:
 def canonical_json(value: Any) -> str:
     """Sorted-key compact JSON, as AgentClash re-serializes tool-call arguments."""
     return go_json(value)
+
+
+def first_non_empty(*values: str) -> str:
+    """Go's ``firstNonEmpty``: the first value that is not blank after trimming, else ``""``."""
+    return next((v for v in values if trim(v)), "")

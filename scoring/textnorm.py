@@ -21,6 +21,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
+from .goquote import quote
+
 GO_WHITESPACE: Final = (
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -29,7 +31,9 @@ GO_WHITESPACE: Final = (
 _PYTHON_ONLY_SPACE: Final = frozenset("\x1c\x1d\x1e\x1f")
 # Internal fixed patterns (not pack/candidate input): Python ``re`` with ASCII classes,
 # which agrees with RE2 on these literal alternations and ASCII-only classes.
-_ASCII_SPACE_RUN: Final = re.compile(r"[\t\n\f\r ]+")
+_ASCII_SPACE_RUN: Final = re.compile(r"[\t\n\f\r ]{2,}|[\t\n\f\r]")
+"""Runs to collapse: a lone space is left alone (it is already the result), which keeps
+ordinary text from being rewritten space by space."""
 _GO_SPACE_RUN: Final = re.compile("[" + GO_WHITESPACE + "]+")
 _ARTICLES: Final = re.compile(r"\b(?:a|an|the)\b", re.ASCII)
 _CURRENCY: Final = re.compile("\\$|€|£|¥|₹|USD|EUR|GBP|JPY|INR")
@@ -49,7 +53,7 @@ def trim(text: str) -> str:
 
 def split_words(text: str) -> list[str]:
     """Split on runs of Unicode whitespace, dropping empties (Go ``strings.Fields``)."""
-    if _PYTHON_ONLY_SPACE.isdisjoint(text):
+    if not any(char in text for char in _PYTHON_ONLY_SPACE):
         return text.split()
     return [word for word in _GO_SPACE_RUN.split(text) if word]
 
@@ -66,6 +70,8 @@ def casefold(text: str) -> str:
 
 def collapse_ascii_whitespace(text: str) -> str:
     """Replace each run of ASCII whitespace ``[\\t\\n\\f\\r ]`` with one space (no trim)."""
+    if "  " not in text and not any(char in text for char in "\t\n\f\r"):
+        return text  # nothing to collapse: skip the regex scan of a long text
     return _ASCII_SPACE_RUN.sub(" ", text)
 
 
@@ -152,7 +158,5 @@ def prepare(text: str, *, normalize: bool, case_insensitive: bool) -> str:
 
 
 def go_quote(text: str) -> str:
-    """A double-quoted string literal close to Go's ``%q`` (for messages)."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    escaped = escaped.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
-    return f'"{escaped}"'
+    """Go's ``%q`` of a string (``strconv.Quote``), for messages."""
+    return quote(text)

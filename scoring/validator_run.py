@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .evidence import Evidence
-from .references import Resolution, resolve
+from .goquote import quote
+from .references import Resolution, resolve, resolve_source
 from .results import ValidatorResult
 from .spec import EvaluationSpec, ValidatorDecl
 from .validators import lookup
@@ -14,15 +17,29 @@ def run_validator(decl: ValidatorDecl, spec: EvaluationSpec, evidence: Evidence)
     """Evaluate one validator against the evidence."""
     kind = lookup(decl.type)
     if kind is None:
-        outcome = Outcome.error("unsupported validator type", "pack_error")
+        outcome = Outcome.error(f"unsupported validator type {quote(decl.type)}")
         return _result(decl, "unknown", outcome, None, None)
     config, problem = kind.decode_config(decl.config)
-    if problem is not None:
-        return _result(decl, kind.name, Outcome.error(problem, "pack_error"), None, None)
+    if problem is not None:  # only for a spec that skipped validation
+        reason = f"parse {kind.name} config: {problem}"
+        failed = Outcome.error(reason) if kind.resolves_target and kind.name != "postcondition" \
+            else Outcome.broken(reason)
+        return _result(decl, kind.name, failed, None, None)
     target = resolve(decl.target, evidence) if kind.resolves_target else Resolution("available")
     expected = _expected(kind, decl, evidence)
     outcome = _decide(kind, decl, config, target, expected, evidence, spec)
+    if _read_target(kind, target, expected):
+        outcome = replace(outcome, source=resolve_source(decl.target, evidence))
     return _result(decl, kind.name, outcome, target.value, expected.value)
+
+
+def _read_target(kind: Kind, target: Resolution, expected: Resolution) -> bool:
+    """Whether the check read the target, so the result points at its event (AgentClash
+    sets ``Source`` once both sides resolved, or the target did for the kinds that judge
+    a missing file themselves)."""
+    if not kind.resolves_target or target.state == "error" or expected.state == "error":
+        return False
+    return kind.handles_missing_target or (target.available and expected.available)
 
 
 def _expected(kind: Kind, decl: ValidatorDecl, evidence: Evidence) -> Resolution:
@@ -35,7 +52,7 @@ def _decide(kind: Kind, decl: ValidatorDecl, config: object, target: Resolution,
             expected: Resolution, evidence: Evidence, spec: EvaluationSpec) -> Outcome:
     for resolution in (target, expected):
         if resolution.state == "error":
-            return Outcome.error(resolution.reason or "evidence reference error")
+            return Outcome.broken(resolution.reason or "evidence reference error")
     if not kind.handles_missing_target and not target.available:
         return Outcome.unavailable(target.reason or expected.reason or "evidence is unavailable")
     if not expected.available:
@@ -52,4 +69,5 @@ def _result(decl: ValidatorDecl, type_name: str, outcome: Outcome,
         normalized_score=outcome.score, target=decl.target, expected_from=decl.expected_from,
         actual_value=actual, expected_value=expected, reason=outcome.reason,
         evidence=dict(outcome.evidence),
+        source=dict(outcome.source) if outcome.source is not None else None,
     )

@@ -26,7 +26,7 @@ def exceeded(spec: EvaluationSpec, events: list[dict[str, Any]]) -> str | None:
     tokens = evidence.total_tokens
     if limits.max_total_tokens is not None and tokens is not None \
             and tokens > limits.max_total_tokens:
-        return f"run used {tokens} tokens, over max_total_tokens {limits.max_total_tokens}"
+        return f"run used {tokens:.15g} tokens, over max_total_tokens {limits.max_total_tokens}"
     cost = run_model_cost_usd(spec, evidence)[0] if limits.max_cost_usd is not None else None
     if cost is not None and limits.max_cost_usd is not None and cost > limits.max_cost_usd:
         return f"run cost {cost:.6f} USD, over max_cost_usd {limits.max_cost_usd}"

@@ -119,6 +119,7 @@ class RunRequest(Wire):
     pack_ref: str | None = None
     """The name of a pack registered with the fleet (``EVALFLEET_PACKS_DIR``)."""
     case_key: str | None = None
+    """The case to run: ``<input_set>/<case_key>``, or a case key no other input set uses."""
     submission: Submission = Field(default_factory=Submission)
     sandbox: SandboxOverrides | None = None
     priority: int = Field(5, ge=0, le=9)
@@ -166,6 +167,29 @@ class Preflight(BaseModel):
     """The image the run would use, as the check must have seen it."""
 
 
+class Provenance(BaseModel):
+    """What produced a result: the code, its scoring semantics, the pack and the sandbox.
+
+    Results are comparable only when these agree; ``evalfleet rescore`` re-scores a stored
+    result under today's semantics and reports what changes.
+    """
+
+    evalfleet_version: str
+    scoring_semantics: str
+    """:data:`scoring.semantics.SEMANTICS_VERSION` of the code that scored the run."""
+    agentclash_commit: str
+    """The AgentClash ``runtime/scoring`` commit those semantics follow."""
+    pack_hash: str | None = None
+    """``sha256:<hex>`` of the pack as decoded (:attr:`scoring.Pack.content_hash`); None
+    when no pack was loaded (a rejected request)."""
+    pack_ref: str | None = None
+    """The registered pack's name, when the request named one (else the pack was inline)."""
+    image_digest: str | None = None
+    """The sandbox image's ID (``sha256:...``), when the sandbox driver reports it."""
+    runtime: str | None = None
+    """The container runtime the sandbox ran under (``runc``, ``runsc``), when reported."""
+
+
 class RunResult(BaseModel):
     """What the fleet publishes for a run: the scorecard plus the run's own record."""
 
@@ -177,6 +201,8 @@ class RunResult(BaseModel):
     scorecard: Scorecard | None = None
     pack: str | None = None
     case_key: str | None = None
+    input_set: str | None = None
+    """The key of the input set the scored case belongs to."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     attempt: int = 1
     """How many times this run was delivered to a worker (1 = first delivery)."""
@@ -193,6 +219,8 @@ class RunResult(BaseModel):
     preflight: Preflight | None = None
     """The pack's preflight standing, when the operator requires or flags it: a run that is
     not ``passed`` is ``rejected`` (require) or scored and flagged here (flag)."""
+    provenance: Provenance | None = None
+    """What produced this result; None only in results stored before it was recorded."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)

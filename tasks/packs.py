@@ -136,12 +136,20 @@ def resolve_pack(request: RunRequest, packs_dir: Path | None) -> Pack:
 
 def _registered(request: RunRequest, packs_dir: Path | None) -> Path:
     name = request.pack_ref or ""
+    found = registered_pack(name, packs_dir)
+    if found is not None:
+        return found
+    problem = FieldProblem(field="request.pack_ref", message=f'names no registered pack "{name}"')
+    raise Rejection([problem], "unknown pack")
+
+
+def registered_pack(name: str, packs_dir: Path | None) -> Path | None:
+    """The file of the pack registered as ``name`` (``<packs_dir>/<name>/pack.yaml``)."""
     if packs_dir is not None and name and "/" not in name and not name.startswith("."):
         for file_name in PACK_FILE_NAMES:
             if (packs_dir / name / file_name).is_file():
                 return packs_dir / name / file_name
-    problem = FieldProblem(field="request.pack_ref", message=f'names no registered pack "{name}"')
-    raise Rejection([problem], "unknown pack")
+    return None
 
 
 def sandbox_block(pack: Pack) -> SandboxBlock:

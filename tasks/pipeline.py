@@ -19,7 +19,8 @@ from typing import Any
 from sandbox.base import Sandbox, SandboxFactory
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Limits, Profile
-from scoring import Case, EvaluationSpec, Pack, evaluate
+from scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
+from scoring.cases import find_case
 from scoring.clawdiators.constraints import Violation
 
 from . import evaluators, recording
@@ -39,6 +40,7 @@ from .messages import (
 )
 from .packs import SandboxBlock, resolve_pack, sandbox_block
 from .planning import build_plan, step_env
+from .provenance import provenance
 
 MiB = 1024 * 1024
 Clock = Callable[[], datetime]
@@ -159,15 +161,16 @@ def pick_case(pack: Pack, case_key: str | None) -> Case | None:
     Raises:
         Rejection: no such case, or several cases and no ``case_key``.
     """
-    if case_key is None and len(pack.cases) > 1:
-        keys = ", ".join(c.case_key for c in pack.cases)
-        raise Rejection([FieldProblem(field="request.case_key",
-                                      message=f"is required: the pack has cases {keys}")])
-    case = pack.case(case_key)
-    if case is None and case_key is not None:
-        raise Rejection([FieldProblem(field="request.case_key",
-                                      message=f'names no case of the pack: "{case_key}"')])
-    return case
+    if case_key is None:
+        if len(pack.cases) > 1:
+            keys = ", ".join(c.qualified_key for c in pack.cases)
+            raise Rejection([FieldProblem(field="request.case_key",
+                                          message=f"is required: the pack has cases {keys}")])
+        return pack.cases[0] if pack.cases else None
+    try:
+        return find_case(pack.cases, case_key)
+    except CaseError as err:
+        raise Rejection([FieldProblem(field="request.case_key", message=str(err))]) from None
 
 
 def choose_profile(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
@@ -268,10 +271,13 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
     card = evaluate(pack.spec, events, [case] if case else [])
     timer.mark("scoring", mark)
     timer.phases["total"] = round((time.perf_counter() - timer.started) * 1000, 3)
+    resources = _resources(plan_result)
     return RunResult(
         run_id=request.run_id, outcome="scored", scorecard=card, pack=pack.spec.name,
-        case_key=case.case_key if case else None, metadata=request.metadata,
-        timings_ms=dict(timer.phases), resources=_resources(plan_result), events=events)
+        case_key=case.case_key if case else None, input_set=case.input_set if case else None,
+        metadata=request.metadata,
+        timings_ms=dict(timer.phases), resources=resources, events=events,
+        provenance=provenance(pack, request.pack_ref, resources))
 
 
 def _events(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
@@ -338,4 +344,5 @@ def rejected(body: Any, rejection: Rejection, config: PipelineConfig) -> RunResu
     run_id = fallback_run_id(decoded if isinstance(decoded, dict) else body)
     return RunResult(run_id=run_id, outcome="rejected", reason=rejection.reason,
                      errors=rejection.problems, worker=config.worker_id,
-                     metadata=metadata if isinstance(metadata, dict) else {})
+                     metadata=metadata if isinstance(metadata, dict) else {},
+                     provenance=provenance())

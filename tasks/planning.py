@@ -125,6 +125,7 @@ def case_context(case: Case | None) -> dict[str, Any]:
     """``{{ path }}`` context: the payload object merged with inputs that carry a value."""
     if case is None:
         return {}
-    context = dict(case.payload) if isinstance(case.payload, dict) else {}
+    payload = case.payload_value()
+    context = dict(payload) if isinstance(payload, dict) else {}
     context.update({entry.key: entry.value for entry in case.inputs if entry.has_value})
     return context

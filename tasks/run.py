@@ -37,6 +37,7 @@ from .closing import close_now
 from .messages import RunResult, cap_size, decode_loosely, fallback_run_id
 from .patience import Refused
 from .pipeline import run_pipeline
+from .provenance import provenance
 from .queueing import TASK_NAME
 
 DELIVERIES = "evalfleet:deliveries:{run_id}"
@@ -134,7 +135,8 @@ def _send_retry(task: Any, err: BaseException, countdown: float) -> BaseExceptio
 
 def failed(run_id: str, outcome: Any, reason: str, rt: runtime.Runtime) -> RunResult:
     """A run that ends without a scorecard (never the candidate's fault)."""
-    return RunResult(run_id=run_id, outcome=outcome, reason=reason, worker=rt.config.worker_id)
+    return RunResult(run_id=run_id, outcome=outcome, reason=reason, worker=rt.config.worker_id,
+                     provenance=provenance())
 
 
 def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: float | None,

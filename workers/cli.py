@@ -4,6 +4,7 @@
     evalfleet score --spec PACK_OR_SPEC --events EVENTS.json|.jsonl
                     [--cases CASES.json] [--case KEY] [--format table|json|summary]
     evalfleet check PACK [--reference PATH] [--runs K] [--fleet REDIS_URL]  (check_cli)
+    evalfleet rescore RESULTS.json|.jsonl ... | --stream  [--pack PACK] [--write FILE]
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from typing import Any, NoReturn
 
 import click
 
-from scoring import Case, Pack, Scorecard, SpecError, evaluate, load_pack
+from scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate, load_pack
+from scoring.cases import find_case
+from scoring.gojson import UnmarshalError, unmarshal
+from scoring.inputs import decode_cases
 from scoring.spec import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
 from .check_cli import check
 from .demo import demo
 from .fleet_cli import COMMANDS
+from .rescore import rescore_command
 
 EXIT_INVALID = 2
 
@@ -63,10 +68,11 @@ def validate(pack_or_spec: str) -> None:
     for warning in exposure(pack):
         click.echo(f"warning: {warning}", err=True)
     spec = pack.spec
+    sets = len({c.input_set for c in pack.cases})
     click.echo(f"valid: {spec.name} v{spec.version_number} ({spec.judge_mode}, "
                f"{spec.scorecard.strategy}): {len(spec.validators)} validators, "
                f"{len(spec.metrics)} metrics, {len(spec.scorecard.dimensions)} dimensions, "
-               f"{len(pack.cases)} cases")
+               f"{len(pack.cases)} cases in {sets} input sets")
 
 
 @main.command()
@@ -77,7 +83,8 @@ def validate(pack_or_spec: str) -> None:
               help="The run's events: a JSON array, a JSON object with 'events', or JSON lines.")
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False),
               help="Case objects (JSON); default: the pack's own input set.")
-@click.option("--case", "case_key", help="The case to score when there are several.")
+@click.option("--case", "case_key",
+              help="The case to score when there are several: KEY or INPUT_SET/KEY.")
 @click.option("--format", "output", type=click.Choice(["table", "json", "summary"]),
               help="The report for people, the scorecard JSON, or one summary line "
                    "(default: table on a terminal, else json).")
@@ -88,9 +95,11 @@ def score(spec_path: str, events_path: str, cases_path: str | None, case_key: st
 
     pack = _load(spec_path)
     events = read_events(Path(events_path))
-    cases = [Case.model_validate(c) for c in _read_cases(Path(cases_path))] if cases_path \
-        else pack.cases
-    card = evaluate(pack.spec, events, pick_case(cases, case_key))
+    try:
+        cases = _read_cases(Path(cases_path)) if cases_path else pack.cases
+        card = evaluate(pack.spec, events, pick_case(cases, case_key))
+    except SpecError as err:  # also InputError: events or cases that do not decode
+        _fail([str(e) for e in err.errors])
     output = chosen_format(output, "json")
     if output == "table":
         _print_report(card, pack, events, Path(events_path))
@@ -143,15 +152,18 @@ def schema(name: str) -> None:
 
 
 def read_events(path: Path) -> list[Any]:
-    """Events from a JSON array, an object with ``events`` (a stored RunResult), or JSONL."""
+    """Events from a JSON array, an object with ``events`` (a stored RunResult), or JSONL.
+
+    JSON is read as AgentClash's Go decoder reads it: ``NaN``/``Infinity`` are not JSON.
+    """
     text = path.read_text(encoding="utf-8")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as err:
-            _fail([f"events: invalid JSON lines at line {err.lineno}: {err.msg}"])
+        data = unmarshal(text, float64=False)
+    except UnmarshalError as err:
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if len(lines) < 2 or not _is_json(lines[0][1]):
+            _fail([f"events: invalid JSON{_at_line(text, err)}: {err}"])
+        return [_json_line(number, line) for number, line in lines]
     if isinstance(data, dict) and isinstance(data.get("events"), list):
         return list(data["events"])
     if isinstance(data, list):
@@ -159,23 +171,46 @@ def read_events(path: Path) -> list[Any]:
     _fail(["events: must be a JSON array of events, an object with 'events', or JSON lines"])
 
 
-def _read_cases(path: Path) -> list[Any]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, list) else [data]
+def _is_json(text: str) -> bool:
+    try:
+        unmarshal(text, float64=False)
+    except UnmarshalError:
+        return False
+    return True
+
+
+def _json_line(number: int, line: str) -> Any:
+    try:
+        return unmarshal(line, float64=False)
+    except UnmarshalError as err:
+        _fail([f"events: invalid JSON lines at line {number}: {err}"])
+
+
+def _at_line(text: str, err: UnmarshalError) -> str:
+    return "" if err.position is None else f" at line {text.count(chr(10), 0, err.position) + 1}"
+
+
+def _read_cases(path: Path) -> list[Case]:
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = unmarshal(text, float64=False)
+    except UnmarshalError as err:
+        _fail([f"cases: invalid JSON{_at_line(text, err)}: {err}"])
+    return decode_cases(data if isinstance(data, list) else [data])
 
 
 def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
     """The case(s) to score: the named one, or all of them when at most one exists."""
     if case_key is None:
         if len(cases) > 1:
-            keys = ", ".join(c.case_key for c in cases)
-            _fail([f"case: the input set has {len(cases)} cases ({keys}); pass --case KEY"])
+            keys = ", ".join(c.qualified_key if c.input_set else c.case_key for c in cases)
+            _fail([f"case: the pack has {len(cases)} cases ({keys}); pass --case KEY"])
         return cases
-    chosen = [c for c in cases if c.case_key == case_key]
-    if not chosen:
-        _fail([f'case: no case "{case_key}" in the input set'])
-    return chosen
+    try:
+        return [find_case(cases, case_key)]
+    except CaseError as err:
+        _fail([f"case: {err}"])
 
 
-for _command in [*COMMANDS, check, demo]:
+for _command in [*COMMANDS, check, demo, rescore_command]:
     main.add_command(_command)

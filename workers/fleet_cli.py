@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
-from scoring import EvaluationSpec
+from scoring import EvaluationSpec, SpecError, load_pack, yamlv3
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
 
@@ -24,11 +23,19 @@ SUBMISSION = click.Path(exists=True, path_type=Path)
 
 
 def pack_mapping(path: Path) -> dict[str, Any]:
-    """A pack file as the mapping a request carries inline."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise click.BadParameter(f"{path} is not a pack (a mapping)")
-    return data
+    """A pack file as the mapping a request carries inline, decoded as AgentClash decodes
+    it (yaml.v3: ``no`` stays the text ``no``, ``1e3`` is 1000, dates are RFC 3339 text).
+
+    Raises:
+        click.BadParameter: the file is not a valid pack (each problem with its field).
+    """
+    try:
+        pack = load_pack(path)
+    except SpecError as err:
+        raise click.BadParameter("; ".join(str(e) for e in err.errors)) from None
+    if not pack.manifest:
+        raise click.BadParameter(f"{path} is a bare evaluation spec, not a pack")
+    return dict(yamlv3.to_json(dict(pack.manifest)))
 
 
 def build_request(pack: Path, submission: Path, case: str | None,

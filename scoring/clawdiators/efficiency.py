@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def token_efficiency(tokens: int, budget: int) -> float:
+def token_efficiency(tokens: float, budget: int) -> float:
     """max(0, 1 − tokens/budget): the §8 overlay before weighting."""
     return max(0.0, 1.0 - tokens / budget)
 

@@ -13,6 +13,7 @@ from typing import Any, Final, NamedTuple
 
 from ..events import Event
 from ..evidence import Evidence
+from ..goquote import quote
 from ..spec import EvaluationSpec, JudgeDecl, JudgeLimits
 from . import aggregate
 from .calls import N_WISE_ALONE, allowed_samples, models_of
@@ -43,8 +44,8 @@ class _Tally:
 
 
 def q(text: str) -> str:
-    """Go's ``%q`` for the plain strings of judge keys and model ids."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """Go's ``%q`` of judge keys and model ids (``strconv.Quote``)."""
+    return quote(text)
 
 
 def judge_results(spec: EvaluationSpec, evidence: Evidence,

@@ -1,21 +1,22 @@
 """Load-time rules for LLM judges (scoring-semantics §3 and its message catalogue).
 
-Key presence, uniqueness, collisions with validator/metric keys and ``judge_mode``
-coherence are checked in :mod:`scoring.validation`; a judge whose key fails those is not
-checked further (as in AgentClash). Everything else about a declaration is checked here:
+AgentClash's ``validateLLMJudges`` (``validation_judges.go``), rule by rule and in its
+order: key (blank, repeated, or taken by a validator or metric: not checked further), mode,
 mode texts, ``model``/``models``, provider inference, samples, consensus, evidence
-references, ``output_schema``, secret references, ``score_scale`` and ``timeout_ms``.
+references, ``output_schema``, secret references, ``score_scale``, ``timeout_ms``; then
+``scorecard.judge_limits``. ``judge_mode`` coherence is checked in
+:mod:`scoring.validation`, after the dimensions, as in AgentClash.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Final
 
 from .. import references
 from ..errors import FieldError
+from ..goquote import quote
 from ..spec import Consensus, EvaluationSpec, JudgeDecl
-from ..validators.schemas import SchemaProblem, load_schema, parse_schema_text
+from ..validators.schemas import SchemaProblem, schema_draft
 from .providers import infer_provider
 
 ROOT: Final = "evaluation_spec.llm_judges"
@@ -26,24 +27,59 @@ MAX_SAMPLES: Final = 10
 MODE_TEXT: Final = {"rubric": "rubric", "reference": "rubric", "assertion": "assertion",
                     "n_wise": "prompt"}
 SECRET_NEEDLES: Final = ("${secrets.", "${ secrets.", "${secrets .")
-SECRET_MESSAGE: Final = "must not contain ${secrets.*} references"
-UNKNOWN_PROVIDER: Final = "must be inferable to a known judge provider"
+SECRET_MESSAGE: Final = ("must not contain ${secrets.*} references; secrets are not allowed in "
+                         "judge prompt text")
+UNKNOWN_PROVIDER: Final = ("must be inferable to a known judge provider (claude-*, gpt-*, "
+                           "gemini-*, grok-*, mistral-*, openrouter/* slugs)")
 SUPPORTED_REFERENCE: Final = "must be a supported evidence reference"
 
 
-def judge_rules(spec: EvaluationSpec, out: list[FieldError]) -> None:
-    """Append the findings of every judge declaration whose key passed the key rules."""
-    for index, judge in _checkable(spec):
-        out.extend(check_judge(judge, f"{ROOT}[{index}]"))
+def judge_rules(spec: EvaluationSpec, validator_keys: set[str], metric_keys: set[str],
+                out: list[FieldError]) -> dict[str, str]:
+    """``validateLLMJudges``: every judge's findings, then ``scorecard.judge_limits``.
 
-
-def _checkable(spec: EvaluationSpec) -> Iterator[tuple[int, JudgeDecl]]:
-    taken = {v.key for v in spec.validators} | {m.key for m in spec.metrics}
-    seen: set[str] = set()
+    A judge whose key is blank, repeated or taken by a validator or metric is not checked
+    further; neither is one with an unknown mode. Returns the usable judges' modes by key.
+    """
+    modes: dict[str, str] = {}
     for index, judge in enumerate(spec.llm_judges):
-        if judge.key and judge.key not in seen and judge.key not in taken:
-            yield index, judge
-        seen.add(judge.key)
+        path = f"{ROOT}[{index}]"
+        problem = _key_problem(judge.key, modes, validator_keys, metric_keys)
+        if problem:
+            out.append(FieldError(f"{path}.key", problem))
+            continue
+        modes[judge.key] = judge.mode
+        out.extend(check_judge(judge, path))
+    out.extend(_limits(spec))
+    return modes
+
+
+def _key_problem(key: str, judges: dict[str, str], validator_keys: set[str],
+                 metric_keys: set[str]) -> str:
+    if not key:
+        return "is required"
+    if key in judges:
+        return "must be unique"
+    if key in validator_keys:
+        return f"collides with validator key {quote(key)}"
+    if key in metric_keys:
+        return f"collides with metric key {quote(key)}"
+    return ""
+
+
+def _limits(spec: EvaluationSpec) -> list[FieldError]:
+    limits, path = spec.scorecard.judge_limits, "evaluation_spec.scorecard.judge_limits"
+    if limits is None:
+        return []
+    found = []
+    if not 0 <= (limits.max_samples_per_judge or 0) <= MAX_SAMPLES:
+        found.append(FieldError(f"{path}.max_samples_per_judge",
+                                f"must be between 0 and {MAX_SAMPLES}"))
+    if (limits.max_calls_usd or 0) < 0:
+        found.append(FieldError(f"{path}.max_calls_usd", "must be greater than or equal to 0"))
+    if (limits.max_tokens or 0) < 0:
+        found.append(FieldError(f"{path}.max_tokens", "must be greater than or equal to 0"))
+    return found
 
 
 def check_judge(judge: JudgeDecl, path: str) -> list[FieldError]:
@@ -70,9 +106,9 @@ def _mode_text(judge: JudgeDecl, path: str) -> list[FieldError]:
 
 def _models(judge: JudgeDecl, path: str) -> list[FieldError]:
     if not judge.model and not judge.models:
-        return [FieldError(path, "must set exactly one of model or models")]
+        return [FieldError(f"{path}.model", "must set exactly one of model or models")]
     if judge.model and judge.models:
-        return [FieldError(path, "must set exactly one of model or models, not both")]
+        return [FieldError(f"{path}.models", "must set exactly one of model or models, not both")]
     if judge.model:
         return _provider(judge.model, f"{path}.model")
     found: list[FieldError] = []
@@ -101,7 +137,7 @@ def _consensus(judge: JudgeDecl, path: str) -> list[FieldError]:
         return [] if judge.consensus is None else [
             FieldError(field, "is only valid when multiple models are declared")]
     if judge.consensus is None:
-        return [FieldError(field, "consensus is required when multiple models are declared")]
+        return [FieldError(field, "is required when multiple models are declared")]
     return consensus_findings(judge.mode, judge.consensus, field)
 
 
@@ -112,8 +148,8 @@ def consensus_findings(mode: str, consensus: Consensus, field: str) -> list[Fiel
         return [FieldError(f"{field}.aggregation", "must be one of " + ", ".join(AGGREGATIONS))]
     found = []
     if aggregation in ("median", "mean") and mode == "assertion":
-        found.append(FieldError(f"{field}.aggregation",
-                                f"{aggregation} aggregation is only valid for numeric modes"))
+        found.append(FieldError(f"{field}.aggregation", f"{quote(aggregation)} aggregation is "
+                                "only valid for numeric modes (rubric, reference, n_wise)"))
     if aggregation == "majority_vote" and mode != "assertion":
         found.append(FieldError(f"{field}.aggregation",
                                 "majority_vote aggregation is only valid for assertion mode"))
@@ -129,11 +165,12 @@ def _context(judge: JudgeDecl, path: str) -> list[FieldError]:
 
 
 def _output_schema(judge: JudgeDecl, path: str) -> list[FieldError]:
-    schema = judge.output_schema
-    if schema is None:
+    """``parseJSONSchema``: the schema decodes and names a supported draft (AgentClash does
+    not check it against the meta-schema at load time)."""
+    if "output_schema" not in judge.model_fields_set:
         return []
     try:
-        load_schema(parse_schema_text(schema) if isinstance(schema, str) else schema)
+        schema_draft(judge.output_schema)
     except SchemaProblem as problem:
         return [FieldError(f"{path}.output_schema", f"must be valid JSON Schema: {problem}")]
     return []

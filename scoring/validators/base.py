@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .. import lenient
 from ..errors import FieldError
 from ..evidence import Evidence
+from ..godecode import unwrap
 from ..references import Resolution
 from ..spec import EvaluationSpec, ValidatorDecl
 
@@ -56,8 +58,9 @@ class Outcome:
     score: float | None
     reason: str = ""
     evidence: Mapping[str, Any] = field(default_factory=dict)
-    outcome_class: OutcomeClass | None = None
-    """Overrides the class derived from state/verdict/reason (see :func:`classify`)."""
+    source: Mapping[str, Any] | None = None
+    """The run event the check read, when the check itself knows it (a tool call, a
+    code-execution record); otherwise the engine derives it from the target."""
 
     @classmethod
     def passed(cls, reason: str = "", **evidence: Any) -> Outcome:
@@ -81,9 +84,15 @@ class Outcome:
         return cls("available", verdict, score, reason, evidence)
 
     @classmethod
-    def error(cls, reason: str, outcome_class: OutcomeClass | None = None,
-              **evidence: Any) -> Outcome:
-        return cls("error", "error", None, reason, evidence, outcome_class)
+    def error(cls, reason: str, **evidence: Any) -> Outcome:
+        """The check could not judge (``verdict: error``)."""
+        return cls("error", "error", None, reason, evidence)
+
+    @classmethod
+    def broken(cls, reason: str, **evidence: Any) -> Outcome:
+        """The validator could not even start (its evidence reference or config failed):
+        state ``error`` with no verdict, as AgentClash leaves it."""
+        return cls("error", "", None, reason, evidence)
 
     @classmethod
     def unavailable(cls, reason: str, **evidence: Any) -> Outcome:
@@ -129,46 +138,99 @@ class Kind:
     config_required: bool = False
     """A missing/null config is a load-time error "<type> config is required"."""
     graded: bool = False
+    go_struct: str = ""
+    """The Go struct AgentClash decodes the config into (named in decoding errors)."""
+    go_types: Mapping[str, str] = field(default_factory=dict)
+    """Go field types the model's annotations do not show (``int64``, named strings)."""
 
     def decode_config(self, raw: Any) -> tuple[Any, str | None]:
-        """Decode a raw config; returns (model or None, error message or None)."""
+        """Decode a raw config as Go does; returns (model or None, Go's error or None).
+
+        The error is ``encoding/json``'s text (``json: unknown field "x"``); validation
+        words it with :func:`config_parse_message`, a run with ``parse <type> config:``.
+        """
         if self.config is None or self.strictness == "ignored":
             return None, None
+        fields = go_fields(self.config, self.go_types)
+        decoded = lenient.decode(raw, self.go_struct, fields, strict=self.strictness == "strict")
+        if decoded.error is not None:
+            return None, decoded.error
+        given = {name: None if decoded.values[name] is lenient.NULL else decoded.values[name]
+                 for name in decoded.present
+                 if decoded.values[name] is not None or fields[name][0] == "rawmessage"}
         try:
-            return self.config.model_validate({} if raw is None else raw), None
-        except ValidationError as err:
-            return None, config_error_message(err)
+            return self.config.model_validate(given), None
+        except ValidationError as err:  # a rule of the model itself (none is Go-visible)
+            return None, str(err.errors()[0]["msg"])
 
 
-def config_error_message(err: ValidationError) -> str:
-    """Go-decoder-like text for the first config decoding problem."""
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    if first["type"] == "extra_forbidden":
-        return f'invalid JSON: json: unknown field "{where}"'
-    if first["type"] in {"model_type", "model_attributes_type"}:
-        return "invalid JSON: json: cannot unmarshal non-object into config"
-    return f"invalid JSON: json: cannot unmarshal into field {where}: {first['msg']}"
+def config_parse_message(message: str) -> str:
+    """``configParseErrorMessage``: a JSON decoding error gets ``invalid JSON: ``."""
+    if message.startswith("json:") or "cannot unmarshal" in message or \
+            "invalid character" in message:
+        return f"invalid JSON: {message}"
+    return message
 
 
-_PACK_ERROR_MARKERS = (
-    "invalid regex", "unsupported comparator", "unsupported match_mode",
-    "unsupported validator type", "config is required", "invalid json:",
-    "unsupported json schema draft", "parse expected", "parse json schema",
-    "invalid json path", "invalid quoted property", "normalization step",
+def go_fields(model: type[BaseModel], overrides: Mapping[str, str]) -> lenient.Fields:
+    """The Go field types of a config model, from its annotations (and ``overrides``)."""
+    fields: dict[str, tuple[str, Any]] = {}
+    for name, info in model.model_fields.items():
+        json_name = info.alias or name
+        fields[json_name] = (overrides.get(json_name) or _go_kind(info.annotation), None)
+    return fields
+
+
+def _go_kind(annotation: Any) -> str:
+    target = unwrap(annotation)
+    if target is Any:
+        return "rawmessage"
+    if get_origin(target) is list:
+        return "strings"
+    return {bool: "bool", str: "string", int: "int", float: "float64"}.get(target, "raw")
+
+
+_PACK_ERROR_PREFIXES = (
+    "parse expected boolean assertion value", "parse expected numeric value",
+    "parse expected as json", "parse fuzzy_match config", "parse numeric_match config",
+    "parse normalized_match config", "parse token_f1 config", "parse math_equivalence config",
+    "parse bleu_score config", "parse bleu_score references", "parse rouge_score config",
+    "parse rouge_score references", "parse chrf_score config", "parse chrf_score references",
+    "parse tool_call_assertion config", "parse json schema", "resolve json schema",
+    "parse json_path_match expectation", "evaluate jsonpath expression",
+    "compare jsonpath value",
 )
+"""``isPackAuthorValidatorError``'s prefixes (``engine_validators.go``), lower case."""
 
 
-def classify(outcome: Outcome, kind_name: str) -> OutcomeClass:
-    """The outcome class of §6 for an outcome."""
-    if outcome.outcome_class is not None:
-        return outcome.outcome_class
+def classify(outcome: Outcome, type_name: str) -> OutcomeClass:
+    """AgentClash's ``classifyValidatorOutcome``: the outcome class of §6.
+
+    Available: ``pass``/``fail`` by verdict (no verdict: ``fail`` with a score, else
+    ``unavailable``). Error: code_execution is ``pack_error`` for its config and pass_at_k,
+    else ``infra_error``; any other type is ``pack_error`` when the lower-cased reason
+    shows an author's mistake, else ``evaluator_error``.
+    """
     if outcome.state == "unavailable":
         return "unavailable"
     if outcome.state == "available":
-        return "pass" if outcome.verdict == "pass" else "fail"
+        if outcome.verdict in ("pass", "fail"):
+            return outcome.verdict
+        if outcome.verdict == "error":
+            return "evaluator_error"
+        return "fail" if outcome.score is not None else "unavailable"
     reason = outcome.reason.lower()
-    config_problem = reason.startswith("invalid ") and "config" in reason
-    if config_problem or any(marker in reason for marker in _PACK_ERROR_MARKERS):
-        return "pack_error"
-    return "evaluator_error"
+    if type_name == "code_execution":
+        config = reason.startswith("parse code_execution config") or "pass_at_k requires" in reason
+        return "pack_error" if config else "infra_error"
+    return "pack_error" if is_pack_author_error(reason) else "evaluator_error"
+
+
+def is_pack_author_error(reason: str) -> bool:
+    """``isPackAuthorValidatorError`` on a lower-cased reason."""
+    return ("invalid regex pattern" in reason or "unsupported comparator" in reason
+            or ("invalid " in reason and " config" in reason)
+            or " config is required" in reason
+            or (" config." in reason and " is required" in reason)
+            or "unsupported match_mode" in reason or "unsupported validator type" in reason
+            or reason.startswith(_PACK_ERROR_PREFIXES))

@@ -115,7 +115,7 @@ def check(given: CheckInput) -> Outcome:
                                config.max_ngram, config.smoothing or "none")
     else:
         return Outcome.error(f"invalid bleu_score config: unsupported implementation "
-                             f"{config.implementation!r}", "pack_error")
+                             f"{config.implementation!r}")
     return graded_outcome(score, threshold, **evidence,
                           max_ngram=config.max_ngram, smoothing=config.smoothing)
 
@@ -137,4 +137,4 @@ def implementation_errors(implementation: str, path: str) -> list[FieldError]:
 
 
 KIND = Kind("bleu_score", check, BleuScoreConfig, "strict", config_rules=config_rules,
-            graded=True)
+            graded=True, go_struct="bleuScoreConfig")

@@ -2,7 +2,8 @@
 
 Each side is trimmed (Unicode whitespace) and lower-cased; ``true``/``1``/``yes`` are
 true, ``false``/``0``/``no`` are false, anything else is an error (an unreadable expected
-is the pack's mistake, an unreadable actual the candidate's).
+is the pack's mistake, an unreadable actual the candidate's; the actual is read first).
+No reason on pass or fail, as in AgentClash's ``applyValidator``.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ def parse_boolean(text: str) -> bool | None:
 def check(given: CheckInput) -> Outcome:
     expected, actual = given.expected or "", given.actual or ""
     expected_value, actual_value = parse_boolean(expected), parse_boolean(actual)
-    if expected_value is None:
-        return Outcome.error(f"parse expected boolean value: invalid boolean {go_quote(expected)}")
     if actual_value is None:
-        return Outcome.error(f"parse actual boolean value: invalid boolean {go_quote(actual)}")
-    return Outcome.check(actual_value == expected_value, "boolean values match",
-                         "boolean values do not match",
-                         actual_boolean=actual_value, expected_boolean=expected_value)
+        return Outcome.error("parse actual boolean assertion value: unsupported boolean value "
+                             f"{go_quote(actual)}")
+    if expected_value is None:
+        return Outcome.error("parse expected boolean assertion value: unsupported boolean value "
+                             f"{go_quote(expected)}")
+    return Outcome.check(actual_value == expected_value, "", "")
 
 
 KIND = Kind("boolean_assert", check)

@@ -100,7 +100,7 @@ def check(given: CheckInput) -> Outcome:
         score, evidence = best_chrf(candidate, references, config.char_order, beta)
     else:
         return Outcome.error(f"invalid chrf_score config: unsupported implementation "
-                             f"{config.implementation!r}", "pack_error")
+                             f"{config.implementation!r}")
     threshold = clamp_threshold(config.threshold, DEFAULT_THRESHOLD)
     return graded_outcome(score, threshold, **evidence,
                           char_order=config.char_order, beta=beta)
@@ -115,4 +115,4 @@ def config_rules(config: Any, path: str) -> list[FieldError]:
 
 
 KIND = Kind("chrf_score", check, ChrfScoreConfig, "strict", config_rules=config_rules,
-            graded=True)
+            graded=True, go_struct="chrfScoreConfig")

@@ -20,9 +20,11 @@ The verdict is pass iff score ≥ pass_threshold, so with the default 1.0 a 2/3 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 from ..errors import FieldError
+from ..references import source
 from ..textnorm import go_quote
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
@@ -132,7 +134,7 @@ def score(record: Mapping[str, Any], config: CodeExecutionConfig) -> Outcome:
     evidence = _evidence(record, config)
     error = record.get("execution_error")
     if isinstance(error, str) and error.strip():
-        return Outcome.error(error, "infra_error", **evidence)
+        return Outcome.error(error, **evidence)
     if record.get("timed_out") is True:
         return Outcome.graded(0.0, config.threshold, "test command timed out", **evidence)
     counted = _counted(record, config.mode)
@@ -140,7 +142,7 @@ def score(record: Mapping[str, Any], config: CodeExecutionConfig) -> Outcome:
         return Outcome.graded(counted[0], config.threshold, counted[1], **evidence)
     if config.mode == "pass_at_k":
         return Outcome.error("pass_at_k requires multi-sample execution and is not supported "
-                             "for single run-agent scoring", "pack_error", **evidence)
+                             "for single run-agent scoring", **evidence)
     exit_code = _count(record, "exit_code")
     if exit_code is None:
         return Outcome.unavailable("code execution result is unavailable", **evidence)
@@ -156,9 +158,12 @@ def check(given: CheckInput) -> Outcome:
     config = given.config
     if not isinstance(config, CodeExecutionConfig):
         config = CodeExecutionConfig()
-    return score(record, config)
+    pointer = given.evidence.sources.get(("code_executions", given.decl.key))
+    located = source("tool_call", pointer, given.decl.target) if pointer else None
+    return replace(score(record, config), source=located)
 
 
 KIND = Kind("code_execution", check, config=CodeExecutionConfig, strictness="strict",
             expected="ignored", needs_file_target=True, resolves_target=False,
-            config_rules=config_rules, graded=True)
+            config_rules=config_rules, graded=True, go_struct="CodeExecutionConfig",
+            go_types={"timeout_ms": "int64", "scoring": "string:scoring.CodeExecutionScoringMode"})

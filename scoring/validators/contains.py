@@ -1,4 +1,6 @@
-"""contains: case-sensitive substring; an empty expected always passes (§5.2)."""
+"""contains: case-sensitive substring; an empty expected always passes (§5.2).
+
+No reason either way, as in AgentClash's ``applyValidator``."""
 
 from __future__ import annotations
 
@@ -7,8 +9,7 @@ from .base import CheckInput, Kind, Outcome
 
 def check(given: CheckInput) -> Outcome:
     expected, actual = given.expected or "", given.actual or ""
-    return Outcome.check(expected in actual,
-                         "actual contains expected", "actual does not contain expected")
+    return Outcome.check(expected in actual, "", "")
 
 
 KIND = Kind("contains", check)

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import gojson, gopath
-from . import lenient
+from .. import gojson, gopath, lenient
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"required_files": ("strings", []), "forbidden_files": ("strings", []),
@@ -89,10 +88,10 @@ def _reasons(missing: Sequence[str], forbidden: Sequence[str], missing_dirs: Seq
 
 def check(given: CheckInput) -> Outcome:
     if given.decl.config is None:
-        return Outcome.error("directory_structure config is required", "pack_error")
+        return Outcome.error("directory_structure config is required")
     config = lenient.decode(given.decl.config, "directoryStructureConfig", FIELDS)
     if config.error is not None:
-        return Outcome.error(f"invalid directory_structure config: {config.error}", "pack_error")
+        return Outcome.error(f"invalid directory_structure config: {config.error}")
     try:
         index = parse_listing(given.actual or "")
     except ListingError as err:

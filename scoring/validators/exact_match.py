@@ -1,4 +1,6 @@
-"""exact_match: byte-for-byte equality, no trimming or folding (§5.1). Config ignored."""
+"""exact_match: byte-for-byte equality, no trimming or folding (§5.1). Config ignored.
+
+AgentClash gives no reason either way (``applyValidator``: ``reason`` stays ``""``)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,7 @@ from .base import CheckInput, Kind, Outcome
 
 
 def check(given: CheckInput) -> Outcome:
-    return Outcome.check(given.actual == given.expected,
-                         "actual matches expected exactly", "actual does not match expected")
+    return Outcome.check(given.actual == given.expected, "", "")
 
 
 KIND = Kind("exact_match", check)

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import gojson
+from .. import gojson, lenient
 from ..patterns import PatternError, search
 from ..textnorm import collapse_ascii_whitespace, go_quote
-from . import lenient
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"match_mode": ("string", "contains"),
@@ -38,7 +37,7 @@ def _regex(actual: str, expected: str) -> Outcome:
     try:
         matched = search(expected, actual)
     except PatternError as err:
-        return Outcome.error(f"invalid regex pattern: {err}", "pack_error")
+        return Outcome.error(f"invalid regex pattern: {err}")
     return Outcome.check(matched, "", "file content does not match regex pattern")
 
 
@@ -67,14 +66,14 @@ _RAW_MODES: dict[str, Callable[[str, str], Outcome]] = {
 def check(given: CheckInput) -> Outcome:
     config = lenient.decode(given.decl.config, "fileContentMatchConfig", FIELDS)
     if config.error is not None:
-        return Outcome.error(f"invalid file_content_match config: {config.error}", "pack_error")
+        return Outcome.error(f"invalid file_content_match config: {config.error}")
     mode = str(config.values["match_mode"])
     actual, expected = given.actual or "", given.expected or ""
     if mode in _RAW_MODES:
         return _RAW_MODES[mode](actual, expected)
     compare = _TEXT_MODES.get(mode)
     if compare is None:
-        return Outcome.error(f"unsupported match_mode {go_quote(mode)}", "pack_error")
+        return Outcome.error(f"unsupported match_mode {go_quote(mode)}")
     if config.values["ignore_whitespace"]:
         actual, expected = collapse_ascii_whitespace(actual), collapse_ascii_whitespace(expected)
     return compare(actual, expected)

@@ -9,7 +9,7 @@ the file exists, a malformed config is an error "invalid file_exists config: ...
 
 from __future__ import annotations
 
-from . import lenient
+from .. import lenient
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"must_exist": ("bool", True)}
@@ -22,7 +22,7 @@ def check(given: CheckInput) -> Outcome:
         return Outcome.check(not must_exist, "file correctly does not exist",
                              "file does not exist")
     if config.error is not None:
-        return Outcome.error(f"invalid file_exists config: {config.error}", "pack_error")
+        return Outcome.error(f"invalid file_exists config: {config.error}")
     return Outcome.check(must_exist, "", "file exists but should not")
 
 

@@ -8,23 +8,23 @@ file content as the document.
 
 from __future__ import annotations
 
-from . import lenient
+from .. import lenient
 from .base import CheckInput, Kind, Outcome
 from .schemas import check_document
 
-FIELDS: lenient.Fields = {"schema": ("raw", None)}
+FIELDS: lenient.Fields = {"schema": ("rawmessage", None)}
 
 
 def check(given: CheckInput) -> Outcome:
     if given.decl.config is None:
-        return Outcome.error("file_json_schema config is required", "pack_error")
+        return Outcome.error("file_json_schema config is required")
     config = lenient.decode(given.decl.config, "fileJSONSchemaConfig", FIELDS)
     if config.error is not None:
-        return Outcome.error(f"invalid file_json_schema config: {config.error}", "pack_error")
+        return Outcome.error(f"invalid file_json_schema config: {config.error}")
     schema = config.values["schema"]
     if schema is None:
-        return Outcome.error("file_json_schema config.schema is required", "pack_error")
-    return check_document(given.actual or "", schema)
+        return Outcome.error("file_json_schema config.schema is required")
+    return check_document(given.actual or "", None if schema is lenient.NULL else schema)
 
 
 KIND = Kind("file_json_schema", check, strictness="lenient", expected="ignored",

@@ -58,4 +58,4 @@ def config_rules(config: Any, path: str) -> list[FieldError]:
 
 
 KIND = Kind("fuzzy_match", check, FuzzyMatchConfig, "strict", config_rules=config_rules,
-            graded=True)
+            graded=True, go_struct="fuzzyMatchConfig")

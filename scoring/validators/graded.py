@@ -83,6 +83,6 @@ def prepared_texts(given: CheckInput, kind: str) -> tuple[str, list[str]] | Outc
     try:
         references = parse_references(given.expected or "", **prep)
     except ReferenceError as err:
-        return Outcome.error(f"parse {kind} references: {err}", "pack_error",
+        return Outcome.error(f"parse {kind} references: {err}",
                              expected_raw=given.expected)
     return prepare(given.actual or "", **prep), references

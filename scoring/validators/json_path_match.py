@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..jsoncompare import COMPARATORS, NOT_RESOLVED, ComparisonError, compare
-from ..jsondoc import DocumentError, parse_document, to_plain
+from ..jsondoc import DocumentError, Number, parse_document, to_plain
 from ..jsonpath import PathError, lookup
+from ..lenient import json_kind
 from ..textnorm import trim
 from .base import CheckInput, Kind, Outcome
 
@@ -56,8 +57,8 @@ def _fields(document: Any) -> dict[str, Any]:
     if document is None:
         return {}
     if not isinstance(document, dict):
-        raise ExpectationError("json: cannot unmarshal non-object into Go value of type "
-                               "scoring.jsonPathExpectation")
+        raise ExpectationError(f"json: cannot unmarshal {_kind(document)} into Go value of "
+                               "type scoring.jsonPathExpectation")
     fields: dict[str, Any] = {}
     for key, value in document.items():
         if key.lower() in _FIELDS:
@@ -79,9 +80,14 @@ def _expectation(fields: dict[str, Any]) -> Expectation:
 def _text(fields: dict[str, Any], name: str) -> str:
     value = fields.get(name)
     if value is not None and not isinstance(value, str):
-        raise ExpectationError(f"json: cannot unmarshal non-string into Go struct field "
+        raise ExpectationError(f"json: cannot unmarshal {_kind(value)} into Go struct field "
                                f"jsonPathExpectation.{name} of type string")
     return trim(value or "")
+
+
+def _kind(value: Any) -> str:
+    """The JSON kind Go's unmarshal errors name (``number``, ``array``, ...)."""
+    return "number" if isinstance(value, Number) else json_kind(value)
 
 
 def evaluate(document: Any, expectation: Expectation) -> Outcome:
@@ -89,7 +95,7 @@ def evaluate(document: Any, expectation: Expectation) -> Outcome:
     try:
         exists, actual = lookup(document, expectation.path)
     except PathError as err:
-        return Outcome.error(f"evaluate JSONPath expression: {err}", "pack_error",
+        return Outcome.error(f"evaluate JSONPath expression: {err}",
                              path=expectation.path)
     evidence = {"path": expectation.path, "comparator": expectation.comparator,
                 "expected": to_plain(expectation.value), "actual": to_plain(actual),
@@ -117,7 +123,7 @@ def check(given: CheckInput) -> Outcome:
     try:
         expectation = parse_expectation(given.expected or "")
     except ExpectationError as err:
-        return Outcome.error(f"parse json_path_match expectation: {err}", "pack_error",
+        return Outcome.error(f"parse json_path_match expectation: {err}",
                              error=str(err))
     return evaluate(document, expectation)
 

@@ -24,7 +24,7 @@ def _schema_error_after_actual(actual: str, problem: SchemaProblem) -> Outcome:
     outcome = check_document(actual, True)
     if outcome.state == "error":
         return outcome
-    return Outcome.error(f"parse JSON schema: {problem}", "pack_error", error=str(problem))
+    return Outcome.error(f"parse JSON schema: {problem}", error=str(problem))
 
 
 KIND = Kind("json_schema", check)

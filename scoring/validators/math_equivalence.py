@@ -95,7 +95,7 @@ def check(given: CheckInput) -> Outcome:
     config: MathEquivalenceConfig = given.config or MathEquivalenceConfig()
     if config.mode not in MODES:
         return Outcome.error('parse math_equivalence config: comparison_mode must be '
-                             '"symbolic" or "numeric"', "pack_error")
+                             '"symbolic" or "numeric"')
     actual, expected = given.actual or "", given.expected or ""
     try:
         sides = _normalized(actual, expected, config.delimiter)
@@ -124,8 +124,7 @@ def _normalized(actual: str, expected: str, delimiter: str | None) -> tuple[_Sid
         expected_text = normalize(expected, delimiter)
     except MathSyntaxError as err:
         raise _NormalizeError(Outcome.error(f"normalize expected math expression: {err}",
-                                            "pack_error", expected_raw=expected,
-                                            error=str(err))) from None
+                                            expected_raw=expected, error=str(err))) from None
     return _side(actual_text), _side(expected_text)
 
 
@@ -216,4 +215,4 @@ def _joined(*errors: str) -> str:
 
 
 KIND = Kind("math_equivalence", check, MathEquivalenceConfig, strictness="strict",
-            config_rules=config_rules)
+            config_rules=config_rules, go_struct="mathEquivalenceConfig")

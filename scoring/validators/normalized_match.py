@@ -43,14 +43,14 @@ def check(given: CheckInput) -> Outcome:
     try:
         steps = steps_of(given.config)
     except ValueError as err:
-        return Outcome.error(f"parse normalized_match config: {err}", "pack_error")
+        return Outcome.error(f"parse normalized_match config: {err}")
     normalized = {}
     for side, text in (("actual", given.actual or ""), ("expected", given.expected or "")):
         try:
             normalized[side] = apply_pipeline(text, steps)
         except UnknownStep as err:
-            return Outcome.error(f"normalize {side} value: {err}", "pack_error")
-    return Outcome.check(normalized["actual"] == normalized["expected"], "normalized values match",
+            return Outcome.error(f"normalize {side} value: {err}")
+    return Outcome.check(normalized["actual"] == normalized["expected"], "",
                          "normalized values do not match", pipeline=steps,
                          normalized_actual=normalized["actual"],
                          normalized_expected=normalized["expected"])
@@ -66,5 +66,5 @@ def config_rules(config: Any, path: str) -> list[FieldError]:
                        "normalization step") for i, step in unknown_steps(steps)]
 
 
-KIND = Kind("normalized_match", check, NormalizedMatchConfig, "strict",
-            config_rules=config_rules)
+KIND = Kind("normalized_match", check, NormalizedMatchConfig, "strict", config_rules=config_rules,
+            go_struct="normalizedMatchConfig")

@@ -114,14 +114,14 @@ def check(given: CheckInput) -> Outcome:
     try:
         limits = tolerances(config)
     except ValueError as err:
-        return Outcome.error(f"parse numeric_match config: {err}", "pack_error")
+        return Outcome.error(f"parse numeric_match config: {err}")
     sides = []
     for side, raw in (("expected", given.expected or ""), ("actual", given.actual or "")):
         try:
             sides.append(parse_number(raw, config.extract_number))
         except ValueError as err:
             evidence = {f"{side}_raw": raw, "extract_number": config.extract_number}
-            return Outcome.error(f"parse {side} numeric value: {err}", None, **evidence)
+            return Outcome.error(f"parse {side} numeric value: {err}", **evidence)
     expected, actual = sides
     return _decide(config, limits, actual, expected)
 
@@ -136,7 +136,7 @@ def _decide(config: NumericMatchConfig, limits: Tolerances, actual: Parsed,
                 "actual_numeric": a, "expected_numeric": e,
                 "absolute_difference": abs(a - e), "extract_number": config.extract_number,
                 "absolute_tolerance": limits.absolute, "relative_tolerance": limits.relative}
-    return Outcome.check(within(a, e, limits), "actual is within tolerance of expected",
+    return Outcome.check(within(a, e, limits), "",
                          f"actual {go_number(a)} is not within tolerance of expected "
                          f"{go_number(e)}", **evidence)
 
@@ -155,4 +155,5 @@ def config_rules(config: Any, path: str) -> list[FieldError]:
     return errors
 
 
-KIND = Kind("numeric_match", check, NumericMatchConfig, "strict", config_rules=config_rules)
+KIND = Kind("numeric_match", check, NumericMatchConfig, "strict", config_rules=config_rules,
+            go_struct="numericMatchConfig")

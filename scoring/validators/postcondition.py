@@ -22,15 +22,15 @@ from typing import Any
 
 from ..errors import FieldError
 from ..jsoncompare import values_equal
-from ..jsondoc import DocumentError, parse_document, to_exact
+from ..jsondoc import DocumentError, parse_document, to_exact, to_plain
 from ..patterns import PatternError, compile_pattern, search
 from ..references import Resolution
+from ..textform import first_non_empty
 from .base import CheckInput, Kind, Outcome, StrictConfig
 from .json_path_match import Expectation, evaluate
 
-CONDITIONS = ("exists", "not_exists", "contains", "not_contains", "regex_match", "equals",
-              "json_path_match")
-_STRING_VALUE = ("contains", "not_contains", "regex_match")
+CONDITIONS = ("exists", "not_exists", "contains", "not_contains", "regex_match",
+              "json_path_match", "equals")
 
 
 class PostconditionConfig(StrictConfig):
@@ -44,106 +44,141 @@ class PostconditionConfig(StrictConfig):
 
 
 def config_rules(config: PostconditionConfig, path: str) -> list[FieldError]:
-    """Load-time rules for the condition and the fields it needs."""
-    condition = config.condition
+    """``validatePostconditionConfig``: the fields each condition needs or forbids."""
+    condition = config.condition.strip()
     if not condition:
         return [FieldError(f"{path}.condition", "is required")]
     if condition not in CONDITIONS:
         return [FieldError(f"{path}.condition", "must be one of " + ", ".join(CONDITIONS))]
-    if condition in ("exists", "not_exists"):
-        return _absent(config, path)
-    if condition in _STRING_VALUE:
-        return _string_value(config, path)
-    return _required_value(config, path)
+    found = _VALUE_RULES[condition](config, path)
+    json_path = (config.json_path or "").strip()
+    if condition == "json_path_match" and not json_path:
+        found.insert(0, FieldError(f"{path}.json_path", "is required"))
+    omit_path = condition != "json_path_match" and not (condition == "regex_match" and found
+                                                         and found[0].message.endswith("pattern"))
+    if omit_path and json_path:
+        found.append(FieldError(f"{path}.json_path", f"must be omitted for {condition}"))
+    return found
 
 
-def _absent(config: PostconditionConfig, path: str) -> list[FieldError]:
-    message = f"must be omitted for {config.condition} condition"
-    fields = (("value", config.value is not None), ("json_path", config.json_path is not None))
-    return [FieldError(f"{path}.{name}", message) for name, present in fields if present]
+def value_configured(config: PostconditionConfig) -> bool:
+    """Whether ``value`` was written (JSON ``null`` counts: it is raw JSON in AgentClash)."""
+    return "value" in config.model_fields_set
 
 
-def _string_value(config: PostconditionConfig, path: str) -> list[FieldError]:
-    if not isinstance(config.value, str):
-        return [FieldError(f"{path}.value",
-                           f"must be a JSON string for {config.condition} condition")]
-    if config.condition == "regex_match":
-        try:
-            compile_pattern(config.value)
-        except PatternError as err:
-            return [FieldError(f"{path}.value", f"invalid regex pattern: {err}")]
+def _omitted(config: PostconditionConfig, path: str) -> list[FieldError]:
+    if value_configured(config):
+        return [FieldError(f"{path}.value", f"must be omitted for {config.condition.strip()}")]
     return []
 
 
-def _required_value(config: PostconditionConfig, path: str) -> list[FieldError]:
-    errors = []
-    if config.condition == "json_path_match" and not (config.json_path or "").strip():
-        errors.append(FieldError(f"{path}.json_path", "is required for json_path_match condition"))
-    if config.value is None:
-        errors.append(FieldError(f"{path}.value", f"is required for {config.condition} condition"))
-    return errors
+def _text_value(config: PostconditionConfig) -> str | None:
+    """The value as a Go string (``null`` is ``""``), or None when it cannot be one."""
+    if not value_configured(config):
+        return None
+    return "" if config.value is None else config.value if isinstance(config.value, str) \
+        else None
+
+
+def _string(config: PostconditionConfig, path: str) -> list[FieldError]:
+    if _text_value(config) is None:
+        return [FieldError(f"{path}.value", "must be a string")]
+    return []
+
+
+def _pattern(config: PostconditionConfig, path: str) -> list[FieldError]:
+    pattern = _text_value(config)
+    if pattern is None:
+        return [FieldError(f"{path}.value", "must be a string regex pattern")]
+    try:
+        compile_pattern(pattern)
+    except PatternError as err:
+        return [FieldError(f"{path}.value", f"must be a valid regex: {err}")]
+    return []
+
+
+def _required(config: PostconditionConfig, path: str) -> list[FieldError]:
+    return [] if value_configured(config) else [FieldError(f"{path}.value", "is required")]
+
+
+_VALUE_RULES: dict[str, Callable[[PostconditionConfig, str], list[FieldError]]] = {
+    "exists": _omitted, "not_exists": _omitted, "contains": _string, "not_contains": _string,
+    "regex_match": _pattern, "json_path_match": _required, "equals": _required,
+}
 
 
 def check(given: CheckInput) -> Outcome:
     if given.decl.config is None:
-        return Outcome.error("postcondition config is required", "pack_error")
+        return Outcome.broken("parse postcondition config: EOF")
     config: PostconditionConfig = given.config
     problems = config_rules(config, "config")
     if problems:
-        first = problems[0]
-        return Outcome.error(f"invalid postcondition config: {first.field} {first.message}",
-                             "pack_error")
+        detail = "; ".join(f"{p.field} {p.message}" for p in problems)
+        return Outcome.broken(f"invalid postcondition config: {detail}")
+    condition = config.condition.strip()
     if not given.target.available:
-        return _missing(config.condition, given.target)
-    return _CONDITIONS[config.condition](config, given.actual or "")
+        return _missing(condition, given.target)
+    return _CONDITIONS[condition](config, given.actual or "")
 
 
 def _missing(condition: str, target: Resolution) -> Outcome:
+    """No file: unavailable, unless a capture said it does not exist and the condition is
+    about existence (``postconditionMissingEvidenceUnavailable``)."""
     if "unavailable" in target.reason or condition not in ("exists", "not_exists"):
-        return Outcome.unavailable(target.reason or "evidence is unavailable")
-    return Outcome.check(condition == "not_exists", "file correctly does not exist",
-                         "file does not exist", condition=condition)
+        reason = first_non_empty(target.reason, "postcondition target evidence is unavailable")
+        return Outcome.unavailable(reason, condition=condition)
+    return _existence(condition, exists=False)
+
+
+def _existence(condition: str, *, exists: bool) -> Outcome:
+    present, absent = "postcondition target exists", "postcondition target does not exist"
+    if condition == "exists":
+        return Outcome.check(exists, present, absent)
+    return Outcome.check(not exists, absent, present)
 
 
 def _exists(config: PostconditionConfig, text: str) -> Outcome:
-    return Outcome.check(config.condition == "exists", "file exists",
-                         "file exists but should not", condition=config.condition)
+    return _existence(config.condition.strip(), exists=True)
 
 
 def _contains(config: PostconditionConfig, text: str) -> Outcome:
-    found = config.value in text
-    if config.condition == "contains":
-        return Outcome.check(found, "", "file does not contain expected value",
-                             condition="contains")
-    return Outcome.check(not found, "", "file contains forbidden value", condition="not_contains")
+    expected = _text_value(config) or ""
+    if config.condition.strip() == "contains":
+        return Outcome.check(expected in text, "target contains expected text",
+                             "target does not contain expected text", expected=expected)
+    return Outcome.check(expected not in text, "target does not contain forbidden text",
+                         "target contains forbidden text", forbidden=expected)
 
 
 def _regex(config: PostconditionConfig, text: str) -> Outcome:
-    return Outcome.check(search(config.value, text), "", "file does not match regex pattern",
-                         condition="regex_match")
+    pattern = _text_value(config) or ""
+    return Outcome.check(search(pattern, text), "target matches regex",
+                         "target does not match regex", pattern=pattern)
 
 
 def _equals(config: PostconditionConfig, text: str) -> Outcome:
     if isinstance(config.value, str):
-        return Outcome.check(text == config.value, "", "file content does not equal value",
-                             condition="equals")
+        return Outcome.check(text == config.value, "target equals expected string",
+                             "target does not equal expected string", expected=config.value)
     try:
         document = parse_document(text, exact=True)
     except DocumentError as err:
-        return Outcome.error(f"parse actual JSON document: {err}", condition="equals")
-    return Outcome.check(values_equal(document, to_exact(config.value)), "",
-                         "file JSON does not equal value", condition="equals")
+        return Outcome.error(f"parse postcondition target as JSON: {err}")
+    return Outcome.check(values_equal(document, to_exact(config.value)),
+                         "target JSON equals expected value",
+                         "target JSON does not equal expected value",
+                         expected=to_plain(to_exact(config.value)))
 
 
 def _json_path(config: PostconditionConfig, text: str) -> Outcome:
+    """json_path_match with comparator ``equals`` (AgentClash re-encodes the expectation
+    and runs the json_path_match validator on it)."""
     try:
         document = parse_document(text, exact=True)
     except DocumentError as err:
-        return Outcome.error(f"parse actual JSON document: {err}", condition="json_path_match")
+        return Outcome.error(f"parse actual JSON document: {err}")
     path = (config.json_path or "").strip()
-    outcome = evaluate(document, Expectation(path, "equals", to_exact(config.value)))
-    return Outcome(outcome.state, outcome.verdict, outcome.score, outcome.reason,
-                   {"condition": "json_path_match", **outcome.evidence}, outcome.outcome_class)
+    return evaluate(document, Expectation(path, "equals", to_exact(config.value)))
 
 
 _CONDITIONS: dict[str, Callable[[PostconditionConfig, str], Outcome]] = {
@@ -153,4 +188,5 @@ _CONDITIONS: dict[str, Callable[[PostconditionConfig, str], Outcome]] = {
 
 KIND = Kind("postcondition", check, PostconditionConfig, strictness="strict", expected="omitted",
             needs_file_target=True, handles_missing_target=True, config_rules=config_rules,
-            config_required=True)
+            config_required=True, go_struct="PostconditionConfig",
+            go_types={"condition": "string:scoring.PostconditionCondition"})

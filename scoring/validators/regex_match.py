@@ -1,4 +1,7 @@
-"""regex_match: the expected text is an RE2 pattern searched in the actual (§5.3)."""
+"""regex_match: the expected text is an RE2 pattern searched in the actual (§5.3).
+
+No reason on pass or fail (AgentClash's ``applyValidator``); a pattern Go's ``regexp``
+rejects is ``invalid regex pattern: error parsing regexp: …`` (a pack error)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,8 @@ def check(given: CheckInput) -> Outcome:
     try:
         matched = search(given.expected or "", given.actual or "")
     except PatternError as err:
-        return Outcome.error(f"invalid regex pattern: {err}", "pack_error")
-    return Outcome.check(matched, "actual matches pattern", "actual does not match pattern")
+        return Outcome.error(f"invalid regex pattern: {err}")
+    return Outcome.check(matched, "", "")
 
 
 KIND = Kind("regex_match", check)

@@ -88,4 +88,4 @@ def config_rules(config: Any, path: str) -> list[FieldError]:
 
 
 KIND = Kind("rouge_score", check, RougeScoreConfig, "strict", config_rules=config_rules,
-            graded=True)
+            graded=True, go_struct="rougeScoreConfig")

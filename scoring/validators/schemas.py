@@ -24,6 +24,7 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped]
 from referencing.exceptions import Unresolvable
 
 from ..jsondoc import DocumentError, parse_document
+from ..lenient import json_kind
 from ..patterns import PatternError, compile_pattern
 from .base import Outcome
 
@@ -33,6 +34,22 @@ DRAFT_07 = ("http://json-schema.org/draft-07/schema#", "https://json-schema.org/
 
 class SchemaProblem(ValueError):
     """The schema cannot be used: not JSON, not a schema, or an unsupported draft."""
+
+
+_DECODE_TARGET = (
+    'struct { Type json.RawMessage "json:\\"type,omitempty\\""; Const json.RawMessage '
+    '"json:\\"const,omitempty\\""; ' + "; ".join(
+        f'{name} *jsonschema.integer "json:\\"{tag},omitempty\\""' for name, tag in (
+            ("MinLength", "minLength"), ("MaxLength", "maxLength"), ("MinItems", "minItems"),
+            ("MaxItems", "maxItems"), ("MinProperties", "minProperties"),
+            ("MaxProperties", "maxProperties"), ("MinContains", "minContains"),
+            ("MaxContains", "maxContains"))) + "; *jsonschema.schemaWithoutMethods }")
+"""The Go type jsonschema-go v0.3.0's ``Schema.UnmarshalJSON`` decodes an object into (its
+anonymous struct, as ``reflect`` prints it): a non-object schema's error names it."""
+_TEXT_KEYWORDS = frozenset({
+    "$id", "$schema", "$ref", "$comment", "$anchor", "$dynamicAnchor", "$dynamicRef",
+    "title", "description", "pattern", "contentEncoding", "contentMediaType", "format"})
+_FLAG_KEYWORDS = frozenset({"deprecated", "readOnly", "writeOnly", "uniqueItems"})
 
 
 def _re2_pattern(validator: Any, pattern: str, instance: Any,
@@ -77,18 +94,32 @@ def schema_draft(schema: Any) -> str:
     Raises:
         SchemaProblem: when the schema is not an object/boolean or names another draft.
     """
-    if isinstance(schema, bool):
+    if schema is None or isinstance(schema, bool):
         return DRAFT_2020_12
     if not isinstance(schema, dict):
-        raise SchemaProblem("json: cannot unmarshal non-object into Go value of type "
-                            "jsonschema.Schema")
-    declared = schema.get("$schema", "")
-    if not isinstance(declared, str):
-        raise SchemaProblem("json: cannot unmarshal non-string into Go struct field "
-                            "Schema.$schema of type string")
+        raise SchemaProblem(f"json: cannot unmarshal {json_kind(schema)} into Go value of "
+                            f"type {_DECODE_TARGET}")
+    _check_keyword_types(schema)
+    declared = schema.get("$schema") or ""
     if declared not in ("", DRAFT_2020_12, *DRAFT_07):
         raise SchemaProblem(f'unsupported JSON schema draft "{declared}"')
     return declared or DRAFT_2020_12
+
+
+def _check_keyword_types(schema: dict[str, Any]) -> None:
+    """Go's first decode error among the top-level text and flag keywords (document
+    order; null is no value). Deeper keyword errors are worded by the meta-schema check."""
+    for key, value in schema.items():
+        if value is None:
+            continue
+        if key in _TEXT_KEYWORDS and not isinstance(value, str):
+            go_type = "string"
+        elif key in _FLAG_KEYWORDS and not isinstance(value, bool):
+            go_type = "bool"
+        else:
+            continue
+        raise SchemaProblem(f"json: cannot unmarshal {json_kind(value)} into Go struct "
+                            f"field .{key} of type {go_type}")
 
 
 def load_schema(schema: Any) -> tuple[Any, str]:
@@ -116,6 +147,8 @@ def _load_schema_text(text: str) -> tuple[Any, str]:
 
 def _load_schema(schema: Any) -> tuple[Any, str]:
     draft = schema_draft(schema)
+    if schema is None:  # jsonschema-go reads JSON null as the boolean false: nothing validates
+        schema = False
     if isinstance(schema, dict) and draft in DRAFT_07:
         schema = {key: value for key, value in schema.items() if key != "$schema"}
     try:
@@ -134,7 +167,7 @@ def check_document(actual: str, schema: Any) -> Outcome:
     try:
         engine, draft = load_schema(schema)
     except SchemaProblem as err:
-        return Outcome.error(f"parse JSON schema: {err}", "pack_error", error=str(err))
+        return Outcome.error(f"parse JSON schema: {err}", error=str(err))
     return _validate(engine, draft, document)
 
 
@@ -142,7 +175,7 @@ def _validate(engine: Any, draft: str, document: Any) -> Outcome:
     try:
         problem = best_match(engine.iter_errors(document))
     except (Unresolvable, PatternError, RecursionError) as err:
-        return Outcome.error(f"resolve JSON schema: {err}", "pack_error",
+        return Outcome.error(f"resolve JSON schema: {err}",
                              schema_draft=draft, error=str(err))
     if problem is None:
         return Outcome.passed(schema_draft=draft)

@@ -76,4 +76,5 @@ def config_rules(config: Any, path: str) -> list[FieldError]:
     return threshold_errors(config.threshold, path)
 
 
-KIND = Kind("token_f1", check, TokenF1Config, "strict", config_rules=config_rules, graded=True)
+KIND = Kind("token_f1", check, TokenF1Config, "strict", config_rules=config_rules, graded=True,
+            go_struct="tokenF1Config")

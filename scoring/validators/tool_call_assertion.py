@@ -16,6 +16,7 @@ counts, indices and tool names only, never arguments.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field
@@ -23,6 +24,7 @@ from pydantic import Field
 from .. import gojson
 from ..errors import FieldError
 from ..evidence import ToolCall
+from ..references import source
 from ..textnorm import go_quote
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
@@ -204,31 +206,33 @@ def assess(config: ToolCallAssertionConfig, trace: list[ToolCall]) -> Outcome:
     observed = [call.name for call in trace if not call.failed]
     order_problem = _order_problem(config, observed)
     problems = _count_problems(config, len(matched)) + ([order_problem] if order_problem else [])
-    return Outcome.check(
+    first = trace[matched[0]] if matched else None
+    located = source("tool_call", (first.sequence, first.event_type), "tool_calls") \
+        if first is not None and first.sequence > 0 else None
+    return replace(Outcome.check(
         not problems, "", "; ".join(problems),
         tool_name=config.name or None, observed_count=len(observed),
         failed_count=len(trace) - len(observed), matched_count=len(matched),
         matched_indices=matched, observed_tool_names=observed, expected_count=config.count,
         expected_min_count=config.min_count, expected_max_count=config.max_count,
         expected_order=config.order or None, expected_order_mode=config.mode or None,
-        arguments_contain_set=config.has_fragment)
+        arguments_contain_set=config.has_fragment), source=located)
 
 
 def check(given: CheckInput) -> Outcome:
     if given.decl.config is None:
-        return Outcome.error(
-            "parse tool_call_assertion config: tool_call_assertion config is required",
-            "pack_error")
+        return Outcome.broken(
+            "parse tool_call_assertion config: tool_call_assertion config is required")
     config = given.config
     if not isinstance(config, ToolCallAssertionConfig):
-        return Outcome.error("invalid tool_call_assertion config", "pack_error")
+        return Outcome.broken("invalid tool_call_assertion config")
     problems = config_rules(config, "config")
     if problems:
-        return Outcome.error("invalid tool_call_assertion config: "
-                             + "; ".join(str(problem) for problem in problems), "pack_error")
+        return Outcome.broken("invalid tool_call_assertion config: "
+                             + "; ".join(str(problem) for problem in problems))
     return assess(config, given.evidence.tool_calls)
 
 
 KIND = Kind("tool_call_assertion", check, config=ToolCallAssertionConfig, strictness="strict",
             expected="omitted", resolves_target=False, config_rules=config_rules,
-            config_required=True)
+            config_required=True, go_struct="toolCallAssertionConfig")

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.behavioral import SIGNALS, SignalValue, behavioral_dimension, signal_value
-from scoring.evidence import Evidence, ToolCall, Turn
+from scoring.evidence import Evidence, ToolCall
 from scoring.results import ValidatorResult
+from scoring.transcript import Turn
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",
              "expected_from": "literal:x"}
@@ -38,7 +39,7 @@ def trace(*calls: ToolCall, mismatch: bool | None = None) -> Evidence:
     """Evidence with this tool trace (and one turn when ``mismatch`` is given)."""
     evidence = Evidence(tool_calls=list(calls))
     if mismatch is not None:
-        evidence.turns = {0: Turn(0, mismatch=False), 1: Turn(1, mismatch=mismatch)}
+        evidence.turns = [Turn(0, mismatch=False), Turn(1, mismatch=mismatch)]
     return evidence
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -198,9 +199,10 @@ def test_model_call_without_numeric_usage_is_not_usage() -> None:
     ([tool("read", 1, arguments={"b": 1, "a": [1, 2]})],
      ToolCall("read", '{"a":[1,2],"b":1}', False)),
     ([tool("read", 1)], ToolCall("read", "{}", False)),
-    ([tool("read", 1, arguments="not json")], ToolCall("read", "{}", False)),
-    ([tool("read", 1, arguments='{"z": 1, "a": "<"}')], ToolCall("read", '{"a":"\\u003c","z":1}',
-                                                               False)),
+    ([tool("read", 1, arguments="not json")], ToolCall("read", '"not json"', False)),
+    ([tool("read", 1, arguments='{"z": 1, "a": "<"}')],
+     ToolCall("read", '"{\\"z\\": 1, \\"a\\": \\"\\u003c\\"}"', False)),
+    ([tool("read", 1, arguments=[2, 1])], ToolCall("read", "[2,1]", False)),
     ([tool("  read  ", 1)], ToolCall("read", "{}", False)),
     ([tool("x", 1, failed=True, failure_origin=" policy ", result={"content": "denied"})],
      ToolCall("x", "{}", True, "policy", "denied")),
@@ -208,11 +210,20 @@ def test_model_call_without_numeric_usage_is_not_usage() -> None:
      ToolCall("x", "{}", True, "", "boom")),
     ([tool("x", 1, result={"is_error": True, "content": {"text": "tool is not allowed"}})],
      ToolCall("x", "{}", True, "", "tool is not allowed")),
-    ([tool("x", 1, result={"is_error": "yes", "content": "ok"})], ToolCall("x", "{}", False)),
+    ([tool("x", 1, result={"is_error": "yes", "content": "ok"})],
+     ToolCall("x", "{}", False, "", "ok")),
 ])
 def test_tool_trace_entries(events: list[dict[str, Any]], expected: ToolCall) -> None:
-    """Entries carry trimmed name, canonical arguments, failure flag, origin and error text."""
-    assert evidence_of(events).tool_calls == [expected]
+    """Entries carry trimmed name, the arguments re-encoded as Go does (a JSON string stays
+    a string: AgentClash does not parse it), failure flag, origin and error text."""
+    calls = [replace(call, sequence=0, event_type="") for call in evidence_of(events).tool_calls]
+    assert calls == [expected]
+
+
+def test_tool_trace_entries_point_at_their_event() -> None:
+    """A trace entry keeps its event's sequence number and type (the replay pointer)."""
+    [call] = evidence_of([tool("read", 7)]).tool_calls
+    assert (call.sequence, call.event_type) == (7, "tool.call.completed")
 
 
 @pytest.mark.parametrize(("events", "trace_len", "failures"), [
@@ -264,9 +275,10 @@ def test_race_context_tokens_sum() -> None:
 def test_verification_events_keyed_later_overwrites(type_: str, store: str,
                                                     key_field: str) -> None:
     """Capture, listing and code-execution events are stored by key; later ones overwrite."""
-    ev = evidence_of([event(type_, 1, **{key_field: "k", "n": 1}),
-                      event(type_, 2, **{key_field: "k", "n": 2})])
-    assert getattr(ev, store)["k"]["n"] == 2
+    ev = evidence_of([event(type_, 1, **{key_field: "k", "path": "/a", "target": "a"}),
+                      event(type_, 2, **{key_field: "k", "path": "/b", "target": "b"})])
+    record = getattr(ev, store)["k"]
+    assert record.get("path", record.get("target")) in ("/b", "b")
 
 
 def test_transcript_turns() -> None:
@@ -281,7 +293,7 @@ def test_transcript_turns() -> None:
     first, second = ev.turns[0], ev.turns[1]
     summary = (first.user, first.assistant, first.actor, first.phase_id, first.mismatch)
     assert summary == ("hi", "hello", "sim", "p1", True)
-    assert (second.user, second.mismatch, sorted(ev.turns)) == ("bye", False, [0, 1])
+    assert (second.user, second.mismatch, [t.index for t in ev.turns]) == ("bye", False, [0, 1])
 
 
 # --- warnings ----------------------------------------------------------------------------
@@ -298,7 +310,10 @@ def test_transcript_turns() -> None:
     ([event("system.run.completed", 1, final_output="x")],
      [{"payload": {"q": 1}}, {"payload": {"q": 2}}],
      ["challenge input is ambiguous across multiple items"]),
-    ([event("system.run.completed", 1, final_output="x")], [{"payload": {}}],
+    ([event("system.run.completed", 1, final_output="x")], [{"payload": {}}], []),
+    ([event("system.run.completed", 1, final_output="x")], [{"payload": None}],
+     ["challenge input payload is empty"]),
+    ([event("system.run.completed", 1, final_output="x")], [{"payload": " \n"}],
      ["challenge input payload is empty"]),
 ])
 def test_evidence_warnings(events: list[dict[str, Any]], cases: list[dict[str, Any]],
@@ -320,10 +335,10 @@ def test_turn_completed_can_clear_a_mismatch_and_only_fills_a_missing_actor() ->
         {"type": "turn.completed", "occurred_at": T0,
          "payload": {"turn_index": 2, "actor": "carol"}},
         {"type": "turn.user.message", "occurred_at": T0,
-         "payload": {"turn_index": 2.5, "content": "ignored"}},
+         "payload": {"turn_index": 2.5, "content": "truncated to turn 2"}},
     ]
-    turns = evidence_of(events).turns
+    one, two = evidence_of(events).turns
 
-    assert sorted(turns) == [1, 2]
-    assert (turns[1].actor, turns[1].mismatch, turns[1].user) == ("alice", False, "hi")
-    assert turns[2].actor == "carol"
+    assert (one.index, two.index) == (1, 2)
+    assert (one.actor, one.mismatch, one.user) == ("alice", False, "hi")
+    assert (two.actor, two.user) == ("carol", "truncated to turn 2")

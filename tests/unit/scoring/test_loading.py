@@ -68,13 +68,14 @@ def test_load_spec_does_not_mutate_a_mapping_source() -> None:
 # --- packs --------------------------------------------------------------------------------
 
 
-def test_pack_cases_come_from_the_first_input_set() -> None:
-    """A pack's cases are those of its first input set, in order, in pack form."""
+def test_pack_cases_come_from_every_input_set() -> None:
+    """A pack's cases are those of all its input sets, in order, each knowing its set."""
     pack = load_pack(PACK_YAML)
-    assert [c.case_key for c in pack.cases] == ["first", "second"]
+    assert [c.qualified_key for c in pack.cases] == ["main/first", "main/second",
+                                                     "other/ignored"]
     first = pack.cases[0]
     assert first.challenge_key == "sum"
-    assert first.payload == {"question": "1+1", "asked": "2026-01-01"}
+    assert first.payload_value() == {"question": "1+1", "asked": "2026-01-01T00:00:00Z"}
     entry = first.expectation("answer")
     assert entry is not None and entry.value == "2"
 
@@ -99,7 +100,7 @@ def test_pack_case_lookup(case_key: str | None, expected: str | None) -> None:
 def test_pack_case_none_picks_the_only_case() -> None:
     """With exactly one case, Pack.case(None) returns it."""
     manifest = {"version": {"evaluation_spec": SPEC},
-                "input_sets": [{"cases": [{"case_key": "only", "payload": {}}]}]}
+                "input_sets": [{"key": "s", "cases": [{"case_key": "only", "payload": {}}]}]}
     found = load_pack(manifest).case(None)
     assert found is not None and found.case_key == "only"
 

@@ -13,7 +13,7 @@ from load_helpers import PACK_YAML, SPEC, SPEC_YAML, E, errors_of, lines_of, spe
 
 from scoring import SpecError, load_spec
 from scoring.errors import FieldError
-from scoring.loading import parse_text
+from scoring.loading import parse_json
 
 # --- JSON and YAML text -------------------------------------------------------------------
 
@@ -24,10 +24,6 @@ TEXT_ERRORS = [
      "unexpected trailing data after JSON value"),
     ("json-two-objects-glued", json.dumps(SPEC) + json.dumps(SPEC),
      "unexpected trailing data after JSON value"),
-    ("yaml-two-documents", SPEC_YAML + "---\nname: second\n",
-     "unexpected trailing data after YAML document"),
-    ("yaml-leading-marker-two-documents", "---\n" + SPEC_YAML + "---\n" + SPEC_YAML,
-     "unexpected trailing data after YAML document"),
 ]
 
 
@@ -38,10 +34,13 @@ def test_trailing_data_is_rejected(case: str, text: str, message: str) -> None:
     assert errors_of(text) == [("manifest", message)]
 
 
-def test_yaml_second_document_line_is_reported() -> None:
-    """The multi-document rejection points at the first content line of the second document."""
-    marker = SPEC_YAML.count("\n") + 1
-    assert lines_of(SPEC_YAML + "---\nname: second\n") == [("manifest", marker + 1)]
+@pytest.mark.parametrize("text", [
+    SPEC_YAML + "---\nname: second\n", "---\n" + SPEC_YAML + "---\n" + SPEC_YAML,
+    SPEC_YAML + "---\n{unclosed: [\n",
+], ids=["second-document", "leading-marker-two-documents", "broken-second-document"])
+def test_yaml_documents_after_the_first_are_not_read(text: str) -> None:
+    """yaml.v3's Unmarshal decodes the first document only; the rest is never parsed."""
+    assert load_spec(text).name == "demo"
 
 
 @pytest.mark.parametrize("text", [
@@ -72,22 +71,19 @@ def test_invalid_yaml_is_reported_with_its_line() -> None:
     assert error.line == 3
 
 
-def test_parse_text_returns_data_and_lines() -> None:
-    """parse_text gives the decoded YAML and the line of every key and sequence item."""
-    data, lines = parse_text("a: 1\nb:\n  - x\n  - {c: 2}\n")
-    assert data == {"a": 1, "b": ["x", {"c": 2}]}
-    assert lines == {"a": 1, "b": 2, "b[0]": 3, "b[1]": 4, "b[1].c": 4}
+def test_parse_json_keeps_integers_and_refuses_what_go_refuses() -> None:
+    """JSON text is one value; integers stay integers; NaN/Infinity are not JSON."""
+    assert parse_json('{"a": [1, 1.5]}') == {"a": [1, 1.5]}
+    for text in ('{"a": NaN}', '{"a": Infinity}', '{"a": -Infinity}'):
+        with pytest.raises(SpecError) as raised:
+            parse_json(text)
+        assert raised.value.errors[0].message.startswith("invalid JSON: invalid character")
 
 
-def test_parse_text_json_has_no_lines() -> None:
-    """JSON text parses without a line map."""
-    assert parse_text('{"a": [1]}') == ({"a": [1]}, {})
-
-
-def test_yaml_timestamps_stay_strings() -> None:
-    """YAML dates decode to their text, as JSON has no timestamp type."""
-    data, _ = parse_text("at: 2026-01-01\nwhen: 2026-01-01T10:00:00Z\n")
-    assert data == {"at": "2026-01-01", "when": "2026-01-01T10:00:00Z"}
+def test_yaml_timestamps_become_rfc3339_text() -> None:
+    """A YAML date in the spec is a yaml.v3 timestamp, written to JSON as RFC 3339 text."""
+    spec = load_spec(SPEC_YAML.replace("name: demo", "name: 2026-01-01"))
+    assert spec.name == "2026-01-01T00:00:00Z"
 
 # --- YAML line numbers --------------------------------------------------------------------
 

@@ -156,7 +156,10 @@ def test_validity_through_evaluate(the_spec: scoring.EvaluationSpec,
                  ["challenge input is ambiguous across multiple items"], id="two-cases"),
     pytest.param(spec("correctness"), [completed("x")],
                  [{"challenge_key": "c", "case_key": "k", "payload": {}}],
-                 ["challenge input payload is empty"], id="empty-payload"),
+                 [], id="empty-object-payload-no-warning"),
+    pytest.param(spec("correctness"), [completed("x")],
+                 [{"challenge_key": "c", "case_key": "k"}],
+                 ["challenge input payload is empty"], id="no-payload-bytes"),
     pytest.param(spec("correctness"), [], ONE_CASE,
                  ["final output evidence is unavailable", "terminal run evidence is unavailable"],
                  id="evidence-warnings-sorted"),
@@ -176,16 +179,15 @@ def test_warnings(the_spec: scoring.EvaluationSpec, events: list[dict[str, Any]]
 
 
 def test_warnings_include_cost_and_metric_reasons() -> None:
-    """Unavailable cost and metric dimensions contribute their reasons, sorted."""
+    """Unavailable cost and metric dimensions contribute their own reasons (AgentClash's texts)."""
     the_spec = spec_with(LATENCY_METRIC,
                          {"key": "cost", "source": "cost", "better_direction": "lower",
                           "normalization": {"target": 1, "max": 2}},
                          {"key": "m", "source": "metric", "metric": "lat",
                           "better_direction": "lower", "normalization": {"target": 1, "max": 2}})
     got = card(the_spec, [completed("x")], ONE_CASE)
-    metric_reason = got.metric_details[0].reason
-    assert metric_reason
-    assert got.warnings == sorted({metric_reason, "model pricing is unavailable"})
+    assert got.metric_details[0].reason == "latency evidence is unavailable"
+    assert got.warnings == ['metric "lat" is unavailable', "model pricing is unavailable"]
 
 
 def test_warnings_include_llm_judge_and_behavioral_reasons() -> None:

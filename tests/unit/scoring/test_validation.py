@@ -70,7 +70,8 @@ RUNTIME_LIMITS = [
 
 SCORECARD = [
     ("binary-dimension-needs-threshold", card("correctness", strategy="binary"),
-     [(f"{D}[0].pass_threshold", "is required when gate is true")]),
+     [(f"{D}[0].pass_threshold",
+       "is required when the dimension is gated or strategy is binary")]),
     ("binary-with-thresholds",
      card({"key": "correctness", "pass_threshold": 0.5}, strategy="binary"), []),
     ("binary-forbids-scorecard-threshold",
@@ -83,7 +84,7 @@ SCORECARD = [
                                   strategy="hybrid", pass_threshold=-0.1),
      [(f"{S}.pass_threshold", "must be between 0 and 1")]),
     ("hybrid-without-gate", card("correctness", strategy="hybrid"),
-     [(f"{S}.dimensions", "must contain at least one gate dimension for hybrid strategy")]),
+     [(f"{S}.strategy", "hybrid strategy requires at least one gated dimension")]),
     ("hybrid-with-gate",
      card({"key": "correctness", "gate": True, "pass_threshold": 1}, strategy="hybrid"), []),
     ("judge-limits-samples-above-ten", card("correctness",

@@ -170,7 +170,7 @@ REJECTIONS = [
      "pack.version.evaluation_spec.name", "is required"),
     ("unknown-ref", {"run_id": "r", "pack_ref": "nope"}, "request.pack_ref",
      'names no registered pack "nope"'),
-    ("no-such-case", request(case_key="c9"), "request.case_key", 'names no case of the pack'),
+    ("no-such-case", request(case_key="c9"), "request.case_key", 'no case "c9" in the pack'),
     ("unknown-profile", _with_pack(lambda p: p["version"]["sandbox"].update(profile="gpu")),
      "pack.version.sandbox.profile", 'names no registered profile "gpu"'),
     ("network", _with_pack(lambda p: p["version"]["sandbox"].update(network_access=True)),
@@ -281,8 +281,38 @@ def test_an_ordinary_run_has_no_check_index() -> None:
 @pytest.mark.parametrize("index", [0, -1, 1001, "two"])
 def test_a_check_index_out_of_range_is_rejected(index: Any) -> None:
     """``check_run`` is 1 … 1000; anything else is a rejection naming the field."""
-    result, factory = run(request(check_run=index))
+    result, _ = run(request(check_run=index))
 
     assert result.outcome == "rejected"
     assert [e.field for e in result.errors] == ["request.check_run"]
+
+
+def _two_sets() -> dict[str, Any]:
+    pack = copy.deepcopy(PACK)
+    pack["input_sets"] = [
+        {"key": "real", "cases": [{"case_key": "c1", "payload": {"n": 7}},
+                                  {"case_key": "only-real", "payload": {"n": 7}}]},
+        {"key": "eval", "cases": [{"case_key": "c1", "payload": {"n": 7}}]}]
+    return pack
+
+
+@pytest.mark.parametrize(("case_key", "input_set"), [
+    ("eval/c1", "eval"), ("real/c1", "real"), ("only-real", "real"),
+], ids=["qualified-second-set", "qualified-first-set", "bare-unique"])
+def test_every_input_set_is_reachable_by_case_key(case_key: str, input_set: str) -> None:
+    """A request reaches any set's case; the result names the set and the case."""
+    result, _ = run(request(pack=_two_sets(), case_key=case_key))
+
+    assert result.outcome == "scored"
+    assert (result.input_set, result.case_key) == (input_set, case_key.split("/")[-1])
+
+
+def test_an_ambiguous_case_key_is_rejected_naming_both_sets() -> None:
+    """``c1`` is in both sets: a rejection that names them, before any sandbox."""
+    result, factory = run(request(pack=_two_sets(), case_key="c1"))
+
+    assert result.outcome == "rejected"
+    assert [(e.field, e.message) for e in result.errors] == [
+        ("request.case_key", 'case key "c1" is ambiguous: input sets "eval" and "real" both '
+                             'have it; use "<input_set>/c1"')]
     assert factory.sandboxes == []

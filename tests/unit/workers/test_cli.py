@@ -62,7 +62,7 @@ def test_json_pack_needs_a_case_when_it_has_several() -> None:
                     "--events", str(PACKS / "invoice-json" / "events.acme.json"))
 
     assert result.exit_code == 2
-    assert "acme, globex" in result.stderr
+    assert "default/acme, default/globex" in result.stderr
 
 
 def test_json_pack_scores_the_chosen_case() -> None:
@@ -84,7 +84,7 @@ def test_json_pack_fails_the_other_case() -> None:
 
 
 @pytest.mark.parametrize(("events", "expected"), [
-    ("events.pass.json", (1000, "win", True, 'non-gate weighted score 1.0000')),
+    ("events.pass.json", (1000, "win", True, "")),
     ("events.rude.json", (0, "loss", False, 'gated dimension "courtesy" below pass_threshold')),
 ])
 def test_hybrid_pack_gate_zeroes_the_score(events: str, expected: tuple[Any, ...]) -> None:
@@ -93,6 +93,7 @@ def test_hybrid_pack_gate_zeroes_the_score(events: str, expected: tuple[Any, ...
 
     assert (card["score"], card["result"], card["passed"]) == expected[:3]
     assert expected[3] in card["overall_reason"]
+    assert bool(card["overall_reason"]) is not card["passed"]  # AgentClash: a pass has no reason
 
 
 def test_validate_reports_every_problem_with_field_and_line(tmp_path: Path) -> None:
@@ -123,6 +124,49 @@ def test_score_accepts_jsonl_and_stored_results(tmp_path: Path) -> None:
     cards = [invoke("score", "--spec", pack, "--events", str(p)) for p in (jsonl, stored)]
 
     assert [json.loads(c.stdout)["score"] for c in cards] == [1000, 1000]
+
+
+SPEC = {"name": "t", "version_number": 1, "judge_mode": "deterministic",
+        "validators": [{"key": "a", "type": "exact_match", "target": "final_output",
+                        "expected_from": "literal:x"}],
+        "scorecard": {"dimensions": ["correctness"]}}
+DONE = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:00Z",
+        "payload": {"final_output": "x"}}
+
+
+@pytest.mark.parametrize(("spec", "events", "cases", "stderr"), [
+    pytest.param(json.dumps(SPEC).replace('"correctness"]',
+                                          '{"key": "c", "source": "validators", '
+                                          '"weight": Infinity}]'),
+                 json.dumps([DONE]), None,
+                 ["manifest invalid JSON: invalid character 'I' looking for beginning of "
+                  "value (line 1)"], id="spec-infinity"),
+    pytest.param(json.dumps(SPEC), json.dumps([DONE]).replace('"x"}', '"x", "latency_ms": NaN}'),
+                 None, ["events: invalid JSON at line 1: invalid character 'N' looking for "
+                        "beginning of value"], id="events-nan"),
+    pytest.param(json.dumps(SPEC), json.dumps(DONE) + "\n" + '{"type": Infinity}\n', None,
+                 ["events: invalid JSON lines at line 2: invalid character 'I' looking for "
+                  "beginning of value"], id="jsonl-infinity"),
+    pytest.param(json.dumps(SPEC), json.dumps([DONE, {"type": 5, "payload": []}]), None,
+                 ["events[1].type Input should be a valid string",
+                  "events[1].payload Input should be a valid dictionary"], id="events-fields"),
+    pytest.param(json.dumps(SPEC), json.dumps([DONE]), json.dumps([{"case_key": 5}]),
+                 ["cases[0].case_key Input should be a valid string"], id="cases-fields"),
+])
+def test_score_turns_bad_input_into_field_errors(tmp_path: Path, spec: str, events: str,
+                                                 cases: str | None, stderr: list[str]) -> None:
+    """Non-finite numbers and undecodable events or cases exit 2 naming the field, no trace."""
+    paths = {}
+    for name, text in (("spec.json", spec), ("events.json", events), ("cases.json", cases)):
+        if text is not None:
+            paths[name] = tmp_path / name
+            paths[name].write_text(text)
+    extra = ["--cases", str(paths["cases.json"])] if cases is not None else []
+    result = invoke("score", "--spec", str(paths["spec.json"]), "--events",
+                    str(paths["events.json"]), *extra)
+
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == stderr
 
 
 def test_summary_format_is_one_line() -> None:
@@ -159,3 +203,82 @@ def test_spec_schema_validates_an_example_spec() -> None:
     jsonschema.validate({**spec, "scorecard": {"dimensions": ["correctness"]}}, schema)
     with pytest.raises(jsonschema.ValidationError, match="wieght"):
         jsonschema.validate({**spec, "wieght": 1}, schema)
+
+
+TWO_SETS = """\
+pack: {slug: p, name: P, family: f}
+version:
+  number: 1
+  evaluation_spec:
+    name: s
+    version_number: 1
+    judge_mode: deterministic
+    validators:
+      - {key: v, type: exact_match, target: final_output, expected_from: case.expectations.a}
+    scorecard: {dimensions: [correctness]}
+input_sets:
+  - key: real
+    cases: [{challenge_key: c, case_key: shared, expectations: [{key: a, value: real}]}]
+  - key: eval
+    cases:
+      - {challenge_key: c, case_key: shared, expectations: [{key: a, value: eval}]}
+      - {challenge_key: c, case_key: merge-bug-eval, expectations: [{key: a, value: eval}]}
+"""
+
+
+def _two_sets(tmp_path: Path) -> tuple[str, str]:
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(TWO_SETS)
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps([{"type": "system.run.completed",
+                                   "occurred_at": "2026-01-01T00:00:00Z",
+                                   "payload": {"final_output": "eval"}}]))
+    return str(pack), str(events)
+
+
+def test_validate_counts_the_cases_of_every_input_set(tmp_path: Path) -> None:
+    """``validate`` counts all three cases of both sets."""
+    pack, _ = _two_sets(tmp_path)
+    result = invoke("validate", pack)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip().endswith("3 cases in 2 input sets")
+
+
+@pytest.mark.parametrize("case", ["eval/shared", "merge-bug-eval"])
+def test_score_reaches_a_case_of_the_second_input_set(tmp_path: Path, case: str) -> None:
+    """``--case`` takes ``<input_set>/<case_key>`` or a bare key only one set uses."""
+    pack, events = _two_sets(tmp_path)
+    result = invoke("score", "--spec", pack, "--events", events, "--case", case)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["passed"] is True
+
+
+def test_score_refuses_an_ambiguous_bare_case_key(tmp_path: Path) -> None:
+    """A bare key two sets use is refused (exit 2), naming both sets."""
+    pack, events = _two_sets(tmp_path)
+    result = invoke("score", "--spec", pack, "--events", events, "--case", "shared")
+    assert result.exit_code == 2
+    assert 'input sets "eval" and "real" both have it' in result.stderr
+
+
+def test_a_pack_file_is_sent_as_agentclash_reads_it(tmp_path: Path) -> None:
+    """``evalfleet run/submit`` send the pack as yaml.v3 decodes it, not as YAML 1.1 would."""
+    from workers.fleet_cli import pack_mapping
+
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(
+        "pack: {slug: p, name: P, family: f}\nversion:\n  number: 1\n  evaluation_spec:\n"
+        "    name: s\n    version_number: 1\n    judge_mode: deterministic\n"
+        "    validators:\n      - {key: v, type: exact_match, target: final_output,"
+        " expected_from: 'case.expectations.answer'}\n"
+        "    scorecard: {dimensions: [correctness]}\n"
+        "challenges: [{key: c1, title: C, category: x, difficulty: easy}]\n"
+        "input_sets:\n  - key: s\n    name: S\n    cases:\n"
+        "      - {challenge_key: c1, case_key: k, payload: {on: 2026-01-01, n: 1e3},"
+        " expectations: [{key: answer, value: no}]}\n")
+
+    mapping = pack_mapping(pack)
+
+    [case] = mapping["input_sets"][0]["cases"]
+    assert case["expectations"][0]["value"] == "no"
+    assert case["payload"] == {"on": "2026-01-01T00:00:00Z", "n": 1000}

@@ -34,10 +34,10 @@ def test_boolean_words(actual: str, expected: str, verdict: str) -> None:
     ("t", "true", "evaluator_error"),
     ("true", "nope", "pack_error"),
     ("true", "", "pack_error"),
-    ("y", "n", "pack_error"),
+    ("y", "n", "evaluator_error"),  # the actual side is parsed (and fails) first
 ])
 def test_unparseable_sides_are_errors(actual: str, expected: str, outcome_class: str) -> None:
-    """Anything else is an error: the expected side is the pack's fault, actual the agent's."""
+    """Anything else is an error: actual is parsed first (the agent's fault), then expected."""
     result = run_one("boolean_assert", actual, expected)
 
     assert ("error", outcome_class) == (result.state, result.outcome_class)

@@ -57,8 +57,9 @@ def scored(config: Any = None, *events: dict[str, Any]) -> ValidatorResult:
     ({**CONFIG, "pass_threshold": 0}, {"timed_out": True}, 0.0, "pass", "test command timed out"),
     ({**CONFIG, "pass_threshold": 0}, {"exit_code": 1}, 0.0, "pass",
      "test command exited with code 1"),
-    (None, {"exit_code": True, "passed_tests": "3"}, None, "", "code execution result is "
-     "unavailable"),
+    # A record Go cannot decode into CodeExecutionResult is ignored, as if never sent.
+    (None, {"exit_code": True, "passed_tests": "3"}, None, "",
+     'code execution result for validator "v" is unavailable'),
 ])
 def test_scoring(config: Any, record: dict[str, Any], score: float | None, verdict: str,
                  reason: str) -> None:
@@ -149,8 +150,12 @@ def test_config_rules(config: dict[str, Any], errors: list[FieldError]) -> None:
 
 @pytest.mark.parametrize(("config", "fragment"), [
     ({"test_command": "t", "timeout": 5}, 'unknown field "timeout"'),
-    ({"test_command": "t", "timeout_ms": 1.5}, "invalid JSON"),
-    ({"test_command": "t", "pass_threshold": True}, "invalid JSON"),
+    ({"test_command": "t", "timeout_ms": 1.5},
+     "json: cannot unmarshal number 1.5 into Go struct field CodeExecutionConfig.timeout_ms"
+     " of type int64"),
+    ({"test_command": "t", "pass_threshold": True},
+     "json: cannot unmarshal bool into Go struct field CodeExecutionConfig.pass_threshold"
+     " of type float64"),
 ])
 def test_strict_decoding(config: dict[str, Any], fragment: str) -> None:
     """Unknown keys and wrong types are rejected (load time, and as a pack error at run time)."""

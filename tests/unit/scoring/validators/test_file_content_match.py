@@ -94,8 +94,8 @@ def test_json_equal(content: str, expected: str, verdict: str) -> None:
 
 
 @pytest.mark.parametrize(("content", "expected", "reason", "outcome_class"), [
-    ("not json", "{}", "parse actual as JSON: invalid character 'n' looking for beginning "
-                       "of value",
+    ("not json", "{}", "parse actual as JSON: invalid character 'o' in literal null "
+                       "(expecting 'u')",
      "evaluator_error"),
     ("{}", "{", "parse expected as JSON: unexpected end of JSON input", "pack_error"),
     ('{"a": 1} x', '{"a": 1}', "parse actual as JSON: invalid character 'x' after top-level "
@@ -139,7 +139,7 @@ def test_missing_file_is_unavailable() -> None:
                      events=[captured("out", exists=False, path="/w/out.txt")])
 
     assert result.state == "unavailable"
-    assert result.reason == 'captured file "out" does not exist at path /w/out.txt'
+    assert result.reason == 'captured file "out" does not exist at path "/w/out.txt"'
 
 
 @given(content=st.text(), expected=st.text(), config=JSON_VALUES,

@@ -54,10 +54,8 @@ def test_file_validated_against_config_schema(content: str, config: Any, verdict
 @pytest.mark.parametrize(("config", "reason"), [
     (None, "file_json_schema config is required"),
     ({}, "file_json_schema config.schema is required"),
-    ({"schema": None}, "file_json_schema config.schema is required"),
     ({"schema": {"$schema": "https://example.com/other"}}, "unsupported JSON schema draft"),
     ("not an object", "invalid file_json_schema config: json: cannot unmarshal string"),
-    ({"SCHEMA": None}, "file_json_schema config.schema is required"),
 ])
 def test_config_problems_are_run_time_pack_errors(config: Any, reason: str) -> None:
     """A missing config or schema is an error at run time, classed pack_error."""
@@ -65,6 +63,16 @@ def test_config_problems_are_run_time_pack_errors(config: Any, reason: str) -> N
 
     assert (result.state, result.outcome_class) == ("error", "pack_error")
     assert reason in result.reason
+
+
+@pytest.mark.parametrize("config", [{"schema": None}, {"SCHEMA": None}])
+def test_null_schema_is_the_false_schema(config: Any) -> None:
+    """``schema: null`` is present (Go keys match case-insensitively) and, as jsonschema-go
+    decodes null like the boolean false, validates nothing: the file fails."""
+    result = run_file("{}", config)
+
+    assert (result.state, result.verdict, result.reason) == (
+        "available", "fail", "json schema validation failed")
 
 
 def test_config_not_checked_at_load_time() -> None:

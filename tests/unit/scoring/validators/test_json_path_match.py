@@ -40,7 +40,7 @@ PATHS = [
     ("$.missing['ab']", False, None),
     ("$.tags[1]['k']", False, None),
     ("$['n']", True, 10),
-    ("$.nested.a-b_c[`0`]", True, "zero"),
+    ("$.nested.a-b_c[`0`]", False, None),  # only ' and " quote: the key is `0` itself
     ('$["odd key"]', True, True),
     ("$[odd key]", True, True),
     ('$["\\u00e9"]', True, "accent"),
@@ -155,13 +155,16 @@ def test_numbers_are_kept_exact() -> None:
     (expect("$.n", "matches", 1), "pack_error", 'unsupported comparator "matches"'),
     (expect("$.", "equals", 1), "pack_error", "evaluate JSONPath expression"),
     ("$['ab']", "pack_error", "invalid quoted property"),
-    (expect("$.name", "contains", 1), "evaluator_error",
-     "expected value must be a string for contains comparator"),
-    (expect("$.name", "greater_than", 1), "evaluator_error", "actual value is not numeric"),
-    (expect("$.n", "less_than", "11"), "evaluator_error", "expected value is not numeric"),
+    # AgentClash classes every "compare JSONPath value" error pack_error, even the actual's.
+    (expect("$.name", "contains", 1), "pack_error",
+     "compare JSONPath value: expected value must be a string for contains comparator"),
+    (expect("$.name", "greater_than", 1), "pack_error",
+     "compare JSONPath value: actual value is not numeric"),
+    (expect("$.n", "less_than", "11"), "pack_error",
+     "compare JSONPath value: expected value is not numeric"),
 ])
 def test_errors(expected: str, outcome_class: str, reason: str) -> None:
-    """Bad expectations and paths are the pack's errors; uncomparable values are errors."""
+    """Bad expectations and paths, and values that cannot be compared, are pack errors."""
     result = run_one("json_path_match", DOC, expected)
 
     assert (result.state, result.outcome_class) == ("error", outcome_class)
@@ -219,3 +222,20 @@ def test_go_unquote_rejects(literal: str) -> None:
     """Invalid literals are "invalid syntax"."""
     with pytest.raises(QuoteError):
         unquote(literal)
+
+
+@pytest.mark.parametrize(("expected", "message"), [
+    ("5", "json: cannot unmarshal number into Go value of type scoring.jsonPathExpectation"),
+    ('"x"', "json: cannot unmarshal string into Go value of type scoring.jsonPathExpectation"),
+    ("[1]", "json: cannot unmarshal array into Go value of type scoring.jsonPathExpectation"),
+    ("true", "json: cannot unmarshal bool into Go value of type scoring.jsonPathExpectation"),
+    ('{"path": 5}', "json: cannot unmarshal number into Go struct field "
+                    "jsonPathExpectation.path of type string"),
+    ('{"path": "$.a", "comparator": {}}', "json: cannot unmarshal object into Go struct field "
+                                          "jsonPathExpectation.comparator of type string"),
+])
+def test_expectations_of_the_wrong_kind_name_it_as_go_does(expected: str, message: str) -> None:
+    """Go's decode error names the JSON kind it found (recorded from AgentClash)."""
+    result = run_one("json_path_match", DOC, expected)
+
+    assert result.reason == f"parse json_path_match expectation: {message}"

@@ -99,3 +99,36 @@ def test_config_is_ignored() -> None:
 def test_never_raises(actual: str, schema: str) -> None:
     """Arbitrary strings give a result, never an exception."""
     assert run_one("json_schema", actual, schema).state in {"available", "error"}
+
+
+GO_STRUCT = (
+    'struct { Type json.RawMessage "json:\\"type,omitempty\\""; Const json.RawMessage '
+    '"json:\\"const,omitempty\\""; MinLength *jsonschema.integer "json:\\"minLength,omitempty'
+    '\\""; MaxLength *jsonschema.integer "json:\\"maxLength,omitempty\\""; MinItems '
+    '*jsonschema.integer "json:\\"minItems,omitempty\\""; MaxItems *jsonschema.integer '
+    '"json:\\"maxItems,omitempty\\""; MinProperties *jsonschema.integer "json:\\"'
+    'minProperties,omitempty\\""; MaxProperties *jsonschema.integer "json:\\"maxProperties,'
+    'omitempty\\""; MinContains *jsonschema.integer "json:\\"minContains,omitempty\\""; '
+    'MaxContains *jsonschema.integer "json:\\"maxContains,omitempty\\""; '
+    '*jsonschema.schemaWithoutMethods }')
+
+
+@pytest.mark.parametrize(("schema", "message"), [
+    ("5", f"json: cannot unmarshal number into Go value of type {GO_STRUCT}"),
+    ('"x"', f"json: cannot unmarshal string into Go value of type {GO_STRUCT}"),
+    ("[1]", f"json: cannot unmarshal array into Go value of type {GO_STRUCT}"),
+    ('{"$schema": 5}', "json: cannot unmarshal number into Go struct field .$schema of type "
+                       "string"),
+    ('{"title": 3, "$schema": true}', "json: cannot unmarshal number into Go struct field "
+                                      ".title of type string"),
+    ('{"uniqueItems": "yes"}', "json: cannot unmarshal string into Go struct field "
+                               ".uniqueItems of type bool"),
+])
+def test_undecodable_schemas_fail_as_jsonschema_go_decodes_them(schema: str,
+                                                                message: str) -> None:
+    """jsonschema-go v0.3.0's decode errors, recorded by decoding into its own struct
+    under Go 1.19: a non-object names the anonymous struct, a bad keyword its field."""
+    result = run_one("json_schema", "{}", schema)
+
+    assert (result.state, result.outcome_class) == ("error", "pack_error")
+    assert result.reason == f"parse JSON schema: {message}"

@@ -55,17 +55,19 @@ def test_decision(actual: str, expected: str, config: Any, verdict: str) -> None
     assert verdict == result.verdict
 
 
-@pytest.mark.parametrize(("config", "reason"), [
-    ({"pipeline": ["trim", "bogus"]}, 'normalize actual value: unknown normalization step "bogus"'),
-    ({"pipeline": ["trim"], "normalizations": ["trim"]},
+@pytest.mark.parametrize(("config", "outcome_class", "reason"), [
+    # Not one of AgentClash's pack-author prefixes, so an evaluator_error there.
+    ({"pipeline": ["trim", "bogus"]}, "evaluator_error",
+     'normalize actual value: unknown normalization step "bogus"'),
+    ({"pipeline": ["trim"], "normalizations": ["trim"]}, "pack_error",
      "parse normalized_match config: cannot mix pipeline with normalizations"),
 ])
-def test_run_time_errors(config: dict[str, Any], reason: str) -> None:
-    """Unknown steps and mixed keys are pack errors at run time."""
+def test_run_time_errors(config: dict[str, Any], outcome_class: str, reason: str) -> None:
+    """Unknown steps and mixed keys are errors at run time, classed as AgentClash does."""
     result = run_one("normalized_match", "a", "a", config)
 
-    assert ("error", "pack_error", reason) == (result.state, result.outcome_class,
-                                               result.reason)
+    assert ("error", outcome_class, reason) == (result.state, result.outcome_class,
+                                                result.reason)
 
 
 @pytest.mark.parametrize(("config", "errors"), [

@@ -174,8 +174,12 @@ def test_config_rules(config: dict[str, Any], errors: list[FieldError]) -> None:
     assert tool_call_assertion.KIND.config_rules(model, PATH) == errors
 
 
+ABSENT = object()
+
+
 @pytest.mark.parametrize(("config", "needle"), [
-    (None, "tool_call_assertion config is required"),
+    (ABSENT, "tool_call_assertion config is required"),
+    (None, "must declare at least one tool call assertion"),  # null decodes as {}
     ({"tool_name": "submit", "min_count": 2, "max_count": 1},
      "min_count must be less than or equal to max_count"),
     ({"tool_name": "submit", "arguments_contain": ["answer"]},
@@ -195,8 +199,10 @@ def test_config_rules(config: dict[str, Any], errors: list[FieldError]) -> None:
 ])
 def test_validate_spec_messages(config: Any, needle: str) -> None:
     """Through validate_spec: the joined error text contains AgentClash's message catalogue."""
-    spec = EvaluationSpec.model_validate(spec_body(
-        {"key": "v", "type": "tool_call_assertion", "target": "tool_calls", "config": config}))
+    declaration = {"key": "v", "type": "tool_call_assertion", "target": "tool_calls"}
+    if config is not ABSENT:
+        declaration["config"] = config
+    spec = EvaluationSpec.model_validate(spec_body(declaration))
 
     assert needle in "; ".join(str(error) for error in validate_spec(spec))
 
@@ -208,7 +214,8 @@ def test_validate_spec_messages(config: Any, needle: str) -> None:
     ({"tool_name": "s", "min_count": 2, "max_count": 1},
      "invalid tool_call_assertion config: config.min_count must be less than or equal to "
      "max_count"),
-    ({"tool_name": "s", "bogus": 1}, 'invalid JSON: json: unknown field "bogus"'),
+    ({"tool_name": "s", "bogus": 1},
+     'parse tool_call_assertion config: json: unknown field "bogus"'),
 ])
 def test_bad_config_at_run_time(config: Any, reason: str) -> None:
     """An unvalidated bad config is an error result classed pack_error, not an exception."""
@@ -235,10 +242,21 @@ def test_never_raises(config: dict[str, Any], calls: list[tuple[str, Any, bool]]
 
 
 @pytest.mark.parametrize("arguments", ['{"n": NaN}', '{"n": Infinity}', '{"n": 1e400}',
-                                       {"n": float("nan")}])
-def test_arguments_go_cannot_decode(arguments: Any) -> None:
-    """Arguments Go cannot decode (NaN, ±Inf, out of range) are an empty object, not a crash."""
+                                       '{"n": 1}'])
+def test_string_arguments_are_a_json_string(arguments: str) -> None:
+    """Arguments given as a string stay a JSON string (Go re-encodes the payload value), so
+    no object fragment matches, even when the text is JSON."""
     events = [tool_call("submit", arguments)]
+
+    assert assertion({"tool_name": "submit"}, events).verdict == "pass"
+    assert assertion({"tool_name": "submit", "arguments_contain": {}}, events).verdict == "fail"
+    assert assertion({"arguments_contain": {"n": 1}}, events).verdict == "fail"
+
+
+def test_arguments_go_cannot_encode_are_an_empty_object() -> None:
+    """A non-finite number (possible only in a Python payload) encodes as Go's failed
+    marshal does: the arguments become ``{}``, not a crash."""
+    events = [tool_call("submit", {"n": float("nan")})]
 
     assert assertion({"tool_name": "submit", "arguments_contain": {}}, events).verdict == "pass"
     assert assertion({"arguments_contain": {"n": 1}}, events).verdict == "fail"

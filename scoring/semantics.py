@@ -1,0 +1,23 @@
+"""Which scoring semantics this evalfleet implements, for results to record.
+
+A stored scorecard is only comparable with one produced under the same semantics. The
+version changes whenever evalfleet's answer for the same input changes on purpose (a
+verdict, a score, a reason, how a pack is read); ``evalfleet rescore`` re-scores stored
+results with today's semantics and lists what moved.
+
+History:
+
+* ``"1"`` — before issue 15 (results without ``provenance`` were scored under it).
+* ``"2"`` — every scorecard field as AgentClash's ``runtime/scoring`` at
+  :data:`AGENTCLASH_COMMIT` computes it; packs read as yaml.v3 reads them; every input set
+  reachable; ROUGE-L via rapidfuzz (same values).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+SEMANTICS_VERSION: Final = "2"
+AGENTCLASH_REPOSITORY: Final = "agentclash/agentclash"
+AGENTCLASH_COMMIT: Final = "439e20ba98d49ed3f0e49067cfa416267c5b1a61"
+"""The reference engine's commit whose ``runtime/scoring`` these semantics follow."""

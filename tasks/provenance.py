@@ -1,0 +1,35 @@
+"""The provenance a worker records on every result (:class:`tasks.messages.Provenance`)."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any
+
+from scoring import Pack
+from scoring.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
+
+from .messages import Provenance
+
+
+def evalfleet_version() -> str:
+    """The installed distribution's version (``unknown`` when run from a bare checkout)."""
+    try:
+        return metadata.version("evalfleet")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def provenance(pack: Pack | None = None, pack_ref: str | None = None,
+               resources: dict[str, Any] | None = None) -> Provenance:
+    """Today's code and semantics, the pack's content hash, and the sandbox's image ID and
+    runtime as the sandbox driver reports them in ``resources`` (None when it does not)."""
+    found = resources or {}
+    return Provenance(
+        evalfleet_version=evalfleet_version(), scoring_semantics=SEMANTICS_VERSION,
+        agentclash_commit=AGENTCLASH_COMMIT,
+        pack_hash=pack.content_hash if pack is not None else None, pack_ref=pack_ref,
+        image_digest=_text(found.get("image_id")), runtime=_text(found.get("runtime")))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
