@@ -125,7 +125,10 @@ def compose(text: str) -> Node | None:
     Raises:
         YAMLError: the first document is not well-formed YAML.
     """
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)  # the reader rejects unprintable characters here
+    except yaml.YAMLError as err:
+        raise YAMLError(f"invalid YAML: {err}") from None
     try:
         return loader.get_node() if loader.check_node() else None
     except RecursionError:
@@ -239,6 +242,8 @@ def go_parse_int(text: str) -> int | None:
     sign = text[:1] if text[:1] in "+-" else ""
     base, digits = _base_of(text[len(sign):])
     if not digits or any(c not in _DIGITS[base] for c in digits):
+        return None
+    if len(digits.lstrip("0")) > 64:  # past any 64-bit value in any base (and Python's limit)
         return None
     value = int(digits.lstrip("0") or "0", base) * (-1 if sign == "-" else 1)
     if _INT64[0] <= value <= _INT64[1]:

@@ -63,7 +63,7 @@ def print_result(result: RunResult, output: str, spec: EvaluationSpec | None = N
         click.echo(f"{result.run_id}: {result.outcome}: {result.reason} {problems}".rstrip())
         return
     click.echo(f"{result.run_id}: {card.score}/1000 {card.result or 'no contest'} "
-               f"({card.validity}) {card.overall_reason}")
+               f"({card.validity}) {card.overall_reason}".rstrip())
 
 
 @click.command()

@@ -95,7 +95,7 @@ def _card_line(result: RunResult) -> str:
         return f"ended {result.outcome}: {result.reason}".rstrip(": ")
     score = "-" if card.score is None else card.score
     return (f"{score}/1000 {card.result or 'no contest'} ({card.validity}): "
-            f"{card.overall_reason}")
+            f"{card.overall_reason}").rstrip(": ")
 
 
 def _row(result: RunResult) -> list[object]:
