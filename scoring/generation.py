@@ -3,7 +3,7 @@
 * :func:`parse_references` — the expected text as one or several references: blank ⇒ one
   empty reference; text starting with ``[`` that is a JSON array of strings ⇒ those
   strings (``null`` elements read as ``""``, as Go's decoder does); a JSON array with any
-  other element ⇒ :class:`ReferenceError`; text starting with ``[`` that is not JSON ⇒
+  other element ⇒ :class:`InvalidReferences`; text starting with ``[`` that is not JSON ⇒
   the text itself; anything else ⇒ the text itself. Each reference gets the same prep as
   the candidate (:func:`scoring.textnorm.prepare`).
 * n-gram counting, clipped overlap, LCS (rapidfuzz, at C speed) and F-beta with IEEE float
@@ -23,7 +23,7 @@ from rapidfuzz.distance import LCSseq
 from .textnorm import prepare, trim
 
 
-class ReferenceError(ValueError):
+class InvalidReferences(ValueError):
     """The expected text decodes to a JSON array that is not an array of strings."""
 
 
@@ -31,7 +31,7 @@ def parse_references(expected: str, *, normalize: bool, case_insensitive: bool) 
     """The prepared references of an expected text (rules in the module docstring).
 
     Raises:
-        ReferenceError: for a JSON array of non-strings, or an empty JSON array.
+        InvalidReferences: for a JSON array of non-strings, or an empty JSON array.
     """
     trimmed = trim(expected)
     references = [expected]
@@ -39,12 +39,12 @@ def parse_references(expected: str, *, normalize: bool, case_insensitive: bool) 
         decoded = _strict_json(trimmed)
         if isinstance(decoded, list):
             if not all(item is None or isinstance(item, str) for item in decoded):
-                raise ReferenceError("expected a JSON array of reference strings")
+                raise InvalidReferences("expected a JSON array of reference strings")
             references = [item or "" for item in decoded]
     elif not trimmed:
         references = [""]
     if not references:
-        raise ReferenceError("at least one reference is required")
+        raise InvalidReferences("at least one reference is required")
     return [prepare(r, normalize=normalize, case_insensitive=case_insensitive)
             for r in references]
 

@@ -58,11 +58,6 @@ def split_words(text: str) -> list[str]:
     return [word for word in _GO_SPACE_RUN.split(text) if word]
 
 
-def is_space(char: str) -> bool:
-    """Whether one code point is Unicode whitespace (Go ``unicode.IsSpace``)."""
-    return char in GO_WHITESPACE
-
-
 def casefold(text: str) -> str:
     """Full Unicode case folding."""
     return text.casefold()

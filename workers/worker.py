@@ -133,7 +133,7 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
     unreachable at the time. The main process knows its children, and a run whose result
     is published needs no sandbox any more, so both are removed here.
     """
-    from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER
+    from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, WARM_RUN_ID
     from tasks.publish import result_key
 
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{FLEET_LABEL}={settings.fleet_label}",
@@ -144,7 +144,7 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
         found = container.labels or {}
         run_id = found.get(LABEL_RUN, "")
         if _own_live_process(found.get(PROCESS_LABEL, "")) and not (
-                run_id and run_id != "warm" and redis.exists(result_key(run_id))):
+                run_id and run_id != WARM_RUN_ID and redis.exists(result_key(run_id))):
             continue
         with contextlib.suppress(Exception):  # gone already, or the next pass retries
             container.remove(force=True)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import model_validator
 
 from ..errors import FieldError
-from ..generation import ReferenceError, parse_references
+from ..generation import InvalidReferences, parse_references
 from ..textnorm import prepare
 from .base import CheckInput, Outcome, StrictConfig
 
@@ -82,7 +82,7 @@ def prepared_texts(given: CheckInput, kind: str) -> tuple[str, list[str]] | Outc
     prep = {"normalize": config.normalize, "case_insensitive": config.case_insensitive}
     try:
         references = parse_references(given.expected or "", **prep)
-    except ReferenceError as err:
+    except InvalidReferences as err:
         return Outcome.error(f"parse {kind} references: {err}",
                              expected_raw=given.expected)
     return prepare(given.actual or "", **prep), references
