@@ -13,8 +13,8 @@ from sandbox.evaluator import EvaluatorRun
 from scoring import EvaluationSpec
 from scoring.clawdiators.constraints import Violation, violations
 from scoring.clawdiators.runinfo import MANIFEST_EVENT, run_info
-from scoring.events import decode_events
-from scoring.evidence import extract_evidence
+from scoring.run.events import decode_events
+from scoring.run.evidence import extract_evidence
 
 from .messages import RunRequest, SubmissionFile
 from .recording import Recorder

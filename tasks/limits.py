@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from scoring import EvaluationSpec
-from scoring.events import decode_events
-from scoring.evidence import extract_evidence
-from scoring.pricing import run_model_cost_usd
+from scoring.run.events import decode_events
+from scoring.run.evidence import extract_evidence
+from scoring.run.pricing import run_model_cost_usd
 
 from .recording import Recorder
 

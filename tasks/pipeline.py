@@ -20,8 +20,8 @@ from sandbox.base import Sandbox, SandboxFactory
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Limits, Profile
 from scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
-from scoring.cases import find_case
 from scoring.clawdiators.constraints import Violation
+from scoring.spec.cases import find_case
 
 from . import evaluators, recording
 from .closing import close_now

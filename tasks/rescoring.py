@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scoring import Pack, Scorecard, SpecError, evaluate
-from scoring.cases import CaseError, find_case
+from scoring.spec.cases import CaseError, find_case
 
 from .messages import RunResult
 from .provenance import provenance

@@ -18,10 +18,10 @@ from typing import Any, NoReturn
 import click
 
 from scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate, load_pack
-from scoring.cases import find_case
-from scoring.gojson import UnmarshalError, unmarshal
-from scoring.inputs import decode_cases
-from scoring.spec import spec_json_schema
+from scoring.compat.gojson import UnmarshalError, unmarshal
+from scoring.run.inputs import decode_cases
+from scoring.spec.cases import find_case
+from scoring.spec.models import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
 from .check_cli import check

@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from scoring import EvaluationSpec, SpecError, load_pack, yamlv3
+from scoring import EvaluationSpec, SpecError, load_pack
+from scoring.compat import yamlv3
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
 

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from scoring import EvaluationSpec, Scorecard
-from scoring.spec import Dimension
+from scoring.spec.models import Dimension
 from tasks.messages import RunResult
 
 #: Lines of a failing step's output shown under it.

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import metrics, pricing
-from ..evidence import Evidence
-from ..spec import EvaluationSpec
+from ..run import collectors, pricing
+from ..run.evidence import Evidence
+from ..spec.models import EvaluationSpec
 from .models import Constraints
 from .runinfo import RunInfo
 
@@ -44,7 +44,7 @@ def _usage(spec: EvaluationSpec, evidence: Evidence, info: RunInfo,
            block: Constraints) -> dict[str, float | None]:
     cost = pricing.run_model_cost_usd(spec, evidence)[0] if block.max_cost_usd else None
     return {
-        "max_duration_ms": metrics.total_latency_ms(evidence),
+        "max_duration_ms": collectors.total_latency_ms(evidence),
         "max_total_tokens": evidence.total_tokens,
         "max_tool_calls": evidence.tool_call_count,
         "max_llm_calls": info.model_calls if info.trajectory_steps else None,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..evidence import Evidence
-from ..results import DimensionResult
-from ..spec import EvaluationSpec
+from ..run.evidence import Evidence
+from ..run.records import DimensionResult
+from ..spec.models import EvaluationSpec
 from .constraints import Violation, violations
 from .runinfo import RunInfo
 from .sources import SOURCES

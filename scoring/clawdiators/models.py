@@ -1,6 +1,6 @@
 """Spec models of the Clawdiators layer (strict, like every spec model).
 
-They live apart from :mod:`scoring.spec` so that module stays AgentClash's; it imports them
+They live apart from :mod:`scoring.spec.models` so that module stays AgentClash's; it imports them
 for the ``clawdiators`` block and the dimension fields ``score_key``, ``speed`` and
 ``efficiency``.
 """

@@ -1,4 +1,4 @@
-"""Load-time rules of the layer (hooked into :data:`scoring.validation.RULES`).
+"""Load-time rules of the layer (hooked into :data:`scoring.spec.rules.RULES`).
 
 The weight rule is Clawdiators' (§2): add the weights left to right in doubles; the spec
 is valid only when |Σ − 1| < 0.001 (strict, so exactly 0.001 fails).
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..errors import FieldError
-from ..spec import Dimension, EvaluationSpec
+from ..spec.models import Dimension, EvaluationSpec
 from ..validators.schemas import SchemaProblem, load_schema
 from .models import CHECK_TYPES, RUNTIMES, SEVERITIES, SPEED_FORMULAS, SubmissionCheck
 from .sources import call_limits, speed_limit, token_budget

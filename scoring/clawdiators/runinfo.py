@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..events import Event, order_events
+from ..run.events import Event, order_events
 
 EVALUATOR_EVENT = "grader.evaluator.completed"
 MANIFEST_EVENT = "grader.submission.manifest"

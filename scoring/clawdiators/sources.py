@@ -1,20 +1,20 @@
 """The layer's dimension sources: ``script``, ``speed``, ``token_efficiency``,
-``call_efficiency`` (entries of :data:`scoring.dimensions.SOURCES`)."""
+``call_efficiency`` (entries of :data:`scoring.run.dimensions.SOURCES`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import metrics
-from ..results import DimensionResult
-from ..spec import Dimension, EvaluationSpec
+from ..run import collectors
+from ..run.records import DimensionResult
+from ..spec.models import Dimension, EvaluationSpec
 from .efficiency import call_efficiency, token_efficiency
 from .runinfo import RunInfo
 from .script import script_score
 from .speed import FORMULAS
 
 if TYPE_CHECKING:
-    from ..dimensions import Inputs
+    from ..run.dimensions import Inputs
 
 
 def _result(dimension: Dimension, state: Any, score: float | None, reason: str = ""
@@ -39,7 +39,7 @@ def script(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 def speed(dimension: Dimension, given: Inputs) -> DimensionResult:
     """Time used against the limit through the chosen formula (§5)."""
-    used = metrics.total_latency_ms(given.evidence)
+    used = collectors.total_latency_ms(given.evidence)
     limit = speed_limit(given.spec, dimension)
     if used is None or limit is None:
         return _result(dimension, "unavailable", None, "latency evidence is unavailable")

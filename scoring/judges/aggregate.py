@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from ..spec import JudgeDecl
+from ..spec.models import JudgeDecl
 
 DEFAULT_AGREEMENT: Final = 0.25
 

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any, NamedTuple
 
-from ..spec import JudgeDecl, ScoreScale
+from ..spec.models import JudgeDecl, ScoreScale
 
 DEFAULT_SCALE = ScoreScale(min=1.0, max=5.0)
 CONFIDENCES = ("high", "medium", "low")

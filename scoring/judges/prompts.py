@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from .. import references
-from ..evidence import Evidence
-from ..spec import JudgeDecl
+from ..run import references
+from ..run.evidence import Evidence
+from ..spec.models import JudgeDecl
 from .parsing import DEFAULT_SCALE
 
 PREAMBLE: Final = ("You are an evaluation judge for autonomous-agent runs.",

@@ -20,9 +20,9 @@ from typing import Any
 
 import sacrebleu
 
+from ..compat.generation import clipped_matches, ngram_counts
+from ..compat.textnorm import split_words
 from ..errors import FieldError
-from ..generation import clipped_matches, ngram_counts
-from ..textnorm import split_words
 from .base import CheckInput, Kind, Outcome
 from .graded import (
     GoStrictConfig,

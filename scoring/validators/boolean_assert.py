@@ -8,7 +8,7 @@ No reason on pass or fail, as in AgentClash's ``applyValidator``.
 
 from __future__ import annotations
 
-from ..textnorm import go_quote, trim
+from ..compat.textnorm import go_quote, trim
 from .base import CheckInput, Kind, Outcome
 
 _WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}

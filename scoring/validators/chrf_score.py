@@ -17,14 +17,14 @@ from typing import Any
 
 import sacrebleu
 
-from ..errors import FieldError
-from ..generation import (
+from ..compat.generation import (
     char_ngram_counts,
     clipped_matches,
     f_beta,
     safe_ratio,
 )
-from ..textnorm import GO_WHITESPACE
+from ..compat.textnorm import GO_WHITESPACE
+from ..errors import FieldError
 from .base import CheckInput, Kind, Outcome
 from .bleu_score import implementation_errors
 from .graded import (

@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
+from ..compat.textnorm import go_quote
 from ..errors import FieldError
-from ..references import source
-from ..textnorm import go_quote
+from ..run.references import source
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
 DEFAULT_TIMEOUT_MS: Final = 30_000

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import gojson, gopath, lenient
+from ..compat import gojson, gopath, lenient
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"required_files": ("strings", []), "forbidden_files": ("strings", []),

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import gojson, lenient
-from ..patterns import PatternError, search
-from ..textnorm import collapse_ascii_whitespace, go_quote
+from ..compat import gojson, lenient
+from ..compat.patterns import PatternError, search
+from ..compat.textnorm import collapse_ascii_whitespace, go_quote
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"match_mode": ("string", "contains"),

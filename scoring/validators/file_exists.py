@@ -9,7 +9,7 @@ the file exists, a malformed config is an error "invalid file_exists config: ...
 
 from __future__ import annotations
 
-from .. import lenient
+from ..compat import lenient
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"must_exist": ("bool", True)}

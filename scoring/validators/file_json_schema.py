@@ -8,7 +8,7 @@ file content as the document.
 
 from __future__ import annotations
 
-from .. import lenient
+from ..compat import lenient
 from .base import CheckInput, Kind, Outcome
 from .schemas import check_document
 

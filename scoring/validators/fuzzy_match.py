@@ -14,8 +14,8 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from ..compat.textnorm import prepare
 from ..errors import FieldError
-from ..textnorm import prepare
 from .base import CheckInput, Kind, Outcome
 from .graded import GoStrictConfig, clamp_threshold, graded_outcome, threshold_errors
 

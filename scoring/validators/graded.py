@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import model_validator
 
+from ..compat.generation import InvalidReferences, parse_references
+from ..compat.textnorm import prepare
 from ..errors import FieldError
-from ..generation import InvalidReferences, parse_references
-from ..textnorm import prepare
 from .base import CheckInput, Outcome, StrictConfig
 
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..compat.jsoncompare import values_equal
+from ..compat.jsondoc import DocumentError, parse_document, to_exact, to_plain
+from ..compat.patterns import PatternError, compile_pattern, search
+from ..compat.textform import first_non_empty
 from ..errors import FieldError
-from ..jsoncompare import values_equal
-from ..jsondoc import DocumentError, parse_document, to_exact, to_plain
-from ..patterns import PatternError, compile_pattern, search
-from ..references import Resolution
-from ..textform import first_non_empty
+from ..run.references import Resolution
 from .base import CheckInput, Kind, Outcome, StrictConfig
 from .json_path_match import Expectation, evaluate
 

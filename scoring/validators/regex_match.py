@@ -5,7 +5,7 @@ rejects is ``invalid regex pattern: error parsing regexp: …`` (a pack error)."
 
 from __future__ import annotations
 
-from ..patterns import PatternError, search
+from ..compat.patterns import PatternError, search
 from .base import CheckInput, Kind, Outcome
 
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import FieldError
-from ..generation import (
+from ..compat.generation import (
     clipped_matches,
     f_beta,
     lcs_length,
     ngram_counts,
     safe_ratio,
 )
-from ..textnorm import split_words
+from ..compat.textnorm import split_words
+from ..errors import FieldError
 from .base import CheckInput, Kind, Outcome
 from .graded import (
     GoStrictConfig,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple
 
+from ..compat.textnorm import DEFAULT_PIPELINE, apply_pipeline, split_words
 from ..errors import FieldError
-from ..textnorm import DEFAULT_PIPELINE, apply_pipeline, split_words
 from .base import CheckInput, Kind, Outcome
 from .graded import GoStrictConfig, clamp_threshold, graded_outcome, threshold_errors
 

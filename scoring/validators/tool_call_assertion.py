@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import Field
 
-from .. import gojson
+from ..compat import gojson
+from ..compat.textnorm import go_quote
 from ..errors import FieldError
-from ..evidence import ToolCall
-from ..references import source
-from ..textnorm import go_quote
+from ..run.evidence import ToolCall
+from ..run.references import source
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
 ORDER_MODES = ("subsequence", "exact")

@@ -14,9 +14,6 @@ from datetime import datetime
 from typing import Any
 
 from scoring import EvaluationSpec
-from scoring.cases import Case
-from scoring.events import decode_events
-from scoring.evidence import extract_evidence
 from scoring.judges import (
     CALL_COMPLETED,
     CALL_SKIPPED,
@@ -27,8 +24,11 @@ from scoring.judges import (
     request_summary,
 )
 from scoring.judges.budget import Reservation
+from scoring.judges.call_events import PLAN_UNAVAILABLE
 from scoring.judges.calls import Peer
-from scoring.judges.records import PLAN_UNAVAILABLE
+from scoring.run.events import decode_events
+from scoring.run.evidence import extract_evidence
+from scoring.spec.cases import Case
 
 from ..messages import PeerRun
 from ..recording import Recorder

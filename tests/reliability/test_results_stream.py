@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from scoring.scorecard import Scorecard
+from scoring.run.scorecard import Scorecard
 from tasks.client import EvalfleetClient
 from tasks.consumers import group_states
 from tasks.messages import RunResult

@@ -19,11 +19,13 @@ PACKAGES = ("scoring", "sandbox", "tasks", "workers")
 LINT = ("import sys; from importlinter.cli import lint_imports; "
         "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True, no_logo=True))")
 #: One import per contract, each breaking it: (module file, the line appended to it).
+#: A new contract needs its entry here, or the second test fails (one contract kept).
 BREAKS = (
     ("scoring/errors.py", "import tasks.messages"),
     ("scoring/errors.py", "import redis"),
     ("sandbox/errors.py", "import celery"),
     ("sandbox/base.py", "import docker"),
+    ("scoring/compat/gopath.py", "import scoring.run.engine"),
 )
 
 

@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from scoring import validators as registry
 from scoring.errors import FieldError
-from scoring.spec import EvaluationSpec
-from scoring.validation import validate_spec
+from scoring.spec.models import EvaluationSpec
+from scoring.spec.rules import validate_spec
 from scoring.validators.base import CheckInput, Kind, LenientConfig, Outcome, StrictConfig
 
 V = "evaluation_spec.validators"

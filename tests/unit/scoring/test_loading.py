@@ -13,7 +13,7 @@ import pytest
 from load_helpers import PACK_YAML, SPEC, SPEC_YAML, errors_of, spec_body, write_file
 
 from scoring import Pack, load_pack, load_spec
-from scoring.spec import EvaluationSpec
+from scoring.spec.models import EvaluationSpec
 
 # --- sources ------------------------------------------------------------------------------
 

@@ -8,9 +8,14 @@ from typing import Any
 import pytest
 from helpers import evidence_of, spec_with
 
-from scoring.metrics import COLLECTORS, collect_metric, milliseconds_between, total_latency_ms
-from scoring.results import MetricResult, ValidatorResult
-from scoring.spec import MetricDecl
+from scoring.run.collectors import (
+    COLLECTORS,
+    collect_metric,
+    milliseconds_between,
+    total_latency_ms,
+)
+from scoring.run.records import MetricResult, ValidatorResult
+from scoring.spec.models import MetricDecl
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",
              "expected_from": "literal:x"}
@@ -233,7 +238,7 @@ def test_total_latency_ms_for_the_latency_dimension() -> None:
 
 def test_unknown_collector_makes_the_scorecard_invalid() -> None:
     """Through the engine: an unsupported collector is a metric error ⇒ validity invalid."""
-    from scoring.engine import evaluate
+    from scoring.run.engine import evaluate
 
     spec = spec_with(VALIDATOR, metrics=[
         {"key": "ok", "type": "numeric", "collector": "run_failure_count"},

@@ -9,7 +9,7 @@ from layer_helpers import evaluator_event, layer_spec, manifest_event, run, scor
 from scoring import evaluate
 from scoring.clawdiators.efficiency import call_efficiency, token_efficiency
 from scoring.errors import SpecError
-from scoring.loading import load_spec
+from scoring.spec.loading import load_spec
 
 CHECK = {"key": "has_main", "type": "required_files", "paths": ["main.py"],
          "guards": ["correctness"]}

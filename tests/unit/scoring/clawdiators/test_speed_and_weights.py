@@ -9,8 +9,8 @@ from scoring import evaluate
 from scoring.clawdiators.rules import weights_sum_to_one
 from scoring.clawdiators.speed import legacy_linear, linear, power
 from scoring.errors import SpecError
-from scoring.loading import load_spec
-from scoring.scorecard import to_points
+from scoring.run.scorecard import to_points
+from scoring.spec.loading import load_spec
 
 
 @pytest.mark.parametrize(("used", "limit", "points"), [

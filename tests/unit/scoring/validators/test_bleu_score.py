@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
+from scoring.compat.generation import InvalidReferences, parse_references
 from scoring.errors import FieldError
-from scoring.generation import InvalidReferences, parse_references
 from scoring.validators import bleu_score
 
 PATH = "evaluation_spec.validators[0].config"

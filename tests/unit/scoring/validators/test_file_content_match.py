@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured
 
-from scoring.results import ValidatorResult
+from scoring.run.records import ValidatorResult
 
 
 def match(content: str, expected: str, config: Any = None) -> ValidatorResult:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import T0, completed, run_one
 
-from scoring.results import ValidatorResult
+from scoring.run.records import ValidatorResult
 from scoring.validators import lookup
 
 OBJECT_WITH_ID = {"type": "object", "required": ["id"],

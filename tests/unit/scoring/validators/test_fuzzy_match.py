@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
 from scoring.errors import FieldError
-from scoring.spec import EvaluationSpec
-from scoring.validation import validate_spec
+from scoring.spec.models import EvaluationSpec
+from scoring.spec.rules import validate_spec
 from scoring.validators import fuzzy_match
 
 PATH = "evaluation_spec.validators[0].config"

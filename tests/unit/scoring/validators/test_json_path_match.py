@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.goquote import QuoteError, unquote
-from scoring.jsondoc import parse_document
-from scoring.jsonpath import PathError, lookup
+from scoring.compat.goquote import QuoteError, unquote
+from scoring.compat.jsondoc import parse_document
+from scoring.compat.jsonpath import PathError, lookup
 
 DOC = json.dumps({
     "name": "ada", "n": 10, "f": 2.5, "big": 42, "tags": ["x", 1, {"k": "v"}],

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
+from scoring.compat.gofloat import go_pow10, parse_float, round_half_away, round_significant
 from scoring.errors import FieldError
-from scoring.gofloat import go_pow10, parse_float, round_half_away, round_significant
 from scoring.validators import numeric_match
 
 PATH = "evaluation_spec.validators[0].config"

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field
 
-from .errors import FieldError
+from ..errors import FieldError
 
 INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
 INT64_RANGE = (-(1 << 63), (1 << 63) - 1)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..events import Event
+from ..run.events import Event
 from .calls import JudgeCall
 
 CALL_COMPLETED: Final = "grader.judge.call_completed"

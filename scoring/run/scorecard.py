@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .results import DimensionResult, MetricResult, ValidatorResult
+from .records import DimensionResult, MetricResult, ValidatorResult
 
 SCHEMA_VERSION = 1
 WIN_AT, DRAW_AT = 700, 400

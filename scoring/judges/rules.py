@@ -5,17 +5,17 @@ order: key (blank, repeated, or taken by a validator or metric: not checked furt
 mode texts, ``model``/``models``, provider inference, samples, consensus, evidence
 references, ``output_schema``, secret references, ``score_scale``, ``timeout_ms``; then
 ``scorecard.judge_limits``. ``judge_mode`` coherence is checked in
-:mod:`scoring.validation`, after the dimensions, as in AgentClash.
+:mod:`scoring.spec.rules`, after the dimensions, as in AgentClash.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from .. import references
+from ..compat.goquote import quote
 from ..errors import FieldError
-from ..goquote import quote
-from ..spec import Consensus, EvaluationSpec, JudgeDecl
+from ..run import references
+from ..spec.models import Consensus, EvaluationSpec, JudgeDecl
 from ..validators.schemas import SchemaProblem, schema_draft
 from .providers import infer_provider
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import FieldError
-from .goquote import quote
+from ..compat.goquote import quote
+from ..errors import FieldError
+from .models import Dimension, EvaluationSpec
 from .rulekit import IN_UNIT, NON_NEGATIVE, ROOT, Findings
-from .spec import Dimension, EvaluationSpec
 
 SOURCES = ("validators", "metric", "reliability", "latency", "cost", "behavioral", "llm_judge",
            "human_preference")

@@ -10,12 +10,12 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .cases import Case, CaseEntry
+from ..compat.goquote import quote
+from ..compat.jsonpath import go_atoi
+from ..compat.textform import go_json, loose_string, stringify
+from ..compat.textnorm import trim
+from ..spec.cases import Case, CaseEntry
 from .evidence import Evidence
-from .goquote import quote
-from .jsonpath import go_atoi
-from .textform import go_json, loose_string, stringify
-from .textnorm import trim
 from .transcript import expectations_json, transcript_text
 
 State = Literal["available", "unavailable", "error"]

@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .clawdiators.models import ClawdiatorsBlock, EfficiencyConfig, SpeedConfig
-from .godecode import Int32, Int64
-from .textnorm import trim
+from ..clawdiators.models import ClawdiatorsBlock, EfficiencyConfig, SpeedConfig
+from ..compat.godecode import Int32, Int64
+from ..compat.textnorm import trim
 
 JUDGE_DEFAULT_SAMPLES = 3
 HIGHER_BY_DEFAULT = frozenset({"validators", "reliability", "behavioral", "llm_judge",

@@ -11,16 +11,16 @@ one validator type's config live with that type (:attr:`Kind.config_rules`).
 
 from __future__ import annotations
 
-from . import references
-from .clawdiators.rules import layer_rules
+from ..clawdiators.rules import layer_rules
+from ..compat.goquote import quote
+from ..errors import FieldError
+from ..judges.rules import judge_rules
+from ..run import references
+from ..validators import lookup
+from ..validators.base import Kind, config_parse_message
 from .dimension_rules import dimension_rules
-from .errors import FieldError
-from .goquote import quote
-from .judges.validation import judge_rules
+from .models import EvaluationSpec, ValidatorDecl
 from .rulekit import IN_UNIT, NON_NEGATIVE, POSITIVE, ROOT, Findings
-from .spec import EvaluationSpec, ValidatorDecl
-from .validators import lookup
-from .validators.base import Kind, config_parse_message
 
 JUDGE_MODES = ("deterministic", "llm_judge", "hybrid")
 STRATEGIES = ("weighted", "binary", "hybrid")

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..compat.goquote import quote
+from ..spec.models import BehavioralSignal, EvaluationSpec
 from .evidence import Evidence, ToolCall
-from .goquote import quote
-from .results import State, ValidatorResult
-from .spec import BehavioralSignal, EvaluationSpec
+from .records import State, ValidatorResult
 
 OUT_OF_SCOPE_MESSAGES = ("tool is not allowed in this runtime",
                          "tool is not available in this runtime")

@@ -6,14 +6,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import behavioral, metrics, pricing
-from .clawdiators import sources as layer
-from .clawdiators.runinfo import RunInfo
+from ..clawdiators import sources as layer
+from ..clawdiators.runinfo import RunInfo
+from ..compat.goquote import quote
+from ..compat.textform import first_non_empty
+from ..spec.models import Dimension, Envelope, EvaluationSpec
+from . import behavioral, collectors, pricing
 from .evidence import Evidence
-from .goquote import quote
-from .results import DimensionResult, MetricResult, ValidatorResult
-from .spec import Dimension, Envelope, EvaluationSpec
-from .textform import first_non_empty
+from .records import DimensionResult, MetricResult, ValidatorResult
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _reliability(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 
 def _latency(dimension: Dimension, given: Inputs) -> DimensionResult:
-    latency = metrics.total_latency_ms(given.evidence)
+    latency = collectors.total_latency_ms(given.evidence)
     if latency is None:
         return _unavailable(dimension, "latency evidence is unavailable")
     envelope = dimension.normalization

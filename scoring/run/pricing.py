@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..compat.goquote import quote
+from ..spec.models import EvaluationSpec, PriceRow
 from .evidence import Evidence
-from .goquote import quote
-from .spec import EvaluationSpec, PriceRow
 
 PER_MILLION = 1_000_000
 

@@ -14,9 +14,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from ..compat.textform import go_json, loose_string
+from ..compat.textnorm import trim
 from .events import Event
-from .textform import go_json, loose_string
-from .textnorm import trim
 
 
 @dataclass

@@ -19,7 +19,7 @@ Decoding follows ``decode.go``: a duplicate mapping key is an error naming both 
 keys (``<<``) never override the mapping's own keys, an anchor may not contain itself, and
 excessive aliasing is refused. Only the first document of a stream is read. Decoding into
 Go's ``any`` is :func:`to_any`; typed decoding (the pack envelope) lives in
-:mod:`scoring.envelope`.
+:mod:`scoring.spec.envelope`.
 """
 
 from __future__ import annotations

@@ -9,22 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
+from ..clawdiators import layer
+from ..clawdiators.runinfo import run_info
+from ..compat.goquote import quote
+from ..compat.textform import first_non_empty
+from ..errors import SpecError
+from ..judges.rebuild import JudgeOutcome, judge_results
+from ..spec.models import EvaluationSpec
+from ..spec.rules import validate_spec
 from . import scorecard as card
-from .clawdiators import layer
-from .clawdiators.runinfo import run_info
+from .collectors import collect_metric
 from .dimensions import Inputs, score_dimension
-from .errors import SpecError
 from .events import Event, order_events
 from .evidence import Evidence, extract_evidence
-from .goquote import quote
 from .inputs import run_inputs
-from .judges.results import JudgeOutcome, judge_results
-from .metrics import collect_metric
-from .results import DimensionResult, MetricResult, ValidatorResult
-from .spec import EvaluationSpec
+from .records import DimensionResult, MetricResult, ValidatorResult
 from .strategies import Verdict, decide, is_available, weights
-from .textform import first_non_empty
-from .validation import validate_spec
 from .validator_run import run_validator
 
 WARNED_SOURCES = frozenset({"latency", "cost", "behavioral", "metric", "llm_judge"})

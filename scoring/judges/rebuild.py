@@ -11,15 +11,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
-from ..events import Event
-from ..evidence import Evidence
-from ..goquote import quote
-from ..spec import EvaluationSpec, JudgeDecl, JudgeLimits
+from ..compat.goquote import quote
+from ..run.events import Event
+from ..run.evidence import Evidence
+from ..spec.models import EvaluationSpec, JudgeDecl, JudgeLimits
 from . import aggregate
+from .call_events import BUDGET_STOP, CallRecord, records_from_events, unavailable_from_events
 from .calls import N_WISE_ALONE, allowed_samples, models_of
 from .parsing import JudgeParseError, Parsed, parse_ranking, parse_score
 from .prompts import judge_context
-from .records import BUDGET_STOP, CallRecord, records_from_events, unavailable_from_events
 
 ALL_FAILED: Final = "all judge invocations failed or returned unparsable output"
 NOT_RECORDED: Final = "llm judge calls are not recorded in the run's evidence"

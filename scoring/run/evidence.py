@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..compat.textform import canonical_json, loose_string
+from ..compat.textnorm import trim
+from ..spec.cases import Case
 from . import grader_events
-from .cases import Case
 from .events import Event, order_events
-from .textform import canonical_json, loose_string
-from .textnorm import trim
 from .transcript import Turn, build_turns
 
 CASE_WARNINGS = {

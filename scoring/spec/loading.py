@@ -4,13 +4,13 @@ A bare ``evaluation_spec`` (optionally wrapped as ``{evaluation_spec: ...}``) or
 AgentClash challenge pack (``pack``, ``version.evaluation_spec``, ``challenges``,
 ``input_sets[].cases[]``). Each form is read the way AgentClash reads it:
 
-* YAML (``bundle.go``, ``ParseYAML``): yaml.v3 (:mod:`scoring.yamlv3`); the envelope is
-  decoded into typed structs (:mod:`scoring.envelope`); the spec is decoded as
+* YAML (``bundle.go``, ``ParseYAML``): yaml.v3 (:mod:`scoring.compat.yamlv3`); the envelope is
+  decoded into typed structs (:mod:`scoring.spec.envelope`); the spec is decoded as
   ``map[string]any``, written as JSON (NaN, ±Inf and non-string keys cannot be) and
   decoded strictly from that JSON;
 * JSON text or a mapping (``loader.go``): the envelope leniently, the spec strictly.
 
-Strict decoding follows Go's ``encoding/json`` (:mod:`scoring.godecode`): unknown fields
+Strict decoding follows Go's ``encoding/json`` (:mod:`scoring.compat.godecode`): unknown fields
 are errors, keys match case-insensitively, null is a no-op. Every problem comes back as one
 :class:`SpecError` listing all findings, each with its field path and, for YAML, its line.
 """
@@ -29,12 +29,13 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import envelope, godecode, yamlv3
+from ..compat import godecode, yamlv3
+from ..compat.gojson import UnmarshalError, unmarshal
+from ..errors import FieldError, SpecError
+from . import envelope
 from .cases import Case, CaseError, cases_of, find_case, input_set_findings
-from .errors import FieldError, SpecError
-from .gojson import UnmarshalError, unmarshal
-from .spec import EvaluationSpec
-from .validation import validate_spec
+from .models import EvaluationSpec
+from .rules import validate_spec
 
 Source = str | os.PathLike[str] | Mapping[str, Any]
 LineMap = dict[str, int]

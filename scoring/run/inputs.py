@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .cases import Case
-from .errors import FieldError, InputError
+from ..errors import FieldError, InputError
+from ..spec.cases import Case
 from .events import Event
 
 M = TypeVar("M", bound=BaseModel)

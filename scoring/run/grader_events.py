@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import lenient
+from ..compat import lenient
 
 CAPTURE: lenient.Fields = {
     "key": ("string", ""), "path": ("string", ""), "exists": ("bool", False),

@@ -10,12 +10,12 @@ structs, which gives YAML values a meaning of their own per field type:
 * an integer field takes integers, and floats truncated toward zero (``number: 1.9`` is 1),
   within the Go type's range; a ``float64`` field takes any number;
 * ``map[string]any`` fields (``payload``, an input's ``value``) decode as
-  :func:`scoring.yamlv3.to_any` does; unknown keys are ignored; null leaves a field unset
+  :func:`scoring.compat.yamlv3.to_any` does; unknown keys are ignored; null leaves a field unset
   and drops a null item of a typed list.
 
 Every type error is collected with its line (yaml.v3 reports them all at once). The
 ``evaluation_spec`` is not decoded here: AgentClash reads it as ``map[string]any``, then
-JSON (see :mod:`scoring.loading`). evalfleet's own sandbox keys (``profile``, ``files``,
+JSON (see :mod:`scoring.spec.loading`). evalfleet's own sandbox keys (``profile``, ``files``,
 ``limits``, …) are kept next to AgentClash's, decoded as ``any``.
 """
 
@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import yamlv3
-from .yamlv3 import Alias, Decoder
+from ..compat import yamlv3
+from ..compat.yamlv3 import Alias, Decoder
 
 Kind = Literal["string", "bool", "int", "float", "any", "list", "map", "struct", "uuid"]
 

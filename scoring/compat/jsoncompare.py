@@ -1,7 +1,7 @@
 """json_path_match's comparators over exact JSON values (scoring-semantics §5.6, §5.21).
 
-Values come from :func:`scoring.jsondoc.parse_document` with ``exact=True``: numbers are
-:class:`~scoring.jsondoc.Number` literals. The rules, as AgentClash applies them:
+Values come from :func:`scoring.compat.jsondoc.parse_document` with ``exact=True``: numbers are
+:class:`~scoring.compat.jsondoc.Number` literals. The rules, as AgentClash applies them:
 
 * **equals** — when the actual is a number, the expected must be a number too and they
   compare as float64 (``10 == 10.0``). Otherwise deep equality after normalizing numbers

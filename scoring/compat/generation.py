@@ -5,7 +5,7 @@
   strings (``null`` elements read as ``""``, as Go's decoder does); a JSON array with any
   other element ⇒ :class:`InvalidReferences`; text starting with ``[`` that is not JSON ⇒
   the text itself; anything else ⇒ the text itself. Each reference gets the same prep as
-  the candidate (:func:`scoring.textnorm.prepare`).
+  the candidate (:func:`scoring.compat.textnorm.prepare`).
 * n-gram counting, clipped overlap, LCS (rapidfuzz, at C speed) and F-beta with IEEE float
   semantics (a zero division gives NaN/∞ as in Go, never an exception).
 """

@@ -6,7 +6,7 @@ AgentClash compares JSON values after decoding them into Go's ``any``:
   float64 range (``1e400``) is a decode error, not infinity;
 * booleans are never numbers (Python's ``True == 1`` must not leak into equality);
 * ``NaN``/``Infinity`` are not JSON, and nothing may follow the one value (unlike
-  :mod:`scoring.jsondoc`, which reproduces ``json.Decoder``'s looser end-of-value rule).
+  :mod:`scoring.compat.jsondoc`, which reproduces ``json.Decoder``'s looser end-of-value rule).
 
 Error texts follow Go's (``unexpected end of JSON input``, ``invalid character 'x' ...``).
 """

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..clawdiators.runinfo import RunInfo
+from ..compat.goquote import quote
+from ..spec.models import EvaluationSpec, MetricDecl
 from .behavioral import signal_value
-from .clawdiators.runinfo import RunInfo
 from .evidence import Evidence
-from .goquote import quote
 from .pricing import run_model_cost_usd
-from .results import MetricResult, State, ValidatorResult
-from .spec import EvaluationSpec, MetricDecl
+from .records import MetricResult, State, ValidatorResult
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .errors import FieldError
+from ..errors import FieldError
 
 ROOT = "evaluation_spec"
 IN_UNIT = "must be between 0 and 1"

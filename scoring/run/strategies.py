@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .goquote import quote
-from .results import DimensionResult
-from .spec import Dimension, EvaluationSpec
+from ..compat.goquote import quote
+from ..spec.models import Dimension, EvaluationSpec
+from .records import DimensionResult
 
 NO_DIMENSIONS = "no dimensions produced an available score"
 

@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .errors import FieldError, ScoringError
-from .textform import go_json, go_marshal
-from .yamlv3 import MarshalError, to_json
+from ..compat.textform import go_json, go_marshal
+from ..compat.yamlv3 import MarshalError, to_json
+from ..errors import FieldError, ScoringError
 
 
 class CaseError(ScoringError):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..compat.goquote import quote
+from ..spec.models import EvaluationSpec, ValidatorDecl
+from ..validators import lookup
+from ..validators.base import CheckInput, Kind, Outcome, classify
 from .evidence import Evidence
-from .goquote import quote
+from .records import ValidatorResult
 from .references import Resolution, resolve, resolve_source
-from .results import ValidatorResult
-from .spec import EvaluationSpec, ValidatorDecl
-from .validators import lookup
-from .validators.base import CheckInput, Kind, Outcome, classify
 
 
 def run_validator(decl: ValidatorDecl, spec: EvaluationSpec, evidence: Evidence) -> ValidatorResult:
