@@ -14,6 +14,7 @@ rules), :mod:`scoring.run` (the run engine: events to scorecard), :mod:`scoring.
 
 from __future__ import annotations
 
+from . import clawdiators  # noqa: F401  (the layer registers itself with the core)
 from .errors import FieldError, InputError, ScoringError, SpecError
 from .run.engine import evaluate
 from .run.scorecard import Scorecard

@@ -6,8 +6,20 @@ them scores exactly as AgentClash would. The reference behaviour is
 ``clawdiators-scoring.md``: weights (§2), speed (§5), evaluator dispatch and efficiency (§8),
 submission validation (§10).
 
-Modules: :mod:`.models` (the spec blocks), :mod:`.rules` (load-time checks),
-:mod:`.runinfo` (what the layer reads from a run's events), :mod:`.submission`,
+It sits on the scoring core and plugs into it through one seam: :data:`.layer.LAYER`, a
+:class:`scoring.layers.Layer`, registered here (``scoring/__init__.py`` imports this
+package); the core imports nothing from it. Its spec fields are declared with the spec
+(:mod:`scoring.spec.superset`), its scorecard fields with the scorecard.
+
+Modules: :mod:`.rules` (load-time checks), :mod:`.runinfo` (what the layer reads from a
+run's events), :mod:`.sources` (its dimension sources and collector), :mod:`.submission`,
 :mod:`.constraints`, :mod:`.speed`, :mod:`.efficiency`, :mod:`.script` and :mod:`.layer`
-(applying it all to a scored run).
+(the hooks: applying it all to a scored run, and the pre-run check).
 """
+
+from __future__ import annotations
+
+from ..layers import register
+from .layer import LAYER
+
+register(LAYER)

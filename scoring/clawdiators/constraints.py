@@ -14,7 +14,7 @@ from typing import NamedTuple
 from ..run import collectors, pricing
 from ..run.evidence import Evidence
 from ..spec.models import EvaluationSpec
-from .models import Constraints
+from ..spec.superset import Constraints
 from .runinfo import RunInfo
 
 

@@ -10,8 +10,8 @@ from collections import Counter
 
 from ..errors import FieldError
 from ..spec.models import Dimension, EvaluationSpec
+from ..spec.superset import CHECK_TYPES, RUNTIMES, SEVERITIES, SPEED_FORMULAS, SubmissionCheck
 from ..validators.schemas import SchemaProblem, load_schema
-from .models import CHECK_TYPES, RUNTIMES, SEVERITIES, SPEED_FORMULAS, SubmissionCheck
 from .sources import call_limits, speed_limit, token_budget
 
 ROOT = "evaluation_spec"

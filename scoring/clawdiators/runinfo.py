@@ -9,12 +9,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..run.events import Event, order_events
 
+#: The layer's name, under which the core keeps its reading of a run (``readings``).
+NAME = "clawdiators"
 EVALUATOR_EVENT = "grader.evaluator.completed"
 MANIFEST_EVENT = "grader.submission.manifest"
 TRAJECTORY_EVENTS = frozenset({"model.call.completed", "tool.call.completed",
@@ -34,6 +37,17 @@ class RunInfo:
     evaluator: dict[str, Any] | None = None
     files: dict[str, int] | None = None
     """Submitted file path → size in bytes, when a manifest was recorded."""
+
+
+def info_of(reading: object) -> RunInfo:
+    """The layer's reading as handed back by the core (a blank one when there is none)."""
+    return reading if isinstance(reading, RunInfo) else RunInfo()
+
+
+def info_in(readings: Mapping[str, object]) -> RunInfo | None:
+    """The layer's reading among every layer's, if it was taken."""
+    reading = readings.get(NAME)
+    return reading if isinstance(reading, RunInfo) else None
 
 
 def run_info(events: list[Event]) -> RunInfo:

@@ -1,20 +1,20 @@
 """The layer's dimension sources: ``script``, ``speed``, ``token_efficiency``,
-``call_efficiency`` (entries of :data:`scoring.run.dimensions.SOURCES`)."""
+``call_efficiency`` (registered through :mod:`scoring.layers`), and its metric collector
+``run_model_call_count``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..run import collectors
+from ..run.collectors import Collected, Collector, Context, unavailable, value
+from ..run.dimensions import Inputs, Source
 from ..run.records import DimensionResult
 from ..spec.models import Dimension, EvaluationSpec
 from .efficiency import call_efficiency, token_efficiency
-from .runinfo import RunInfo
+from .runinfo import RunInfo, info_in
 from .script import script_score
 from .speed import FORMULAS
-
-if TYPE_CHECKING:
-    from ..run.dimensions import Inputs
 
 
 def _result(dimension: Dimension, state: Any, score: float | None, reason: str = ""
@@ -24,7 +24,7 @@ def _result(dimension: Dimension, state: Any, score: float | None, reason: str =
 
 
 def _info(given: Inputs) -> RunInfo:
-    return given.run_info or RunInfo()
+    return info_in(given.readings) or RunInfo()
 
 
 def script(dimension: Dimension, given: Inputs) -> DimensionResult:
@@ -94,5 +94,14 @@ def call_limits(spec: EvaluationSpec, dimension: Dimension) -> tuple[int, int | 
     return optimal, constraints.max_llm_calls if constraints else None
 
 
-SOURCES = {"script": script, "speed": speed, "token_efficiency": tokens,
-           "call_efficiency": calls}
+def model_calls(ctx: Context) -> Collected:
+    """The count of ``model.call.completed`` events (Clawdiators' LLM-call count)."""
+    info = info_in(ctx.readings)
+    if info is None:
+        return unavailable("model call count is unavailable")
+    return value(info.model_calls)
+
+
+SOURCES: dict[str, Source] = {"script": script, "speed": speed, "token_efficiency": tokens,
+                              "call_efficiency": calls}
+COLLECTORS: dict[str, Collector] = {"run_model_call_count": model_calls}

@@ -13,8 +13,8 @@ import fnmatch
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from ..spec.superset import SubmissionCheck
 from ..validators.schemas import check_document
-from .models import SubmissionCheck
 
 Files = Mapping[str, int]
 NO_MANIFEST = "not checked: the run has no submission manifest"

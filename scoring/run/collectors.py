@@ -7,12 +7,12 @@ AgentClash; it is a metric in state ``error``, which makes the scorecard invalid
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..clawdiators.runinfo import RunInfo
+from .. import layers
 from ..compat.goquote import quote
 from ..spec.models import EvaluationSpec, MetricDecl
 from .behavioral import signal_value
@@ -28,7 +28,8 @@ class Context:
     spec: EvaluationSpec
     evidence: Evidence
     validators: list[ValidatorResult]
-    run_info: RunInfo | None = None
+    readings: Mapping[str, object] = field(default_factory=dict)
+    """Each registered layer's reading of the run's events, by layer name."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def unavailable(reason: str, **metadata: Any) -> Collected:
 
 def collect_metric(decl: MetricDecl, spec: EvaluationSpec, evidence: Evidence,
                    validator_results: list[ValidatorResult],
-                   run_info: RunInfo | None = None) -> MetricResult:
+                   readings: Mapping[str, object] | None = None) -> MetricResult:
     """Evaluate one declared metric.
 
     Args:
@@ -65,18 +66,17 @@ def collect_metric(decl: MetricDecl, spec: EvaluationSpec, evidence: Evidence,
         spec: The evaluation spec.
         evidence: The run's evidence.
         validator_results: The validator results, in declaration order.
-        run_info: The Clawdiators layer's reading of the events (``run_model_call_count``).
+        readings: Each registered layer's reading of the events, by layer name (a layer's
+            collectors read theirs).
 
     Returns:
         The metric result; an unknown collector gives state ``error``.
     """
-    collector = COLLECTORS.get(decl.collector)
-    if decl.collector in LAYER_COLLECTORS and spec.clawdiators is None:
-        collector = None  # AgentClash has no such collector: an error, as any unknown one
+    collector = COLLECTORS.get(decl.collector) or layers.collector(spec, decl.collector)
     if collector is None:
         outcome = Collected("error", reason=f"collector {quote(decl.collector)} is not supported")
     else:
-        outcome = collector(Context(spec, evidence, validator_results, run_info))
+        outcome = collector(Context(spec, evidence, validator_results, dict(readings or {})))
     metadata = {**outcome.metadata, "state": outcome.state, "collector": decl.collector}
     if outcome.reason:
         metadata["reason"] = outcome.reason
@@ -135,13 +135,6 @@ def _agent_tokens(ctx: Context) -> Collected:
     return value(max(0, total - ctx.evidence.race_context_tokens))
 
 
-def _model_calls(ctx: Context) -> Collected:
-    """The count of ``model.call.completed`` events (Clawdiators' LLM-call count)."""
-    if ctx.run_info is None:
-        return unavailable("model call count is unavailable")
-    return value(ctx.run_info.model_calls)
-
-
 def _race_context_tokens(ctx: Context) -> Collected:
     return value(ctx.evidence.race_context_tokens)
 
@@ -190,9 +183,6 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 
-LAYER_COLLECTORS = frozenset({"run_model_call_count"})
-"""Collectors of the Clawdiators layer: only a spec with a ``clawdiators`` block has them."""
-
 COLLECTORS: dict[str, Collector] = {
     "behavioral_confidence_calibration_score": _behavioral("confidence_calibration"),
     "behavioral_error_cascade_score": _behavioral("error_cascade"),
@@ -203,7 +193,6 @@ COLLECTORS: dict[str, Collector] = {
     "run_completed_successfully": _completed_successfully,
     "run_failure_count": _failure_count,
     "run_input_tokens": _count("input_tokens", "input token usage is unavailable"),
-    "run_model_call_count": _model_calls,
     "run_model_cost_usd": _model_cost,
     "run_output_tokens": _count("output_tokens", "output token usage is unavailable"),
     "run_race_context_tokens": _race_context_tokens,
@@ -213,4 +202,5 @@ COLLECTORS: dict[str, Collector] = {
     "run_ttft_ms": _ttft,
     "validator_pass_rate": _validator_pass_rate,
 }
-"""Every supported collector, by name (AgentClash's ``collectMetric`` switch)."""
+"""Every supported collector, by name (AgentClash's ``collectMetric`` switch). A layer's
+collectors (:mod:`scoring.layers`) come on top, for the specs that opt into it."""

@@ -6,8 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..clawdiators import sources as layer
-from ..clawdiators.runinfo import RunInfo
+from .. import layers
 from ..compat.goquote import quote
 from ..compat.textform import first_non_empty
 from ..spec.models import Dimension, Envelope, EvaluationSpec
@@ -26,13 +25,18 @@ class Inputs:
     metrics: list[MetricResult]
     judge_results: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     human_preference: float | None = None
-    run_info: RunInfo | None = None
-    """What the Clawdiators layer reads from the events (trajectory, evaluator, manifest)."""
+    readings: Mapping[str, object] = field(default_factory=dict)
+    """Each registered layer's reading of the run's events, by layer name."""
+
+
+Source = Callable[[Dimension, Inputs], DimensionResult]
+"""A dimension source: one declared dimension and everything scored before it in, its
+result out."""
 
 
 def score_dimension(dimension: Dimension, given: Inputs) -> DimensionResult:
     """The result of one declared dimension."""
-    source = SOURCES.get(dimension.source)
+    source = SOURCES.get(dimension.source) or layers.source(dimension.source)
     if source is None:
         reason = f"unsupported dimension source {quote(dimension.source)}"
         return _result(dimension, "error", None, reason)
@@ -184,7 +188,7 @@ def normalize(value: float, envelope: Envelope | None, direction: str) -> float:
     return lower_is_better(value, target, limit)
 
 
-SOURCES: dict[str, Callable[[Dimension, Inputs], DimensionResult]] = {
+SOURCES: dict[str, Source] = {
     "validators": _validators,
     "reliability": _reliability,
     "latency": _latency,
@@ -193,5 +197,5 @@ SOURCES: dict[str, Callable[[Dimension, Inputs], DimensionResult]] = {
     "behavioral": _behavioral,
     "llm_judge": _llm_judge,
     "human_preference": _human_preference,
-    **layer.SOURCES,
 }
+"""AgentClash's dimension sources; a layer's (:mod:`scoring.layers`) come on top."""

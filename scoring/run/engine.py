@@ -1,7 +1,9 @@
 """``evaluate``: a spec, a run's events and its case in; a scorecard out. Pure.
 
 The order of work is AgentClash's (§1): evidence, validators, metrics, dimensions, the
-strategy's verdict, then status, validity and warnings (§13), then the Clawdiators layer.
+strategy's verdict, then status, validity and warnings (§13). The registered layers
+(:mod:`scoring.layers`: the Clawdiators layer) read the events beside the evidence and
+adjust the dimensions before the verdict.
 """
 
 from __future__ import annotations
@@ -9,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from ..clawdiators import layer
-from ..clawdiators.runinfo import run_info
+from .. import layers
 from ..compat.goquote import quote
 from ..compat.textform import first_non_empty
 from ..errors import SpecError
@@ -66,28 +67,40 @@ def evaluate(spec: EvaluationSpec, events: Iterable[Any], cases: Iterable[Any] |
     decoded, case_list = run_inputs(events, cases, human_preference)
     evidence = extract_evidence(decoded, case_list)
     judged = _judged(spec, evidence, decoded, judge_results)
-    info = run_info(decoded)
+    readings = {layer.name: layer.read(decoded) for layer in layers.registered()}
     validators = [run_validator(v, spec, evidence) for v in spec.validators]
-    metrics = [collect_metric(m, spec, evidence, validators, info) for m in spec.metrics]
-    given = Inputs(spec, evidence, validators, metrics, judged.results, human_preference, info)
-    scored = layer.apply(spec, evidence, info, [score_dimension(d, given)
-                                                for d in spec.scorecard.dimensions])
+    metrics = [collect_metric(m, spec, evidence, validators, readings) for m in spec.metrics]
+    given = Inputs(spec, evidence, validators, metrics, judged.results, human_preference,
+                   readings)
+    scored = _adjusted(spec, evidence, readings, [score_dimension(d, given)
+                                                  for d in spec.scorecard.dimensions])
     dimensions = scored.dimensions
     verdict = decide(spec, dimensions)
     warnings = _warnings(spec, evidence.warnings, dimensions) + judged.warnings
     document = _document(spec, verdict, validators, metrics, dimensions, warnings,
                          judged.results)
-    return _with_layer(document, scored)
+    return _with_additions(document, scored.additions)
 
 
-def _with_layer(document: card.Scorecard, scored: layer.Layer) -> card.Scorecard:
-    """The Clawdiators layer's fields (empty for a spec that does not use it)."""
-    document.submission_warnings = [
-        card.SubmissionWarning(severity=f.severity, check=f.check, message=f.message)
-        for f in scored.findings]
-    document.constraint_violations = [card.ConstraintViolation(**v._asdict())
-                                      for v in scored.violations]
-    document.harness_warning = scored.harness_warning
+def _adjusted(spec: EvaluationSpec, evidence: Evidence, readings: Mapping[str, object],
+              dimensions: list[DimensionResult]) -> layers.Adjusted:
+    """Each registered layer's adjustment in turn; their scorecard fields together."""
+    found = layers.Additions()
+    for layer in layers.registered():
+        adjusted = layer.adjust(spec, evidence, readings[layer.name], dimensions)
+        dimensions, more = adjusted.dimensions, adjusted.additions
+        found = layers.Additions(
+            found.submission_warnings + more.submission_warnings,
+            found.constraint_violations + more.constraint_violations,
+            more.harness_warning if more.harness_warning is not None else found.harness_warning)
+    return layers.Adjusted(dimensions, found)
+
+
+def _with_additions(document: card.Scorecard, additions: layers.Additions) -> card.Scorecard:
+    """The layers' scorecard fields (empty for a spec that uses none)."""
+    document.submission_warnings = additions.submission_warnings
+    document.constraint_violations = additions.constraint_violations
+    document.harness_warning = additions.harness_warning
     return document
 
 

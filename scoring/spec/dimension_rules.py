@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .. import layers
 from ..compat.goquote import quote
 from ..errors import FieldError
 from .models import Dimension, EvaluationSpec
@@ -11,15 +12,13 @@ from .rulekit import IN_UNIT, NON_NEGATIVE, ROOT, Findings
 
 SOURCES = ("validators", "metric", "reliability", "latency", "cost", "behavioral", "llm_judge",
            "human_preference")
-#: The Clawdiators layer's sources: valid only in a spec with a ``clawdiators`` block.
-LAYER_SOURCES = ("script", "speed", "token_efficiency", "call_efficiency")
 SOURCE_MESSAGE = ("must be one of validators, metric, reliability, latency, cost, behavioral, "
                   "llm_judge")
 ENVELOPE_SOURCES = ("metric", "latency", "cost")
 NUMERIC_JUDGE_MODES = ("rubric", "reference", "n_wise", "assertion")
-HIGHER_ONLY = ("validators", "reliability", "script", "speed", "token_efficiency",
-               "call_efficiency")
-"""Sources whose direction must be "higher" (the layer's sources are evalfleet's own)."""
+HIGHER_ONLY = ("validators", "reliability")
+"""Sources whose direction must be "higher"; so must every registered layer's sources
+(:mod:`scoring.layers`), which are evalfleet's own."""
 
 
 def dimension_rules(spec: EvaluationSpec, validator_keys: set[str], metric_keys: set[str],
@@ -27,7 +26,7 @@ def dimension_rules(spec: EvaluationSpec, validator_keys: set[str], metric_keys:
     """Every dimension's findings, in AgentClash's order (``validation.go``): a blank key,
     a repeated key or an unknown source stops the dimension's checks."""
     seen: set[str] = set()
-    layer = LAYER_SOURCES if spec.clawdiators is not None else ()
+    layer = layers.sources_for(spec)
     for i, dimension in enumerate(spec.scorecard.dimensions):
         path = f"{ROOT}.scorecard.dimensions[{i}]"
         if not dimension.key:
@@ -98,7 +97,7 @@ def _direction(dimension: Dimension, path: str) -> Findings:
                                 f'must be "higher" for {source} source (got {quote(direction)})'))
     if source != "llm_judge" and dimension.judge_key:
         found.append(FieldError(f"{path}.judge_key", "must be empty unless source is llm_judge"))
-    if source in HIGHER_ONLY and direction != "higher":
+    if (source in HIGHER_ONLY or source in layers.sources()) and direction != "higher":
         found.append(FieldError(f"{path}.better_direction",
                                 f'must be "higher" for {source} source (got {quote(direction)})'))
     return found

@@ -14,13 +14,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..clawdiators.models import ClawdiatorsBlock, EfficiencyConfig, SpeedConfig
+from .. import layers
 from ..compat.godecode import Int32, Int64
 from ..compat.textnorm import trim
+from .superset import ClawdiatorsBlock, EfficiencyConfig, SpeedConfig
 
 JUDGE_DEFAULT_SAMPLES = 3
-HIGHER_BY_DEFAULT = frozenset({"validators", "reliability", "behavioral", "llm_judge",
-                               "script", "speed", "token_efficiency", "call_efficiency"})
+HIGHER_BY_DEFAULT = frozenset({"validators", "reliability", "behavioral", "llm_judge"})
+"""Sources whose direction defaults to "higher"; so do every registered layer's sources."""
 
 
 def _trim(value: str) -> str:
@@ -224,7 +225,7 @@ class EvaluationSpec(Strict):
     llm_judges: list[JudgeDecl] = Field(default_factory=list)
     scorecard: Scorecard = Field(default_factory=Scorecard)
     clawdiators: ClawdiatorsBlock | None = None
-    """evalfleet's Clawdiators layer (a superset of AgentClash; see scoring.clawdiators)."""
+    """evalfleet's Clawdiators layer (a superset of AgentClash; see scoring.spec.superset)."""
 
     _trimmed = field_validator("name")(_trim)
 
@@ -233,7 +234,8 @@ class EvaluationSpec(Strict):
         for dimension in self.scorecard.dimensions:
             if not dimension.source:
                 _expand_builtin(dimension, self)
-            if not dimension.better_direction and dimension.source in HIGHER_BY_DEFAULT:
+            if not dimension.better_direction and (dimension.source in HIGHER_BY_DEFAULT
+                                                   or dimension.source in layers.sources()):
                 dimension.better_direction = "higher"
         return self
 

@@ -5,13 +5,14 @@ with AgentClash's field path and message, **in AgentClash's order** (``validatio
 top-level fields, validators (key, type, config, target, expected_from, file references),
 post-execution checks, ``file:`` cross-references, metrics, behavioral signals, pricing,
 LLM judges (``validation_judges.go``), dimensions, scorecard thresholds, the hybrid gate
-rule and ``judge_mode`` coherence. evalfleet's Clawdiators layer rules come last. Rules of
-one validator type's config live with that type (:attr:`Kind.config_rules`).
+rule and ``judge_mode`` coherence. The rules of registered layers (:mod:`scoring.layers`:
+evalfleet's Clawdiators layer) come last. Rules of one validator type's config live with
+that type (:attr:`Kind.config_rules`).
 """
 
 from __future__ import annotations
 
-from ..clawdiators.rules import layer_rules
+from .. import layers
 from ..compat.goquote import quote
 from ..errors import FieldError
 from ..judges.rules import judge_rules
@@ -50,7 +51,8 @@ def validate_spec(spec: EvaluationSpec, root: str = ROOT) -> Findings:
     dimension_rules(spec, validator_keys, metric_keys, judge_modes, out)
     _scorecard(spec, out)
     _judge_mode(spec, out)
-    layer_rules(spec, out)
+    for layer in layers.registered():
+        layer.rules(spec, out)
     if root != ROOT:
         out = [f._replace(field=root + f.field.removeprefix(ROOT)) for f in out]
     return out

@@ -26,6 +26,7 @@ BREAKS = (
     ("sandbox/errors.py", "import celery"),
     ("sandbox/base.py", "import docker"),
     ("scoring/compat/gopath.py", "import scoring.run.engine"),
+    ("scoring/run/engine.py", "import scoring.clawdiators.layer"),
 )
 
 

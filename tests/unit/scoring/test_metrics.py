@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from helpers import evidence_of, spec_with
 
+from scoring.clawdiators.sources import COLLECTORS as LAYER_COLLECTORS
 from scoring.run.collectors import (
     COLLECTORS,
     collect_metric,
@@ -211,8 +212,8 @@ def test_collector_table_covers_section_8() -> None:
         "run_tool_call_count", "run_model_cost_usd", "run_completed_successfully",
         "run_failure_count", "validator_pass_rate", "behavioral_recovery_score",
         "behavioral_exploration_efficiency_score", "behavioral_error_cascade_score",
-        "behavioral_scope_adherence_score", "behavioral_confidence_calibration_score",
-        "run_model_call_count"}  # the last one is the Clawdiators layer's (issue 10)
+        "behavioral_scope_adherence_score", "behavioral_confidence_calibration_score"}
+    assert set(LAYER_COLLECTORS) == {"run_model_call_count"}  # the Clawdiators layer's
 
 
 @pytest.mark.parametrize(("start_ms", "end_ms", "expected"), [

@@ -1,8 +1,10 @@
-"""Spec models of the Clawdiators layer (strict, like every spec model).
+"""The Clawdiators superset of the spec document: the ``clawdiators`` block and the
+dimension fields ``score_key``, ``speed`` and ``efficiency`` (strict, like every spec model).
 
-They live apart from :mod:`scoring.spec.models` so that module stays AgentClash's; it imports them
-for the ``clawdiators`` block and the dimension fields ``score_key``, ``speed`` and
-``efficiency``.
+Declared here, with the spec, so the document has one definition (``evalfleet schema spec``
+prints it whole). What the fields mean is the layer's (:mod:`scoring.clawdiators`), which
+plugs into the core through :mod:`scoring.layers`; a spec that sets none of them is plain
+AgentClash.
 """
 
 from __future__ import annotations
