@@ -24,9 +24,9 @@ from scoring.run.prerun import prerun_check
 from scoring.spec.cases import find_case
 
 from . import clawdiators, recording
+from .budgets import enforce_budgets
 from .closing import close_now
 from .judging import JudgingConfig, judged_events
-from .limits import enforce_budgets
 from .messages import (
     FieldProblem,
     Preflight,

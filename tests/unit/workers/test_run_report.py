@@ -20,7 +20,7 @@ from terminal import in_terminal
 from scoring import load_pack
 from tasks.messages import FieldProblem, Preflight, RunResult
 from workers.cli import main
-from workers.report import chosen_format, failed_tests, run_report
+from workers.run_report import chosen_format, failed_tests, run_report
 
 PACKS = Path(__file__).parents[3] / "examples" / "packs"
 FIZZBUZZ = PACKS / "fizzbuzz-coding"
