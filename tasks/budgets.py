@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from scoring import EvaluationSpec
+from scoring.run import event_types
 from scoring.run.events import decode_events
 from scoring.run.evidence import extract_evidence
 from scoring.run.pricing import run_model_cost_usd
@@ -37,5 +38,5 @@ def enforce_budgets(recorder: Recorder, spec: EvaluationSpec) -> list[dict[str, 
     """The recorder's events, ended by ``system.run.failed`` when a budget is exceeded."""
     reason = exceeded(spec, recorder.events)
     if reason is not None:
-        recorder.add("system.run.failed", {"reason": reason, "error": reason})
+        recorder.add(event_types.RUN_FAILED, {"reason": reason, "error": reason})
     return recorder.events

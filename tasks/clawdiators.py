@@ -11,7 +11,7 @@ import json
 
 from sandbox.evaluator import EvaluatorRun
 from scoring import EvaluationSpec
-from scoring.clawdiators.runinfo import MANIFEST_EVENT
+from scoring.run import event_types
 
 from .messages import RunRequest, SubmissionFile
 from .recording import Recorder
@@ -36,7 +36,7 @@ def record_manifest(recorder: Recorder, spec: EvaluationSpec, request: RunReques
         return
     files = [{"path": path, "size": _size(item)}
              for path, item in sorted(request.submission.files.items())]
-    recorder.add(MANIFEST_EVENT, {"files": files})
+    recorder.add(event_types.SUBMISSION_MANIFEST, {"files": files})
 
 
 def _size(item: str | SubmissionFile) -> int:

@@ -20,6 +20,7 @@ from sandbox.base import Sandbox, SandboxFactory
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Limits, Profile
 from scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
+from scoring.run import event_types
 from scoring.run.prerun import prerun_check
 from scoring.spec.cases import find_case
 
@@ -297,7 +298,7 @@ def _ended_early(events: list[dict[str, Any]], run: Prepared, clock: Clock
                  ) -> list[dict[str, Any]]:
     recorder = recording.Recorder(events, clock())
     reason = run.stop_reason or ""
-    recorder.add("system.run.failed", {"reason": reason, "error": reason})
+    recorder.add(event_types.RUN_FAILED, {"reason": reason, "error": reason})
     return recorder.events
 
 

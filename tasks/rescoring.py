@@ -25,7 +25,7 @@ from scoring.spec.cases import CaseError, find_case
 
 from .messages import RunResult
 from .provenance import provenance
-from .publish import RESULTS_STREAM
+from .redis_keys import RESULTS_STREAM
 
 Kind = Literal["verdict", "score", "result", "text"]
 Status = Literal["changed", "unchanged", "skipped", "unscorable"]

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from scoring import EvaluationSpec, Scorecard
+from scoring.run import event_types
 from scoring.spec.models import Dimension
 from tasks.messages import RunResult
 
@@ -148,9 +149,9 @@ def failing_steps(events: Iterable[Mapping[str, Any]]) -> list[RenderableType]:
     found: list[RenderableType] = []
     for event in events:
         payload = event.get("payload") or {}
-        if event.get("type") == "grader.verification.code_executed" and _failed(payload):
+        if event.get("type") == event_types.CODE_EXECUTED and _failed(payload):
             found.append(_test_run(payload))
-        elif event.get("type") == "sandbox.command.failed":
+        elif event.get("type") == event_types.COMMAND_FAILED:
             found.append(_command(payload))
     return found
 

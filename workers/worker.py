@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tasks.redis_keys import FLEET_KEY
+
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -134,7 +136,7 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
     is published needs no sandbox any more, so both are removed here.
     """
     from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, WARM_RUN_ID
-    from tasks.publish import result_key
+    from tasks.redis_keys import result_key
 
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{FLEET_LABEL}={settings.fleet_label}",
               PROCESS_LABEL]
@@ -254,9 +256,6 @@ def _release_runtime(**_: Any) -> None:
     from tasks import runtime
 
     runtime.shutdown()
-
-
-FLEET_KEY = "evalfleet:fleet"
 
 
 def resolve_fleet(settings: Settings, redis: Any) -> str:

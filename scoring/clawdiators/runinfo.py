@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..run import event_types
 from ..run.events import Event, order_events
 
 #: The layer's name, under which the core keeps its reading of a run (``readings``).
 NAME = "clawdiators"
-EVALUATOR_EVENT = "grader.evaluator.completed"
-MANIFEST_EVENT = "grader.submission.manifest"
-TRAJECTORY_EVENTS = frozenset({"model.call.completed", "tool.call.completed",
-                               "tool.call.failed"})
+TRAJECTORY_EVENTS = frozenset({event_types.MODEL_CALL_COMPLETED, event_types.TOOL_CALL_COMPLETED,
+                               event_types.TOOL_CALL_FAILED})
 #: Clawdiators' replay-log tolerance around the match window (§8 verification).
 SLACK = timedelta(seconds=5)
 
@@ -56,15 +55,15 @@ def run_info(events: list[Event]) -> RunInfo:
     steps = [e for e in ordered if e.type in TRAJECTORY_EVENTS]
     verified, reason = _verify(steps, _bounds(ordered))
     return RunInfo(
-        model_calls=sum(e.type == "model.call.completed" for e in steps),
+        model_calls=sum(e.type == event_types.MODEL_CALL_COMPLETED for e in steps),
         trajectory_steps=len(steps), verified=verified, unverified_reason=reason,
-        evaluator=_last_payload(ordered, EVALUATOR_EVENT), files=_manifest(ordered))
+        evaluator=_last_payload(ordered, event_types.EVALUATOR_COMPLETED), files=_manifest(ordered))
 
 
 def _bounds(events: list[Event]) -> tuple[datetime | None, datetime | None]:
-    start = next((e.occurred_at for e in events if e.type == "system.run.started"), None)
+    start = next((e.occurred_at for e in events if e.type == event_types.RUN_STARTED), None)
     ends = [e.occurred_at for e in events
-            if e.type in ("system.run.completed", "system.run.failed") and e.occurred_at]
+            if e.type in (event_types.RUN_COMPLETED, event_types.RUN_FAILED) and e.occurred_at]
     return start, (max(ends) if ends else None)
 
 
@@ -86,7 +85,7 @@ def _last_payload(events: list[Event], kind: str) -> dict[str, Any] | None:
 
 
 def _manifest(events: list[Event]) -> dict[str, int] | None:
-    payload = _last_payload(events, MANIFEST_EVENT)
+    payload = _last_payload(events, event_types.SUBMISSION_MANIFEST)
     if payload is None:
         return None
     entries = payload.get("files")

@@ -12,12 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..run import event_types
 from ..run.events import Event
 from .calls import JudgeCall
 
-CALL_COMPLETED: Final = "grader.judge.call_completed"
-CALL_SKIPPED: Final = "grader.judge.call_skipped"
-PLAN_UNAVAILABLE: Final = "grader.judge.unavailable"
+CALL_COMPLETED: Final = event_types.JUDGE_CALL_COMPLETED
+CALL_SKIPPED: Final = event_types.JUDGE_CALL_SKIPPED
+PLAN_UNAVAILABLE: Final = event_types.JUDGE_UNAVAILABLE
 """A judge that could not plan a single call (e.g. an n_wise peer without evidence)."""
 BUDGET_STOP: Final = "stopped by judge budget"
 

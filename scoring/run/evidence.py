@@ -15,7 +15,7 @@ from typing import Any
 from ..compat.textform import canonical_json, loose_string
 from ..compat.textnorm import trim
 from ..spec.cases import Case
-from . import grader_events
+from . import event_types, grader_events
 from .events import Event, order_events
 from .transcript import Turn, build_turns
 
@@ -214,11 +214,11 @@ def _tool_call(ev: Evidence, event: Event) -> None:
     payload = event.payload
     name = _text(payload, "tool_name").strip()
     if not name:
-        if event.type == "tool.call.failed":
+        if event.type == event_types.TOOL_CALL_FAILED:
             ev.failure_count += 1
         return
     result = _object(payload.get("result"))
-    failed = event.type == "tool.call.failed" or result.get("is_error") is True
+    failed = event.type == event_types.TOOL_CALL_FAILED or result.get("is_error") is True
     call = ToolCall(name=name, arguments=_canonical_arguments(payload),
                     failed=failed, failure_origin=_text(payload, "failure_origin").strip(),
                     error_message=_error_message(result.get("content")),
@@ -331,21 +331,21 @@ def _case_warnings(cases: list[Case]) -> list[str]:
 
 
 HANDLERS = {
-    "system.run.started": _run_started,
-    "system.step.started": _step,
-    "system.step.completed": _step,
-    "model.output.delta": _first_output,
-    "system.output.finalized": _output_finalized,
-    "system.run.completed": _run_completed,
-    "system.run.failed": _run_failed,
-    "tool.call.completed": _tool_call,
-    "tool.call.failed": _tool_call,
-    "sandbox.command.failed": _sandbox_failed,
-    "model.call.completed": _model_call_completed,
-    "model.call.started": _model_call_started,
+    event_types.RUN_STARTED: _run_started,
+    event_types.STEP_STARTED: _step,
+    event_types.STEP_COMPLETED: _step,
+    event_types.MODEL_OUTPUT_DELTA: _first_output,
+    event_types.OUTPUT_FINALIZED: _output_finalized,
+    event_types.RUN_COMPLETED: _run_completed,
+    event_types.RUN_FAILED: _run_failed,
+    event_types.TOOL_CALL_COMPLETED: _tool_call,
+    event_types.TOOL_CALL_FAILED: _tool_call,
+    event_types.COMMAND_FAILED: _sandbox_failed,
+    event_types.MODEL_CALL_COMPLETED: _model_call_completed,
+    event_types.MODEL_CALL_STARTED: _model_call_started,
     "race.standings.injected": _race_standings,
-    "grader.verification.file_captured": _grader("captures", grader_events.capture, "key"),
-    "grader.verification.directory_listed": _grader("listings", grader_events.listing, "key"),
-    "grader.verification.code_executed": _grader("code_executions",
+    event_types.FILE_CAPTURED: _grader("captures", grader_events.capture, "key"),
+    event_types.DIRECTORY_LISTED: _grader("listings", grader_events.listing, "key"),
+    event_types.CODE_EXECUTED: _grader("code_executions",
                                                  grader_events.code_execution, "validator_key"),
 }

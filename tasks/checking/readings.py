@@ -8,11 +8,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..messages import RunResult
+from scoring.run import event_types
 
-CODE_EXECUTED = "grader.verification.code_executed"
-COMMAND_FAILED = "sandbox.command.failed"
-EVALUATOR = "grader.evaluator.completed"
+from ..messages import RunResult
 
 #: Output that says a tool or module the step needs is not in the image.
 _MISSING = re.compile(r"command not found|: not found|No module named [\w.'\"]+|"
@@ -40,7 +38,7 @@ def hidden_test_verdicts(result: RunResult) -> dict[str, str]:
     """Each hidden test's verdict, by ``validator::test`` where the output names tests
     (JUnit), and each test run's counts by ``validator`` (``3/3 passed``, ``timed out``)."""
     found: dict[str, str] = {}
-    for record in payloads(result, CODE_EXECUTED):
+    for record in payloads(result, event_types.CODE_EXECUTED):
         key = str(record.get("validator_key", ""))
         found[key] = counts(record)
         for case in record.get("test_cases") or []:
@@ -72,7 +70,7 @@ def first_line(*texts: Any) -> str:
 def setup_failures(result: RunResult, setup_commands: int) -> list[str]:
     """The pack's setup commands that failed in this run, each in one line."""
     found = []
-    for failed in payloads(result, COMMAND_FAILED):
+    for failed in payloads(result, event_types.COMMAND_FAILED):
         index = failed.get("command_index")
         if isinstance(index, int) and index < setup_commands:
             found.append(f"setup command {index + 1} {_how(failed)}")
@@ -83,7 +81,7 @@ def missing_tools(result: RunResult, setup_commands: int) -> list[str]:
     """The submission's commands that could not start (exit 126/127): a tool the image
     lacks. Read on the reference's runs, where that is the environment's fault."""
     found = []
-    for failed in payloads(result, COMMAND_FAILED):
+    for failed in payloads(result, event_types.COMMAND_FAILED):
         index, status = failed.get("command_index"), failed.get("exit_code")
         if isinstance(index, int) and index >= setup_commands and status in _MISSING_STATUS:
             found.append(f"command {index - setup_commands + 1} of the submission: "
@@ -127,7 +125,7 @@ def _line_of(text: str, at: int) -> str:
 
 def evaluator_failure(result: RunResult) -> str | None:
     """Why the pack's evaluator script failed in this run, or None."""
-    for record in payloads(result, EVALUATOR):
+    for record in payloads(result, event_types.EVALUATOR_COMPLETED):
         if record.get("timed_out"):
             return f"the evaluator timed out after {record.get('timeout_ms')} ms"
         if record.get("error") or record.get("exit_code") not in (0, None):

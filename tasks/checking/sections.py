@@ -20,6 +20,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final
 
+from scoring.run import event_types
+
 from ..forgeries import battery, wins
 from ..messages import RunResult, Submission
 from . import readings
@@ -217,7 +219,7 @@ class Environment(Section):
             return problems
         problems += readings.missing_tools(result, len(subject.block.setup_commands))
         problems += [p for p in map(readings.hidden_test_problem,
-                                    readings.payloads(result, readings.CODE_EXECUTED)) if p]
+                                    readings.payloads(result, event_types.CODE_EXECUTED)) if p]
         problems += [f"the reference hit a limit: {hit}" for hit in readings.limits_hit(result)]
         failed = readings.evaluator_failure(result)
         return [*problems, failed] if failed else problems

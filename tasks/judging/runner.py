@@ -26,6 +26,7 @@ from scoring.judges import (
 from scoring.judges.budget import Reservation
 from scoring.judges.call_events import PLAN_UNAVAILABLE
 from scoring.judges.calls import Peer
+from scoring.run import event_types
 from scoring.run.events import decode_events
 from scoring.run.evidence import extract_evidence
 from scoring.spec.cases import Case
@@ -78,7 +79,7 @@ def peer_evidence(peers: Sequence[PeerRun], cases: list[Case]) -> list[Peer]:
 def _peer_events(peer: PeerRun) -> list[dict[str, Any]]:
     if peer.final_output is None:
         return peer.events
-    done = {"type": "system.run.completed", "occurred_at": "1970-01-01T00:00:00Z",
+    done = {"type": event_types.RUN_COMPLETED, "occurred_at": "1970-01-01T00:00:00Z",
             "payload": {"final_output": peer.final_output}}
     return [*peer.events, done]
 

@@ -14,7 +14,7 @@ from test_pipeline import PACK, request, run
 
 from scoring import load_pack
 from tasks.messages import RunResult
-from tasks.publish import RESULTS_STREAM
+from tasks.redis_keys import RESULTS_STREAM
 from tasks.rescoring import Change, rescore, stream_results
 from workers.cli import main
 
