@@ -2,9 +2,9 @@
 
 A spec opts in with an ``evaluation_spec.clawdiators`` block and/or the dimension sources
 ``script``, ``speed``, ``token_efficiency`` and ``call_efficiency``. A spec that uses none of
-them scores exactly as AgentClash would. The reference behaviour is
-``clawdiators-scoring.md``: weights (§2), speed (§5), evaluator dispatch and efficiency (§8),
-submission validation (§10).
+them scores exactly as AgentClash would. What it does is told in docs/scoring.md §C:
+weights (§C1), speed (§C2), efficiency and the verified trajectory (§C3, §C4), the
+evaluator (§C5), constraints (§C6), submission checks (§C7), the 0–1000 scale (§C8).
 
 It sits on the scoring core and plugs into it through one seam: :data:`.layer.LAYER`, a
 :class:`scoring.layers.Layer`, registered here (``scoring/__init__.py`` imports this

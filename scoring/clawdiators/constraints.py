@@ -1,4 +1,4 @@
-"""Constraint violations (clawdiators-scoring §8.4): runtime limits a run went over.
+"""Constraint violations (docs/scoring.md §C6): runtime limits a run went over.
 
 They are reported (``constraint_violations``) and never change the score, as in
 Clawdiators. Unlike Clawdiators, they are checked whenever the run carries the number —

@@ -1,7 +1,7 @@
-"""Load-time rules of the layer (hooked into :data:`scoring.spec.rules.RULES`).
+"""Load-time rules of the layer (its :attr:`scoring.layers.Layer.rules`, run after AgentClash's).
 
-The weight rule is Clawdiators' (§2): add the weights left to right in doubles; the spec
-is valid only when |Σ − 1| < 0.001 (strict, so exactly 0.001 fails).
+The weight rule is Clawdiators' (docs/scoring.md §C1): add the weights left to right in
+doubles; the spec is valid only when |Σ − 1| < 0.001 (strict, so exactly 0.001 fails).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the Clawdiators layer reads from a run's events, beyond AgentClash's evidence.
 
 * the agent's trajectory: ``model.call.completed`` and ``tool.call.*`` events, and whether
-  it is *verified* (§8: non-empty, every step within [start − 5 s, end + 5 s]);
+  it is *verified* (docs/scoring.md §C4: non-empty, every step within [start − 5 s, end + 5 s]);
 * ``grader.evaluator.completed``: the custom-script evaluator's outcome (written by the
   worker, so a stored run re-scores offline);
 * ``grader.submission.manifest``: the submitted files' paths and sizes.
@@ -21,7 +21,7 @@ from ..run.events import Event, order_events
 NAME = "clawdiators"
 TRAJECTORY_EVENTS = frozenset({event_types.MODEL_CALL_COMPLETED, event_types.TOOL_CALL_COMPLETED,
                                event_types.TOOL_CALL_FAILED})
-#: Clawdiators' replay-log tolerance around the match window (§8 verification).
+#: Clawdiators' replay-log tolerance around the match window (§C4).
 SLACK = timedelta(seconds=5)
 
 

@@ -38,7 +38,7 @@ def script(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 
 def speed(dimension: Dimension, given: Inputs) -> DimensionResult:
-    """Time used against the limit through the chosen formula (§5)."""
+    """Time used against the limit through the chosen formula (docs/scoring.md §C2)."""
     used = collectors.total_latency_ms(given.evidence)
     limit = speed_limit(given.spec, dimension)
     if used is None or limit is None:
@@ -48,7 +48,7 @@ def speed(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 
 def tokens(dimension: Dimension, given: Inputs) -> DimensionResult:
-    """max(0, 1 − tokens/budget); 0 without a verified trajectory (§8)."""
+    """max(0, 1 − tokens/budget); 0 without a verified trajectory (§C3)."""
     info, budget = _info(given), token_budget(given.spec, dimension)
     if not info.verified or not budget:
         return _result(dimension, "available", 0.0, f"scored 0: {info.unverified_reason}")
@@ -58,7 +58,7 @@ def tokens(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 
 def calls(dimension: Dimension, given: Inputs) -> DimensionResult:
-    """LLM calls between ``optimal`` and ``max``; 0 without a verified trajectory (§8)."""
+    """LLM calls between ``optimal`` and ``max``; 0 without a verified trajectory (§C3)."""
     info, (optimal, most) = _info(given), call_limits(given.spec, dimension)
     if not info.verified or most is None:
         return _result(dimension, "available", 0.0, f"scored 0: {info.unverified_reason}")

@@ -1,4 +1,4 @@
-"""Submission validation with severity (clawdiators-scoring §10).
+"""Submission validation with severity (docs/scoring.md §C7).
 
 Each declared check looks at the submission's shape — the submitted files (from the run's
 ``grader.submission.manifest`` event) or the final output — and passes or fails. A failed

@@ -1,4 +1,5 @@
-"""Shared arithmetic of the generation validators: BLEU, ROUGE and chrF (§5.12–§5.14).
+"""Shared arithmetic of the generation validators: BLEU, ROUGE and chrF (docs/scoring.md
+§5.12–§5.14).
 
 * :func:`parse_references` — the expected text as one or several references: blank ⇒ one
   empty reference; text starting with ``[`` that is a JSON array of strings ⇒ those

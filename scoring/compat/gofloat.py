@@ -1,4 +1,4 @@
-"""Go's float64 parsing and rounding, for numeric_match (scoring-semantics §5.8, §17.5, §17.8).
+"""Go's float64 parsing and rounding, for numeric_match (docs/scoring.md §5.8, §17, §17).
 
 * :func:`parse_float` accepts exactly what Go's ``strconv.ParseFloat(s, 64)`` accepts
   (per the semantics doc): an optional sign, decimal digits with an optional point and

@@ -1,4 +1,5 @@
-"""Go's ``json.Unmarshal`` into ``any``, where it differs from Python's ``json`` (§5.16, §5.20).
+"""Go's ``json.Unmarshal`` into ``any``, where it differs from Python's ``json`` (docs/scoring.md
+§5.16, §5.20).
 
 AgentClash compares JSON values after decoding them into Go's ``any``:
 

@@ -1,4 +1,5 @@
-"""Go's ``path/filepath`` ``Clean`` and ``Rel`` on slash-separated (Unix) paths (§5.18).
+"""Go's ``path/filepath`` ``Clean`` and ``Rel`` on slash-separated (Unix) paths (docs/scoring.md
+§5.18).
 
 ``posixpath`` is close but not the same: ``normpath`` keeps a leading ``//`` (Go's
 ``Clean`` reduces it to ``/``), and ``relpath`` consults the working directory to relate

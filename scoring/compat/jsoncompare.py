@@ -1,4 +1,4 @@
-"""json_path_match's comparators over exact JSON values (scoring-semantics §5.6, §5.21).
+"""json_path_match's comparators over exact JSON values (docs/scoring.md §5.6, §5.21).
 
 Values come from :func:`scoring.compat.jsondoc.parse_document` with ``exact=True``: numbers are
 :class:`~scoring.compat.jsondoc.Number` literals. The rules, as AgentClash applies them:

@@ -1,4 +1,4 @@
-"""One JSON document read the way Go's ``json.Decoder`` reads it (scoring-semantics §5.5, §5.6).
+"""One JSON document read the way Go's ``json.Decoder`` reads it (docs/scoring.md §5.5, §5.6).
 
 AgentClash decodes a candidate's JSON with ``json.NewDecoder(...).Decode`` and then rejects
 the text when ``decoder.More()`` reports another value. Two consequences are reproduced:

@@ -1,4 +1,4 @@
-"""AgentClash's JSONPath subset (scoring-semantics §5.6).
+"""AgentClash's JSONPath subset (docs/scoring.md §5.6).
 
 A path starts with ``$`` and continues with steps:
 

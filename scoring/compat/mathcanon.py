@@ -1,4 +1,4 @@
-"""Canonical forms and float evaluation of math expressions (scoring-semantics §5.11).
+"""Canonical forms and float evaluation of math expressions (docs/scoring.md §5.11).
 
 The canonical form is deliberately shallow, as AgentClash's is:
 

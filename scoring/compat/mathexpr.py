@@ -1,4 +1,5 @@
-"""math_equivalence's expression language: tokens, exact numbers and the parser (§5.11).
+"""math_equivalence's expression language: tokens, exact numbers and the parser (docs/scoring.md
+§5.11).
 
 * Numbers are exact rationals: ``12``, ``1.5``, ``.5``, ``5.``, ``2.5e-3`` (scientific
   notation is split on ``e``: ``1e`` and ``1e+`` are errors), and a trailing ``%`` divides

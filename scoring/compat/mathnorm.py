@@ -1,4 +1,5 @@
-"""math_equivalence's text normalization: LaTeX-ish answer → plain expression (§5.11).
+"""math_equivalence's text normalization: LaTeX-ish answer → plain expression (docs/scoring.md
+§5.11).
 
 Applied to each side, in this order: trim; optionally keep the text after the **last**
 answer delimiter; strip enclosing ``$$…$$`` / ``$…$`` repeatedly; newlines → spaces; delete

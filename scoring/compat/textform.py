@@ -1,4 +1,4 @@
-"""How AgentClash turns JSON values into text (scoring-semantics §4.3 and §17).
+"""How AgentClash turns JSON values into text (docs/scoring.md §4.3 and §17).
 
 Three Go behaviours are reproduced exactly:
 

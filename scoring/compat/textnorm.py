@@ -1,4 +1,4 @@
-"""Text normalization steps shared by the text validators (scoring-semantics §5.7–§5.14, §17).
+"""Text normalization steps shared by the text validators (docs/scoring.md §5.7–§5.14, §17).
 
 AgentClash is written in Go, so two different ideas of "whitespace" apply:
 

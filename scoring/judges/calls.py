@@ -1,4 +1,5 @@
-"""Which judge calls a run needs: samples × models per judge, each with its message (§14).
+"""Which judge calls a run needs: samples × models per judge, each with its message
+(docs/scoring.md §14).
 
 Planning is pure: the worker sends the planned calls and records each as an event
 (:mod:`scoring.judges.call_events`); scoring rebuilds the judge results from those events.

@@ -1,4 +1,4 @@
-"""The judge's evaluation context and the one user message each call sends (§14).
+"""The judge's evaluation context and the one user message each call sends (docs/scoring.md §14).
 
 Context entries are ``"<ref>:\\n<value>"`` per ``context_from`` reference; reference mode
 appends ``"reference_answer:\\n<value>"``. Any unavailable reference makes the judge

@@ -1,4 +1,5 @@
-"""Judge results rebuilt from recorded calls: the shape ``evaluate`` takes (§14, §16).
+"""Judge results rebuilt from recorded calls: the shape ``evaluate`` takes (docs/scoring.md §14,
+§16).
 
 Each result is ``{mode, normalized_score, confidence, variance, sample_count, model_count,
 reason, payload}``; results are ordered by judge key and the warnings (in declaration

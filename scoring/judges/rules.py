@@ -1,4 +1,4 @@
-"""Load-time rules for LLM judges (scoring-semantics §3 and its message catalogue).
+"""Load-time rules for LLM judges (docs/scoring.md §3 and its message catalogue).
 
 AgentClash's ``validateLLMJudges`` (``validation_judges.go``), rule by rule and in its
 order: key (blank, repeated, or taken by a validator or metric: not checked further), mode,

@@ -1,4 +1,4 @@
-"""Behavioral signals and the behavioral dimension (scoring-semantics §9).
+"""Behavioral signals and the behavioral dimension (docs/scoring.md §9).
 
 Each signal reads the tool-call trace (in event order), the multi-turn transcript and the
 validator results, and yields a score in [0, 1] or "unavailable" with a reason. The

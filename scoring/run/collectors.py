@@ -1,4 +1,4 @@
-"""Metric collectors (scoring-semantics §8): one small function per collector name.
+"""Metric collectors (docs/scoring.md §8): one small function per collector name.
 
 A collector reads the evidence (and, for some, the validator results or the spec) and
 yields a value or the reason it has none. An unknown collector is not a load-time error in

@@ -1,4 +1,5 @@
-"""Scorecard dimensions: each source turns evidence or results into a 0–1 score (§10, §11)."""
+"""Scorecard dimensions: each source turns evidence or results into a 0–1 score (docs/scoring.md
+§10, §11)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """``evaluate``: a spec, a run's events and its case in; a scorecard out. Pure.
 
-The order of work is AgentClash's (§1): evidence, validators, metrics, dimensions, the
-strategy's verdict, then status, validity and warnings (§13). The registered layers
-(:mod:`scoring.layers`: the Clawdiators layer) read the events beside the evidence and
-adjust the dimensions before the verdict.
+The order of work is AgentClash's (docs/scoring.md §1): evidence, validators, metrics,
+dimensions, the strategy's verdict, then status, validity and warnings (§13). The
+registered layers (:mod:`scoring.layers`: the Clawdiators layer) read the events beside the
+evidence and adjust the dimensions before the verdict.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""AgentClash events: decoding, and the ordering scoring reads them in (§4.1)."""
+"""AgentClash events: decoding, and the ordering scoring reads them in (docs/scoring.md §4.1)."""
 
 from __future__ import annotations
 

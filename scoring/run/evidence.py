@@ -1,4 +1,4 @@
-"""Evidence: what a run's events say happened (scoring-semantics §4.2).
+"""Evidence: what a run's events say happened (docs/scoring.md §4.2).
 
 One pass over the ordered events fills an :class:`Evidence`; validators, metrics and
 behavioral signals read only this.

@@ -1,4 +1,4 @@
-"""Model cost in USD from token usage and the spec's price table (scoring-semantics §15).
+"""Model cost in USD from token usage and the spec's price table (docs/scoring.md §15).
 
 Usage comes per (provider, model) from ``model.call.completed`` events; when the run has
 none, the run-level token counts are attributed to the single observed model. Each usage

@@ -10,7 +10,7 @@ State = Literal["available", "unavailable", "error"]
 
 
 class ValidatorResult(BaseModel):
-    """One validator's result (AgentClash §6 shape)."""
+    """One validator's result (docs/scoring.md §6)."""
 
     key: str
     type: str

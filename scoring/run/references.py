@@ -1,4 +1,5 @@
-"""Evidence references: which strings name evidence, and what they resolve to (§4.3).
+"""Evidence references: which strings name evidence, and what they resolve to (docs/scoring.md
+§4.3).
 
 A resolution is a value (text), *unavailable* (no evidence, with a reason) or an *error*
 (a malformed reference or input chain). Validators see only the text.

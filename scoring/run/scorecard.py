@@ -1,4 +1,5 @@
-"""The scorecard document: AgentClash's persisted fields plus the Clawdiators layer (§13, §16).
+"""The scorecard document: AgentClash's persisted fields plus the Clawdiators layer
+(docs/scoring.md §13, §16).
 
 ``score`` is the overall score on the Clawdiators 0–1000 scale (rounded half up), ``result``
 maps it to win (≥ 700), draw (≥ 400) or loss — and is null when there is no score or the

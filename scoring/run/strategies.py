@@ -1,4 +1,4 @@
-"""The overall verdict: weighted, binary and hybrid strategies with gates (§12).
+"""The overall verdict: weighted, binary and hybrid strategies with gates (docs/scoring.md §12).
 
 Mirrors AgentClash's ``computeOverallScore`` (``engine.go``) decision for decision:
 

@@ -1,4 +1,5 @@
-"""Running one declared validator: decode config, resolve evidence, check (§4.3, §5, §6)."""
+"""Running one declared validator: decode config, resolve evidence, check (docs/scoring.md §4.3,
+§5, §6)."""
 
 from __future__ import annotations
 

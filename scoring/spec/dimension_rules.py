@@ -1,4 +1,4 @@
-"""Load-time rules of scorecard dimensions (scoring-semantics §3, "Dimensions")."""
+"""Load-time rules of scorecard dimensions (docs/scoring.md §3, "Dimensions")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loading specs and packs: JSON or YAML, from a path, text or mapping (§2.1, §3).
+"""Loading specs and packs: JSON or YAML, from a path, text or mapping (docs/scoring.md §2.1, §3).
 
 A bare ``evaluation_spec`` (optionally wrapped as ``{evaluation_spec: ...}``) or a whole
 AgentClash challenge pack (``pack``, ``version.evaluation_spec``, ``challenges``,

@@ -4,7 +4,7 @@ Field names and nesting follow AgentClash's ``evaluation_spec`` exactly. Every m
 forbids unknown fields (AgentClash decodes the spec strictly); validator ``config`` and
 judge ``output_schema`` stay raw JSON, because their strictness depends on the validator
 type (see :mod:`scoring.validators`). Construction applies AgentClash's normalization
-(scoring-semantics §2.2): trimming, default strategy, string-form dimensions and their
+(docs/scoring.md §2.2): trimming, default strategy, string-form dimensions and their
 built-in expansion, default ``better_direction``.
 """
 

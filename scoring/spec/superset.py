@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: Clawdiators' evaluator defaults (§8): 60 s, 512 MB.
+#: Clawdiators' evaluator defaults (docs/scoring.md §C5): 60 s, 512 MB.
 EVALUATOR_TIMEOUT_MS = 60_000
 EVALUATOR_MEMORY_MB = 512
 
@@ -29,7 +29,7 @@ class _Strict(BaseModel):
 
 
 class SubmissionCheck(_Strict):
-    """One check on the submission's shape (§10), with a severity and the dimensions it
+    """One check on the submission's shape (§C7), with a severity and the dimensions it
     guards: an ``error`` zeroes them, a ``warning`` is advisory."""
 
     key: str = ""
@@ -49,7 +49,7 @@ class SubmissionCheck(_Strict):
 
 
 class Constraints(_Strict):
-    """Runtime limits reported as ``constraint_violations`` (§8.4); budgets for efficiency."""
+    """Runtime limits reported as ``constraint_violations`` (§C6); budgets for efficiency."""
 
     max_duration_ms: int | None = None
     max_total_tokens: int | None = None
@@ -65,7 +65,7 @@ class Constraints(_Strict):
 
 
 class Evaluator(_Strict):
-    """A custom-script evaluator run in the sandbox after the candidate is stopped (§8)."""
+    """A custom-script evaluator run in the sandbox after the candidate is stopped (§C5)."""
 
     runtime: str = "python"
     """``python`` (``python3 evaluator.py``) or ``shell`` (``sh evaluator.sh``)."""
@@ -82,26 +82,26 @@ class ClawdiatorsBlock(_Strict):
     """``evaluation_spec.clawdiators``."""
 
     weights_sum_to_one: bool = False
-    """Clawdiators' weight rule (§2): the load fails unless |Σ weight − 1| < 0.001."""
+    """Clawdiators' weight rule (§C1): the load fails unless |Σ weight − 1| < 0.001."""
     constraints: Constraints | None = None
     submission_checks: list[SubmissionCheck] = Field(default_factory=list)
     evaluator: Evaluator | None = None
 
 
 class SpeedConfig(_Strict):
-    """A ``speed`` dimension (§5): ``formula`` A (default), B or C over ``limit_ms``."""
+    """A ``speed`` dimension (§C2): ``formula`` A (default), B or C over ``limit_ms``."""
 
     formula: str = "linear"
     limit_ms: int | None = None
     """Default: ``clawdiators.constraints.max_duration_ms``, then
     ``runtime_limits.max_duration_ms``."""
     gate_on: list[str] = Field(default_factory=list)
-    """Dimension keys: speed scores 0 when none of them scores above 0 (§5 gating)."""
+    """Dimension keys: speed scores 0 when none of them scores above 0 (§C2 gating)."""
 
 
 class EfficiencyConfig(_Strict):
     """A ``token_efficiency`` (``budget``) or ``call_efficiency`` (``optimal``, ``max``)
-    dimension (§6 ``api_call_efficiency``, §8 overlay)."""
+    dimension (§C3)."""
 
     budget: int | None = None
     optimal: int = 0

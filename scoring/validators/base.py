@@ -204,7 +204,7 @@ _PACK_ERROR_PREFIXES = (
 
 
 def classify(outcome: Outcome, type_name: str) -> OutcomeClass:
-    """AgentClash's ``classifyValidatorOutcome``: the outcome class of §6.
+    """AgentClash's ``classifyValidatorOutcome``: the outcome class of docs/scoring.md §6.
 
     Available: ``pass``/``fail`` by verdict (no verdict: ``fail`` with a score, else
     ``unavailable``). Error: code_execution is ``pack_error`` for its config and pass_at_k,

@@ -1,4 +1,5 @@
-"""bleu_score: sentence BLEU against one or several references (§5.12). Strict, graded.
+"""bleu_score: sentence BLEU against one or several references (docs/scoring.md §5.12). Strict,
+graded.
 
 AgentClash's BLEU is corpus-free and non-standard in two ways: only orders
 1..min(max_ngram, candidate length) are computed (the geometric mean is over those), and

@@ -1,4 +1,5 @@
-"""boolean_assert: both sides read as booleans, pass iff equal (§5.4). Config ignored.
+"""boolean_assert: both sides read as booleans, pass iff equal (docs/scoring.md §5.4). Config
+ignored.
 
 Each side is trimmed (Unicode whitespace) and lower-cased; ``true``/``1``/``yes`` are
 true, ``false``/``0``/``no`` are false, anything else is an error (an unreadable expected

@@ -1,4 +1,4 @@
-"""chrf_score: character n-gram F-beta (§5.14). Strict config, graded.
+"""chrf_score: character n-gram F-beta (docs/scoring.md §5.14). Strict config, graded.
 
 Characters are code points with all (Unicode) whitespace removed. Per reference the
 maximum order is min(char_order, |cand|, |ref|); 0 ⇒ score 1 when both are empty, else 0.

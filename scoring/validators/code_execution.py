@@ -1,4 +1,5 @@
-"""code_execution: score the test run the worker recorded for this validator (§5.19, §7.3).
+"""code_execution: score the test run the worker recorded for this validator (docs/scoring.md
+§5.19, §7.3).
 
 Config (strict): ``{test_command (required, trimmed), timeout_ms > 0 (default 30000),
 scoring: "fraction_passed" (default) | "all_or_nothing" | "pass_at_k" (rejected at load),

@@ -1,4 +1,4 @@
-"""file_content_match: the captured file's text against the expected (scoring-semantics §5.16).
+"""file_content_match: the captured file's text against the expected (docs/scoring.md §5.16).
 
 Config (lenient): ``{match_mode: "contains" (default) | "exact" | "regex" | "not_contains" |
 "json_equal", ignore_whitespace: bool = false}``; unknown keys are ignored, so the shipped

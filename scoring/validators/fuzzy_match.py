@@ -1,4 +1,5 @@
-"""fuzzy_match: Levenshtein similarity against a threshold (§5.7). Strict config, graded.
+"""fuzzy_match: Levenshtein similarity against a threshold (docs/scoring.md §5.7). Strict config,
+graded.
 
 similarity = (|a| + |b| − lev(a, b)) / (|a| + |b|) over code points, where ``lev`` is the
 classic edit distance with substitution cost 1 (``rapidfuzz.distance.Levenshtein``), not

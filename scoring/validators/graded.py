@@ -1,4 +1,4 @@
-"""Shared pieces of the text validators' configs and graded decisions (§2.1, §5).
+"""Shared pieces of the text validators' configs and graded decisions (docs/scoring.md §2.1, §5).
 
 * :class:`GoStrictConfig` — a strict config decoded the way Go's ``encoding/json`` decodes
   into a struct with ``DisallowUnknownFields``: unknown keys are errors, a JSON ``null``

@@ -1,4 +1,5 @@
-"""json_path_match: a JSONPath value in the actual JSON, compared with the expected (§5.6).
+"""json_path_match: a JSONPath value in the actual JSON, compared with the expected
+(docs/scoring.md §5.6).
 
 The expected text is either a path starting with ``$`` (an existence check) or a JSON object
 ``{path, comparator?, value?}``; other keys are ignored and, as with Go's struct decoding,

@@ -1,4 +1,5 @@
-"""math_equivalence: two answers are the same expression, symbolically or numerically (§5.11).
+"""math_equivalence: two answers are the same expression, symbolically or numerically
+(docs/scoring.md §5.11).
 
 Decision, as AgentClash makes it:
 

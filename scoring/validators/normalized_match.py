@@ -1,4 +1,4 @@
-"""normalized_match: equality after a normalization pipeline (§5.9). Strict config.
+"""normalized_match: equality after a normalization pipeline (docs/scoring.md §5.9). Strict config.
 
 ``pipeline`` (or its legacy alias ``normalizations``; setting both non-empty is an error)
 names the steps of :data:`scoring.compat.textnorm.STEPS`, applied in order to both sides; the

@@ -1,4 +1,5 @@
-"""numeric_match: numbers equal, or within a tolerance (§5.8). Strict config, binary score.
+"""numeric_match: numbers equal, or within a tolerance (docs/scoring.md §5.8). Strict config,
+binary score.
 
 Parsing: without ``extract_number`` the trimmed text must be a Go float literal
 (:func:`scoring.compat.gofloat.parse_float`: ``+5``, ``.5``, ``1e3``, ``inf``, ``nan`` and hex

@@ -1,4 +1,4 @@
-"""postcondition: a condition on a captured file after the run (scoring-semantics §5.21).
+"""postcondition: a condition on a captured file after the run (docs/scoring.md §5.21).
 
 Config (strict, required): ``{condition, value?, json_path?}``; expected_from is omitted
 and the target is ``file:<key>``. Conditions:

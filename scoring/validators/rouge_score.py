@@ -1,4 +1,4 @@
-"""rouge_score: ROUGE-1, ROUGE-2 or ROUGE-L F-beta (§5.13). Strict config, graded.
+"""rouge_score: ROUGE-1, ROUGE-2 or ROUGE-L F-beta (docs/scoring.md §5.13). Strict config, graded.
 
 Same text prep and reference parsing as BLEU. rouge-1/2: clipped n-gram overlap,
 P = matches / candidate n-grams, R = matches / reference n-grams (0 for an empty

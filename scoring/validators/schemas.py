@@ -1,4 +1,4 @@
-"""JSON Schema checking shared by json_schema and file_json_schema (§5.5, §5.17).
+"""JSON Schema checking shared by json_schema and file_json_schema (docs/scoring.md §5.5, §5.17).
 
 AgentClash validates with a 2020-12 engine: ``$schema`` absent, empty or
 ``https://json-schema.org/draft/2020-12/schema`` means 2020-12; the draft-07 URIs

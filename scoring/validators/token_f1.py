@@ -1,4 +1,5 @@
-"""token_f1: bag-of-tokens F1 (SQuAD style) against a threshold (§5.10). Strict, graded.
+"""token_f1: bag-of-tokens F1 (SQuAD style) against a threshold (docs/scoring.md §5.10). Strict,
+graded.
 
 Pipeline: ``[trim, lowercase, collapse_whitespace]`` if ``normalize``, then
 ``strip_punctuation`` if ``remove_punctuation``, then ``remove_articles`` if

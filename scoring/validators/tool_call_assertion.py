@@ -1,4 +1,4 @@
-"""tool_call_assertion: assertions over the run's tool-call trace (scoring-semantics §5.20).
+"""tool_call_assertion: assertions over the run's tool-call trace (docs/scoring.md §5.20).
 
 Config (strict, required): ``tool_name``, ``must_call``, ``count`` / ``min_count`` /
 ``max_count``, ``arguments_contain`` (a JSON object fragment), ``ordered_tools`` and

@@ -59,7 +59,7 @@ def capture(key: str = "out", ctype: str = "file_capture", path: str = "/work/ou
 
 
 def judge(key: str = "j", **extra: Any) -> dict[str, Any]:
-    """A judge declaration valid under the judge rules of §3."""
+    """A judge declaration valid under the judge rules of docs/scoring.md §3."""
     return {"key": key, "mode": "rubric", "rubric": "Is it good?", "model": "claude-x", **extra}
 
 

@@ -1,4 +1,4 @@
-"""Behavioral signals and the behavioral dimension (scoring-semantics §9)."""
+"""Behavioral signals and the behavioral dimension (docs/scoring.md §9)."""
 
 from __future__ import annotations
 

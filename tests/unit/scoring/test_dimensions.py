@@ -1,4 +1,4 @@
-"""Scorecard dimension sources and normalization envelopes (scoring-semantics §10, §11)."""
+"""Scorecard dimension sources and normalization envelopes (docs/scoring.md §10, §11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Evidence extraction from run events (scoring-semantics §4.1–4.2)."""
+"""Evidence extraction from run events (docs/scoring.md §4.1–4.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loading specs and packs (scoring-semantics §2.1, §3): every kind of source, and packs —
+"""Loading specs and packs (docs/scoring.md §2.1, §3): every kind of source, and packs —
 their cases, manifest, version-prefixed findings and lenient envelope.
 """
 

@@ -1,4 +1,4 @@
-"""Metric collectors (scoring-semantics §8)."""
+"""Metric collectors (docs/scoring.md §8)."""
 
 from __future__ import annotations
 

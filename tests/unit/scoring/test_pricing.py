@@ -1,4 +1,4 @@
-"""Model cost from usage and the price table (scoring-semantics §15)."""
+"""Model cost from usage and the price table (docs/scoring.md §15)."""
 
 from __future__ import annotations
 

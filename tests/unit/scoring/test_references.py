@@ -1,4 +1,4 @@
-"""Evidence references: syntax and resolution of every form (scoring-semantics §4.3)."""
+"""Evidence references: syntax and resolution of every form (docs/scoring.md §4.3)."""
 
 from __future__ import annotations
 

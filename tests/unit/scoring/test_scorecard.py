@@ -1,4 +1,5 @@
-"""Status, validity, warnings (§13), the scorecard document (§16) and the 0–1000 layer."""
+"""Status, validity, warnings (docs/scoring.md §13), the scorecard document (§16) and the 0–1000
+layer."""
 
 from __future__ import annotations
 

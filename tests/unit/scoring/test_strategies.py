@@ -1,4 +1,4 @@
-"""The overall verdict: weighted, binary, hybrid with gates (scoring-semantics §12)."""
+"""The overall verdict: weighted, binary, hybrid with gates (docs/scoring.md §12)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stringification of resolved JSON values (scoring-semantics §4.3 and §17.3–17.4)."""
+"""Stringification of resolved JSON values (docs/scoring.md §4.3 and §17–17.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Judge parsing, per-mode scoring, aggregation, confidence, ordering and budgets (§14)."""
+"""Judge parsing, per-mode scoring, aggregation, confidence, ordering and budgets (docs/scoring.md
+§14)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The LLM-judge rules of scoring-semantics §3: every rule, its field path and message."""
+"""The LLM-judge rules of docs/scoring.md §3: every rule, its field path and message."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""bleu_score (§5.12): AgentClash's sentence BLEU, reference parsing, sacrebleu option."""
+"""bleu_score (docs/scoring.md §5.12): AgentClash's sentence BLEU, reference parsing, sacrebleu
+option."""
 
 from __future__ import annotations
 

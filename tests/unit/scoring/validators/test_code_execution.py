@@ -1,4 +1,5 @@
-"""code_execution (§5.19, §7.3): scoring the recorded test run; strict config; pass_at_k."""
+"""code_execution (docs/scoring.md §5.19, §7.3): scoring the recorded test run; strict config;
+pass_at_k."""
 
 from __future__ import annotations
 

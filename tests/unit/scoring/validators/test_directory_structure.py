@@ -1,4 +1,5 @@
-"""directory_structure (§5.18): exact paths in a listing, no inferred directories."""
+"""directory_structure (docs/scoring.md §5.18): exact paths in a listing, no inferred
+directories."""
 
 from __future__ import annotations
 

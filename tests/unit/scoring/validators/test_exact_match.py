@@ -1,4 +1,5 @@
-"""exact_match (§5.1): byte-for-byte equality; no trimming, folding or normalization."""
+"""exact_match (docs/scoring.md §5.1): byte-for-byte equality; no trimming, folding or
+normalization."""
 
 from __future__ import annotations
 

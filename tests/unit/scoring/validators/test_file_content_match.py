@@ -1,4 +1,5 @@
-"""file_content_match (§5.16): five match modes over the captured file; lenient config."""
+"""file_content_match (docs/scoring.md §5.16): five match modes over the captured file; lenient
+config."""
 
 from __future__ import annotations
 

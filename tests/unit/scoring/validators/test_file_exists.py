@@ -1,4 +1,5 @@
-"""file_exists (§5.15): a missing file is a verdict, not missing evidence; lenient config."""
+"""file_exists (docs/scoring.md §5.15): a missing file is a verdict, not missing evidence; lenient
+config."""
 
 from __future__ import annotations
 

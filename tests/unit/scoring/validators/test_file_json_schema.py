@@ -1,4 +1,5 @@
-"""file_json_schema (§5.17): json_schema on a captured file, schema from a lenient config."""
+"""file_json_schema (docs/scoring.md §5.17): json_schema on a captured file, schema from a lenient
+config."""
 
 from __future__ import annotations
 

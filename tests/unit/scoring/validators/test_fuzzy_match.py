@@ -1,4 +1,5 @@
-"""fuzzy_match (§5.7): Levenshtein similarity (substitution cost 1) against a threshold."""
+"""fuzzy_match (docs/scoring.md §5.7): Levenshtein similarity (substitution cost 1) against a
+threshold."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""json_path_match (§5.6): the exact path subset, existence checks and the five comparators."""
+"""json_path_match (docs/scoring.md §5.6): the exact path subset, existence checks and the five
+comparators."""
 
 from __future__ import annotations
 

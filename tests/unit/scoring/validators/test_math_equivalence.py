@@ -1,4 +1,5 @@
-"""math_equivalence (§5.11): LaTeX normalization, exact parser, shallow canonical form."""
+"""math_equivalence (docs/scoring.md §5.11): LaTeX normalization, exact parser, shallow canonical
+form."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""normalized_match (§5.9) and the shared normalization steps of scoring.compat.textnorm."""
+"""normalized_match (docs/scoring.md §5.9) and the shared normalization steps of
+scoring.compat.textnorm."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""numeric_match (§5.8): Go float parsing, extraction, tolerances, significant digits."""
+"""numeric_match (docs/scoring.md §5.8): Go float parsing, extraction, tolerances, significant
+digits."""
 
 from __future__ import annotations
 

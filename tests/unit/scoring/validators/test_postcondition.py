@@ -1,4 +1,5 @@
-"""postcondition (§5.21): a condition on a captured file, with its own missing-file rules."""
+"""postcondition (docs/scoring.md §5.21): a condition on a captured file, with its own missing-file
+rules."""
 
 from __future__ import annotations
 

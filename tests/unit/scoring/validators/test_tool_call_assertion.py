@@ -1,4 +1,5 @@
-"""tool_call_assertion (§5.20): presence, counts, argument fragments and order over the trace."""
+"""tool_call_assertion (docs/scoring.md §5.20): presence, counts, argument fragments and order over
+the trace."""
 
 from __future__ import annotations
 
