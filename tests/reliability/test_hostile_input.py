@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
 from scoring import Pack, SpecError, evaluate, load_pack
-from scoring.events import decode_events
+from scoring.run.events import decode_events
 from tasks.messages import Rejection, RunRequest, parse_request
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 

@@ -1,4 +1,5 @@
-"""Status, validity, warnings (§13), the scorecard document (§16) and the 0–1000 layer."""
+"""Status, validity, warnings (docs/scoring.md §13), the scorecard document (§16) and the 0–1000
+layer."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import pytest
 from helpers import T0, completed
 
 import scoring
-from scoring.engine import status, validity
-from scoring.results import DimensionResult, MetricResult, ValidatorResult
-from scoring.scorecard import Scorecard, result_for, to_points
+from scoring.run.engine import status, validity
+from scoring.run.records import DimensionResult, MetricResult, ValidatorResult
+from scoring.run.scorecard import Scorecard, result_for, to_points
 
 START = {"type": "system.run.started", "occurred_at": T0, "payload": {}}
 DONE = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:01Z",
