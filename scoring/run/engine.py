@@ -144,6 +144,28 @@ def validity(validators: list[ValidatorResult], metrics: list[MetricResult],
     return "valid", ""
 
 
+#: How a validator's error reason starts when the candidate's own answer could not be read
+#: as what the pack asked for (not JSON, not a boolean, not a math expression).
+ANSWER_ERRORS = ("parse actual ", "normalize actual ")
+
+
+def answer_made_invalid(validators: list[ValidatorResult], metrics: list[MetricResult],
+                        dimensions: list[DimensionResult]) -> bool:
+    """Whether every error of an ``invalid`` run is a validator's on the candidate's answer.
+
+    Such a run is the candidate's doing (garbage in place of JSON), not the pack's or ours,
+    so it is a loss rather than no contest (:func:`scorecard.result_for`). A metric error,
+    or a dimension error not caused by one of those validators, keeps it no contest.
+    """
+    errored = [v for v in validators if v.state == "error"]
+    if not errored or any(m.state == "error" for m in metrics):
+        return False
+    if not all(v.reason.startswith(ANSWER_ERRORS) for v in errored):
+        return False
+    caused = tuple(f"validator {quote(v.key)} errored: " for v in errored)
+    return all(d.reason.startswith(caused) for d in dimensions if d.state == "error")
+
+
 def _warnings(spec: EvaluationSpec, evidence_warnings: list[str],
               dimensions: list[DimensionResult]) -> list[str]:
     sources = {d.key: d.source for d in spec.scorecard.dimensions}
@@ -169,6 +191,7 @@ def _document(spec: EvaluationSpec, verdict: Verdict, validators: list[Validator
               warnings: list[str], judge_results: JudgeResults | None) -> card.Scorecard:
     valid, valid_reason = validity(validators, metrics, dimensions)
     points = None if verdict.overall is None else card.to_points(verdict.overall)
+    forfeit = valid == "invalid" and answer_made_invalid(validators, metrics, dimensions)
     return card.Scorecard(
         status=status(dimensions), strategy=spec.scorecard.strategy,
         overall_score=verdict.overall, passed=verdict.passed, overall_reason=verdict.reason,
@@ -179,7 +202,7 @@ def _document(spec: EvaluationSpec, verdict: Verdict, validators: list[Validator
         metric_summary=card.metric_summary(metrics),
         metric_details=[card.metric_detail(m) for m in metrics],
         llm_judge_details=[_judge_detail(spec, k, v) for k, v in (judge_results or {}).items()],
-        score=points, result=card.result_for(points, valid),
+        score=0 if forfeit else points, result=card.result_for(points, valid, forfeit),
         score_breakdown=_breakdown(spec, dimensions),
     )
 

@@ -3,8 +3,10 @@
 
 ``score`` is the overall score on the Clawdiators 0–1000 scale (rounded half up), ``result``
 maps it to win (≥ 700), draw (≥ 400) or loss — and is null when there is no score or the
-evaluation is ``invalid`` (an evaluator or pack error is no contest). ``score_breakdown``
-gives each available dimension's 0–1000 score, its normalized weight and their product.
+evaluation is ``invalid`` (an evaluator or pack error is no contest), except that a run
+invalid only because the candidate's answer could not be read is a loss with score 0.
+``score_breakdown`` gives each available dimension's 0–1000 score, its normalized weight
+and their product.
 """
 
 from __future__ import annotations
@@ -134,8 +136,14 @@ def to_points(score: float) -> int:
     return int((Decimal(repr(score)) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def result_for(points: int | None, validity: str) -> Result | None:
-    """win / draw / loss from the 0–1000 score; None with no score or an invalid run."""
+def result_for(points: int | None, validity: str, forfeit: bool = False) -> Result | None:
+    """win / draw / loss from the 0–1000 score; None with no score or an invalid run.
+
+    ``forfeit``: the run is invalid only because the candidate's own answer could not be
+    read (``engine.answer_made_invalid``): a loss, whatever the score, never no contest.
+    """
+    if forfeit:
+        return "loss"
     if points is None or validity == "invalid":
         return None
     return "win" if points >= WIN_AT else "draw" if points >= DRAW_AT else "loss"
