@@ -118,17 +118,19 @@ GO_STRUCT = (
     ("5", f"json: cannot unmarshal number into Go value of type {GO_STRUCT}"),
     ('"x"', f"json: cannot unmarshal string into Go value of type {GO_STRUCT}"),
     ("[1]", f"json: cannot unmarshal array into Go value of type {GO_STRUCT}"),
-    ('{"$schema": 5}', "json: cannot unmarshal number into Go struct field .$schema of type "
-                       "string"),
+    ('{"$schema": 5}', "json: cannot unmarshal number into Go struct field "
+                       ".schemaWithoutMethods.$schema of type string"),
     ('{"title": 3, "$schema": true}', "json: cannot unmarshal number into Go struct field "
-                                      ".title of type string"),
+                                      ".schemaWithoutMethods.title of type string"),
     ('{"uniqueItems": "yes"}', "json: cannot unmarshal string into Go struct field "
-                               ".uniqueItems of type bool"),
+                               ".schemaWithoutMethods.uniqueItems of type bool"),
 ])
 def test_undecodable_schemas_fail_as_jsonschema_go_decodes_them(schema: str,
                                                                 message: str) -> None:
     """jsonschema-go v0.3.0's decode errors, recorded by decoding into its own struct
-    under Go 1.19: a non-object names the anonymous struct, a bad keyword its field."""
+    under Go 1.19: a non-object names the anonymous struct, a bad keyword its field. The
+    field paths are Go 1.25's (AgentClash ships Go 1.25): its ``addErrorContext`` names
+    the embedded ``schemaWithoutMethods``, where Go 1.19 printed ``.$schema``."""
     result = run_one("json_schema", "{}", schema)
 
     assert (result.state, result.outcome_class) == ("error", "pack_error")
