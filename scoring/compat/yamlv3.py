@@ -433,7 +433,8 @@ def to_json(value: Any, path: str = "") -> Any:
     """The JSON value ``json.Marshal`` writes for a decoded value, read back as JSON.
 
     A float with no fraction in Go's output is an integer again (``1e3`` → ``1000``), a
-    timestamp is its RFC 3339 text.
+    timestamp is its RFC 3339 text, and a mapping's keys come in Go's order (``json.Marshal``
+    writes a ``map[string]any`` sorted by key, so a later decode of that JSON meets them so).
 
     Raises:
         MarshalError: NaN or ±Inf (``json: unsupported value: NaN``) or a mapping with a
@@ -442,7 +443,7 @@ def to_json(value: Any, path: str = "") -> Any:
     if isinstance(value, GeneralMap):
         raise MarshalError("json: unsupported type: map[interface {}]interface {}", path)
     if isinstance(value, dict):
-        return {k: to_json(v, _child(path, k)) for k, v in value.items()}
+        return {k: to_json(value[k], _child(path, k)) for k in sorted(value)}
     if isinstance(value, list):
         return [to_json(v, f"{path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, Timestamp):

@@ -380,3 +380,13 @@ def test_case_values_keep_their_yaml_v3_meaning() -> None:
                             "{key: c, value: 12:30}, {key: d, value: 0o10}]}")
     [case] = load_pack(text).cases
     assert [e.value for e in case.expectations] == ["no", 1000.0, "12:30", 8.0]
+
+
+def test_json_marshal_writes_a_mappings_keys_sorted() -> None:
+    """AgentClash turns the YAML spec into JSON with ``json.Marshal`` of a
+    ``map[string]any``, which writes keys sorted; whatever decodes that JSON next (a
+    validator's config, a JSON schema) meets them in that order."""
+    value = decoded("{b: 1, a: {d: 2, c: 3}, A: 0}")
+
+    assert list(yamlv3.to_json(value)) == ["A", "a", "b"]
+    assert list(yamlv3.to_json(value)["a"]) == ["c", "d"]
