@@ -135,3 +135,39 @@ def test_undecodable_schemas_fail_as_jsonschema_go_decodes_them(schema: str,
 
     assert (result.state, result.outcome_class) == ("error", "pack_error")
     assert result.reason == f"parse JSON schema: {message}"
+
+
+@pytest.mark.parametrize(("actual", "schema", "verdict"), [
+    ('"a"', '{"minLength": -1}', "pass"),
+    ('"a"', '{"type": "text"}', "fail"),
+    ('"a"', '{"type": ["text", "string"]}', "pass"),
+    ("6", '{"multipleOf": 0}', "fail"),
+    ("6", '{"multipleOf": 1.5}', "pass"),
+    ("6.5", '{"multipleOf": 1.5}', "fail"),
+    ("1e308", '{"multipleOf": 1e-308}', "fail"),
+    ("1.0", '{"type": ["integer"]}', "pass"),
+    ('{"a": 1}', '{"Required": ["b"]}', "fail"),
+    ('{"a": 1}', '{"required": ["a"], "title": null}', "pass"),
+])
+def test_no_meta_schema_and_go_s_keyword_rules(actual: str, schema: str, verdict: str) -> None:
+    """jsonschema-go checks no meta-schema: what decodes is used as it is (an unknown
+    ``type`` matches nothing, ``multipleOf: 0`` no number, ``Required`` is ``required``)."""
+    assert verdict == run_one("json_schema", actual, schema).verdict
+
+
+def test_a_schema_resolve_refuses_is_a_pack_error_with_its_draft() -> None:
+    """``resolve JSON schema: …`` keeps the draft and jsonschema-go's text as evidence."""
+    result = run_one("json_schema", '"a"', f'{{"$schema": "{DRAFT_07}", "$ref": "x.json"}}')
+
+    assert (result.state, result.outcome_class) == ("error", "pack_error")
+    assert result.reason == ("resolve JSON schema: loading /x.json: cannot resolve remote "
+                             "schemas: no loader passed to Schema.Resolve")
+    assert result.evidence["schema_draft"] == DRAFT_07
+
+
+def test_a_syntax_error_is_go_s() -> None:
+    """Schema text that is not JSON is reported with Go's scanner's words."""
+    result = run_one("json_schema", "{}", '{"a": }')
+
+    assert result.reason == ("parse JSON schema: invalid character '}' looking for "
+                             "beginning of value")
