@@ -8,7 +8,11 @@ AgentClash challenge pack (``pack``, ``version.evaluation_spec``, ``challenges``
   decoded into typed structs (:mod:`scoring.spec.envelope`); the spec is decoded as
   ``map[string]any``, written as JSON (NaN, ±Inf and non-string keys cannot be) and
   decoded strictly from that JSON;
-* JSON text or a mapping (``loader.go``): the envelope leniently, the spec strictly.
+* a pack given as JSON text is read as YAML: AgentClash uploads a pack's bytes, JSON or
+  YAML, through ``ParseYAML`` (``backend/internal/api/challenge_packs.go``), so its
+  envelope is decoded into the typed structs and a wrong shape is rejected with its path;
+* a bare spec as JSON text, or a mapping (``loader.go``): the envelope leniently, the spec
+  strictly.
 
 Strict decoding follows Go's ``encoding/json`` (:mod:`scoring.compat.godecode`): unknown fields
 are errors, keys match case-insensitively, null is a no-op. Every problem comes back as one
@@ -282,7 +286,9 @@ def _read_file(path: Path) -> str:
 
 def _parse(text: str, *, yaml_hint: bool = False) -> _Parsed:
     if not yaml_hint and text.lstrip().startswith("{"):
-        return _from_json(parse_json(text))
+        data = parse_json(text)
+        if not isinstance(data, Mapping) or _form(set(data)) != PACK_ROOT:
+            return _from_json(data)
     try:
         return _from_yaml(yamlv3.compose(text))
     except yamlv3.YAMLError as err:
