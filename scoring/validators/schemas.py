@@ -198,10 +198,32 @@ def _load_schema(schema: Any) -> tuple[Any, str]:
     return _Engine(decoded), draft
 
 
+def as_float64(value: Any) -> Any:
+    """The document as AgentClash validates it (``parseJSONDocument``): every number a
+    float64, so ``9007199254740993`` is ``9007199254740992``.
+
+    Raises:
+        DocumentError: an integer beyond float64's range (Go cannot decode it).
+    """
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            raise DocumentError(f"json: cannot unmarshal number {value} into Go value of "
+                                "type float64") from None
+    if isinstance(value, dict):
+        return {key: as_float64(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_float64(item) for item in value]
+    return value
+
+
 def check_document(actual: str, schema: Any) -> Outcome:
     """Validate the actual text (one JSON value) against a decoded schema."""
     try:
-        document = parse_document(actual)
+        document = as_float64(parse_document(actual))
     except DocumentError as err:
         return Outcome.error(f"parse actual JSON document: {err}", error=str(err))
     try:

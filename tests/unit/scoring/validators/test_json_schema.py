@@ -171,3 +171,21 @@ def test_a_syntax_error_is_go_s() -> None:
 
     assert result.reason == ("parse JSON schema: invalid character '}' looking for "
                              "beginning of value")
+
+
+@pytest.mark.parametrize(("actual", "schema", "verdict"), [
+    ("9007199254740993", '{"const": 9007199254740992}', "pass"),
+    ("[9007199254740993, 9007199254740992]", '{"uniqueItems": true}', "fail"),
+    ("3", '{"type": "integer", "enum": [3.0]}', "pass"),
+])
+def test_the_document_s_numbers_are_float64(actual: str, schema: str, verdict: str) -> None:
+    """AgentClash decodes the document with float64 numbers (``parseJSONDocument``)."""
+    assert verdict == run_one("json_schema", actual, schema).verdict
+
+
+def test_an_integer_beyond_float64_is_the_agent_s_error() -> None:
+    """Go cannot decode such a number as a float64: ``parse actual JSON document``."""
+    result = run_one("json_schema", "1" + "0" * 400, "{}")
+
+    assert (result.state, result.outcome_class) == ("error", "evaluator_error")
+    assert result.reason.startswith("parse actual JSON document: json: cannot unmarshal number 1")
