@@ -3,10 +3,15 @@ accepted."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
+
+from scoring.validators.schema_decode import KIND_OF
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 DRAFT_07_TLS = "https://json-schema.org/draft-07/schema#"
@@ -189,3 +194,23 @@ def test_an_integer_beyond_float64_is_the_agent_s_error() -> None:
 
     assert (result.state, result.outcome_class) == ("error", "evaluator_error")
     assert result.reason.startswith("parse actual JSON document: json: cannot unmarshal number 1")
+
+
+_KEYS = st.sampled_from([*sorted(KIND_OF), "x", "Minimum"])
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["#", "#/properties", "#/$defs/a", "a.json", "http://x/y", "(", "string",
+                     "#A", "A", "%zz", ":x"]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.one_of(_KEYS, st.text(max_size=3)),
+                                                 inner, max_size=4)), max_leaves=12)
+
+
+@given(st.dictionaries(_KEYS, _VALUES, max_size=5), _VALUES)
+def test_keyword_shaped_schemas_never_raise(schema: dict[str, Any], document: Any) -> None:
+    """Schemas built from real keywords with arbitrary values give a result, never an
+    exception (decode, Resolve and validation each answer)."""
+    result = run_one("json_schema", json.dumps(document), json.dumps(schema))
+
+    assert result.state in {"available", "error"}
