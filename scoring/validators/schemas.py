@@ -43,9 +43,8 @@ from ..compat.jsondoc import DocumentError, parse_document
 from ..compat.patterns import PatternError, compile_pattern
 from .base import Outcome
 from .schema_decode import DecodeError, Literal, decode_schema, parse_float, parse_int
-from .schema_resolve import ResolveError, resolve
+from .schema_resolve import DRAFT_2020_12, ResolveError, resolve
 
-DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 DRAFT_07 = ("http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#")
 
 
