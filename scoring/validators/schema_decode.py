@@ -8,8 +8,9 @@ that holds ``type``, ``const`` and the eight integer keywords itself and embeds
 ``unmarshalStructWithMap``). What that means here:
 
 * a keyword matches its field exactly, else case-insensitively (``Minimum`` sets
-  ``minimum``); the later of two keys wins; ``null`` leaves a field unset, but a ``null``
-  item of a schema list or map stays as a nil subschema (Resolve refuses it);
+  ``minimum``); the later of two keys wins; ``null`` unsets a pointer, list or map field
+  (a string or boolean keeps its value), but a ``null`` item of a schema list or map stays
+  as a nil subschema (Resolve refuses it);
 * a wrongly typed keyword is an ``encoding/json`` type error, kept while decoding goes on:
   the first one is reported unless something worse stops the decode;
 * the integer keywords (``minLength`` …) and every nested subschema stop the decode at
@@ -169,9 +170,10 @@ def _struct(value: dict[str, Any]) -> dict[str, Any]:
             raise err.within(field) from None
         if problem is not None:
             kept = kept or DecodeError.of_type(*problem, field)
-            continue
-        if decoded is not _UNSET:
+        elif decoded is not _UNSET:
             out[name] = decoded
+        elif item is None and KIND_OF[name] not in ("string", "bool"):
+            out.pop(name, None)  # null sets a pointer, slice or map back to nil
     if kept is not None:
         raise kept
     return out

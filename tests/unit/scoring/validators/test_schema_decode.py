@@ -110,3 +110,11 @@ def test_the_decoded_form() -> None:
     assert got == {"minimum": 1, "allOf": [None, True], "x-extra": None}
     assert decode_schema(None) is False
     assert decode_schema(True) is True
+
+
+def test_a_later_null_unsets_pointers_but_not_strings() -> None:
+    """Go sets a pointer, slice or map field to nil on ``null``; a string keeps its value."""
+    got = decode('{"minimum": 1, "Minimum": null, "title": "t", "Title": null, '
+                 '"required": ["a"], "Required": null}')
+
+    assert got == {"title": "t"}
