@@ -8,10 +8,11 @@ AgentClash challenge pack (``pack``, ``version.evaluation_spec``, ``challenges``
   decoded into typed structs (:mod:`scoring.spec.envelope`); the spec is decoded as
   ``map[string]any``, written as JSON (NaN, ±Inf and non-string keys cannot be) and
   decoded strictly from that JSON;
-* a pack given as JSON text is read as YAML: AgentClash uploads a pack's bytes, JSON or
-  YAML, through ``ParseYAML`` (``backend/internal/api/challenge_packs.go``), so its
-  envelope is decoded into the typed structs and a wrong shape is rejected with its path;
-* a bare spec as JSON text, or a mapping (``loader.go``): the envelope leniently, the spec
+* a pack given as JSON text, or as a mapping (its JSON), is read as YAML: AgentClash
+  uploads a pack's bytes, JSON or YAML, through ``ParseYAML``
+  (``backend/internal/api/challenge_packs.go``), so its envelope is decoded into the typed
+  structs and a wrong shape is rejected with its path;
+* a bare spec as JSON text or a mapping (``loader.go``): the envelope leniently, the spec
   strictly.
 
 Strict decoding follows Go's ``encoding/json`` (:mod:`scoring.compat.godecode`): unknown fields
@@ -251,12 +252,25 @@ def _key_text(node: Any) -> str:
 
 def _read(source: Source) -> _Parsed:
     if isinstance(source, Mapping):
-        return _from_json(source)
+        return _from_mapping(source)
     if isinstance(source, os.PathLike) or _looks_like_path(source):
         path = Path(source)
         text = _read_file(path)
         return _parse(text, yaml_hint=path.suffix.lower() in (".yaml", ".yml"))
     return _parse(source)
+
+
+def _from_mapping(source: Mapping[str, Any]) -> _Parsed:
+    """A mapping is read as its JSON text would be: a pack's envelope into the typed
+    structs. One JSON cannot carry (NaN, a non-string key, another type) is read as given,
+    leniently, and its problems reported there."""
+    if not source or _form({str(k) for k in source}) != PACK_ROOT:
+        return _from_json(source)
+    try:
+        text = json.dumps(source, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return _from_json(source)
+    return _parse(text)
 
 
 _SPEC_SUFFIXES = (".json", ".yaml", ".yml")

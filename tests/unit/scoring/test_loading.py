@@ -148,7 +148,8 @@ MISSING = [
      [("version.evaluation_spec", "is required")]),
     ("pack-null-spec", {"version": {"evaluation_spec": None}},
      [("version.evaluation_spec", "is required")]),
-    ("pack-version-not-object", {"version": 3}, [("version.evaluation_spec", "is required")]),
+    ("pack-version-not-object", {"version": 3},
+     [("version", "cannot unmarshal !!int `3` into challengepack.rawVersionMetadata")]),
 ]
 
 
@@ -204,3 +205,12 @@ def test_a_json_pack_number_that_is_not_an_integer_is_rejected() -> None:
     found = errors_of(_json_pack(version={"number": "one", "evaluation_spec": SPEC}))
 
     assert [f for f, _ in found] == ["version.number"], found
+
+
+def test_a_pack_mapping_is_read_as_its_json_text() -> None:
+    """A pack given as a mapping (a RunRequest's inline pack) is decoded as its JSON would
+    be: the same typed envelope, the same field paths."""
+    manifest = json.loads(_json_pack(challenges={"key": "c1"}))
+
+    assert errors_of(manifest) == errors_of(json.dumps(manifest))
+    assert errors_of(manifest)[0][0] == "challenges"
