@@ -43,7 +43,7 @@ from .models import EvaluationSpec
 from .rules import validate_spec
 
 Source = str | os.PathLike[str] | Mapping[str, Any]
-LineMap = dict[str, int]
+LineMap = dict[str, int | None]
 PACK_ROOT = "version.evaluation_spec"
 BARE_ROOT = "evaluation_spec"
 _TYPE_MESSAGES = {
@@ -267,10 +267,10 @@ def _from_mapping(source: Mapping[str, Any]) -> _Parsed:
     if not source or _form({str(k) for k in source}) != PACK_ROOT:
         return _from_json(source)
     try:
-        text = json.dumps(source, allow_nan=False, ensure_ascii=False)
+        plain = json.loads(json.dumps(source, allow_nan=False))
     except (TypeError, ValueError, RecursionError):
         return _from_json(source)
-    return _parse(text)
+    return _from_yaml(yamlv3.node_of(plain))
 
 
 _SPEC_SUFFIXES = (".json", ".yaml", ".yml")
@@ -303,6 +303,7 @@ def _parse(text: str, *, yaml_hint: bool = False) -> _Parsed:
         data = parse_json(text)
         if not isinstance(data, Mapping) or _form(set(data)) != PACK_ROOT:
             return _from_json(data)
+        return _from_yaml(yamlv3.node_of(data))
     try:
         return _from_yaml(yamlv3.compose(text))
     except yamlv3.YAMLError as err:

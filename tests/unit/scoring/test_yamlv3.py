@@ -390,3 +390,17 @@ def test_json_marshal_writes_a_mappings_keys_sorted() -> None:
 
     assert list(yamlv3.to_json(value)) == ["A", "a", "b"]
     assert list(yamlv3.to_json(value)["a"]) == ["c", "d"]
+
+
+@pytest.mark.parametrize("value", [
+    {"a": "no", "b": "012", "c": "2026-01-01", "d": ["~", "", "1e3"]},
+    {"n": [0, -1, 12, 1.5, 1e-05, 1e300, -0.0, 1.0, 2**70], "t": [True, False, None]},
+    {"nested": {"x": [{"y": {}}, []], "é": "\u2028"}},
+])
+def test_a_node_built_from_a_value_decodes_as_its_json_text(value: Any) -> None:
+    """``node_of`` gives what yaml.v3 composes from the value's JSON text (flow YAML)."""
+    text = json.dumps(value)
+    from_text = yamlv3.to_json(yamlv3.to_any(yamlv3.compose(text), yamlv3.Decoder()))
+    from_node = yamlv3.to_json(yamlv3.to_any(yamlv3.node_of(value), yamlv3.Decoder()))
+
+    assert from_node == from_text
