@@ -96,15 +96,18 @@ def test_reaper_spares_when_liveness_is_unknown(docker_client: Any, runtime: str
 def test_any_fleets_sandbox_long_past_its_deadline_is_abandoned(docker_client: Any,
                                                                 runtime: str) -> None:
     """A sandbox of another fleet (say, one whose Redis was flushed, so its id changed) is
-    removed once it is ``abandoned_after_s`` past its deadline, and not a moment before."""
+    removed once it is ``abandoned_after_s`` past its deadline, and not a moment before.
+
+    The deadlines lie ahead in real time and the reaper's clock runs ahead of them: any
+    other reaper on a shared engine (every worker has one) leaves these two alone."""
     labels = {**TEST_LABELS, "evalfleet.fleet": f"gone-{os.getpid()}"}
     factory = DockerFactory(docker_client, worker="gone-worker", extra_labels=labels)
-    now = time.time()
+    later = time.time() + 10_000
     box = profile("busybox", runtime)
-    abandoned, _ = factory.start(box, Ownership("gone-worker", "a", now - 7200))
-    recent, _ = factory.start(box, Ownership("gone-worker", "b", now - 60))
+    abandoned, _ = factory.start(box, Ownership("gone-worker", "a", later - 7200))
+    recent, _ = factory.start(box, Ownership("gone-worker", "b", later - 60))
     try:
-        reaper = Reaper(docker_client, is_alive=lambda worker: True,
+        reaper = Reaper(docker_client, is_alive=lambda worker: True, clock=lambda: later,
                         extra_filters={**TEST_LABELS, "evalfleet.fleet": "this-fleet"},
                         abandoned_after_s=3600)
         report = reaper.reap_once()
