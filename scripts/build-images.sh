@@ -3,11 +3,14 @@
 # ../shared/docs/environment.md), so the Debian base is made with mmdebstrap and every
 # other image builds FROM it with the legacy builder. An image that exists is not rebuilt
 # unless its inputs changed (a content hash is kept as an image label).
+# IMAGE_TAG (default latest) tags them evalfleet/<name>:$IMAGE_TAG: build a set of your own
+# when you change the supervisor, and point the tests at it (EVALFLEET_TEST_IMAGE_TAG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '\033[1mimages:\033[0m %s\n' "$*"; }
 export DOCKER_BUILDKIT=0
 BASE=evalfleet/sandbox-base:bookworm
+IMAGE_TAG=${IMAGE_TAG:-latest}
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 label_of() { docker image inspect -f "{{ index .Config.Labels \"$2\" }}" "$1" 2>/dev/null || true; }
@@ -76,5 +79,5 @@ build_supervisor
 for d in sandbox/images/*/; do
     [[ -f $d/Dockerfile ]] || continue
     fetch_wheels "${d%/}"
-    build_dir "evalfleet/$(basename "$d"):latest" "$d"
+    build_dir "evalfleet/$(basename "$d"):$IMAGE_TAG" "$d"
 done

@@ -6,20 +6,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from services import RUNTIMES, missing_service
+from services import RUNTIMES, TEST_LABEL, TEST_LABELS, image, missing_service
 
 from sandbox.contract import Target
 from sandbox.fake import FakeFactory
 from sandbox.profile import Limits, Profile
 
-#: Labels on every container the contract suite makes (and sweeps).
-TEST_LABELS = {"evalfleet.test": "1"}
-
 #: name → image (None: the in-memory fake). Both images have the supervisor; the
 #: ``-exec`` driver drives one through ``docker exec`` (as for an image without it).
-DRIVERS = {"fake": None, "docker-python": "evalfleet/python:latest",
-           "docker-busybox": "evalfleet/busybox:latest",
-           "docker-busybox-exec": "evalfleet/busybox:latest"}
+DRIVERS = {"fake": None, "docker-python": image("python"),
+           "docker-busybox": image("busybox"),
+           "docker-busybox-exec": image("busybox")}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -61,7 +58,8 @@ def _split(param: str) -> tuple[str, str | None]:
 
 
 def sweep(client: Any) -> None:
-    """Remove every container labelled as a test's (left by a failed test)."""
+    """Remove every container with this run's test label (``TEST_LABELS``: left by a
+    failed test)."""
     for container in client.containers.list(ignore_removed=True,
-                                            all=True, filters={"label": "evalfleet.test=1"}):
+                                            all=True, filters={"label": TEST_LABEL}):
         container.remove(force=True)

@@ -1,6 +1,7 @@
 """Real-Docker fixtures for the sandbox: labelled containers, swept afterwards.
 
-Every container made here carries ``evalfleet.test=1`` and a unique run id; after each
+Every container made here carries the test label (``EVALFLEET_TEST_LABEL``, default
+``evalfleet.test=1``; see ``tests/services.py``) and a unique run id; after each
 test the fixture closes its sandboxes and asserts that none of its containers is left.
 """
 

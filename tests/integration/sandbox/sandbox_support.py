@@ -7,18 +7,20 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from services import TEST_LABEL, image
+from services import TEST_LABELS as TEST_LABELS  # the tests here import it from this module
+
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.limits import LABEL_RUN
 from sandbox.profile import Limits, Profile
 
-TEST_LABELS = {"evalfleet.test": "1"}
-IMAGES = {"python": "evalfleet/python:latest", "busybox": "evalfleet/busybox:latest"}
+IMAGES = {"python": image("python"), "busybox": image("busybox")}
 WORKER = f"sandbox-tests-{os.getpid()}"
 
 OpenSandbox = Callable[..., DockerSandbox]
 
 
-def sweep(client: Any, label: str = "evalfleet.test=1") -> None:
+def sweep(client: Any, label: str = TEST_LABEL) -> None:
     """Remove every container with ``label`` (what a failed test may leave)."""
     for container in client.containers.list(ignore_removed=True,
                                             all=True, filters={"label": label}):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import docker.errors
-from sandbox_support import TEST_LABELS, profile
+from sandbox_support import IMAGES, TEST_LABELS, profile
 
 from sandbox.docker.factory import DockerFactory
 from sandbox.docker.limits import Ownership
@@ -21,13 +22,13 @@ from sandbox.docker.reaper import Reaper
 ROOT = Path(__file__).resolve().parents[3]
 
 ORPHAN_MAKER = textwrap.dedent("""
-    import sys, time, docker
+    import json, sys, time, docker
     from sandbox.docker.factory import DockerFactory
     from sandbox.docker.limits import Ownership
     from sandbox.profile import Profile
     factory = DockerFactory(docker.from_env(), worker=sys.argv[1],
-                            extra_labels={"evalfleet.test": "1"})
-    container, _ = factory.start(Profile(name="p", image="evalfleet/busybox:latest"),
+                            extra_labels=json.loads(sys.argv[2]))
+    container, _ = factory.start(Profile(name="p", image=sys.argv[3]),
                               Ownership(sys.argv[1], "orphan-run", time.time() + 3600))
     print(container.id, flush=True)
     time.sleep(600)
@@ -47,7 +48,8 @@ def test_reaper_removes_orphans_and_expired_and_spares_the_live(docker_client: A
     """A worker killed with SIGKILL leaves a container: reaped. A live worker's container
     is spared until its deadline; past it, it is reaped too."""
     dead_worker, live_worker = f"dead-{os.getpid()}", f"live-{os.getpid()}"
-    child = subprocess.Popen([sys.executable, "-c", ORPHAN_MAKER, dead_worker],
+    child = subprocess.Popen([sys.executable, "-c", ORPHAN_MAKER, dead_worker,
+                              json.dumps(TEST_LABELS), IMAGES["busybox"]],
                              stdout=subprocess.PIPE, text=True, cwd=ROOT,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert child.stdout is not None
