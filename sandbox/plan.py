@@ -70,11 +70,12 @@ class PlanResult:
     deadline_exceeded: bool = False
     """The sandbox's wall deadline ended it; later steps report timeouts / missing files."""
     duration_s: float = 0.0
-    usage: Mapping[str, float] = field(default_factory=dict)
+    usage: Mapping[str, float | None] = field(default_factory=dict)
     """What the sandbox used (``memory_peak_bytes``, ``cpu_seconds``) where the driver can
-    tell; empty otherwise."""
+    tell; empty otherwise. A figure that cannot be this run's own (a reused sandbox's peak
+    memory that could not be re-based) is ``None``."""
     usage_unavailable: str = ""
-    """Why :attr:`usage` is empty (``""`` when it is not)."""
+    """Why :attr:`usage` is empty or has a ``None`` (``""`` when neither)."""
     evaluator: EvaluatorRecord | None = None
     probes: tuple[ExecResult, ...] = ()
     """The probes' results (clean room only), in plan order."""
