@@ -2,7 +2,7 @@
 
 Run with ``python -m bench long_text`` (or ``python -m bench.long_text``) from the
 repository root; no Docker or Redis. Each validator is timed through
-:func:`scoring.validator_run.run_validator` (text prep, tokenizing, arithmetic, result),
+:func:`scoring.run.validator_run.run_validator` (text prep, tokenizing, arithmetic, result),
 next to a baseline measured in the same process:
 
 * ROUGE-L: the same validator with the quadratic pure-Python LCS evalfleet used before

@@ -2,7 +2,7 @@
 sacreBLEU's own sentence functions on the same inputs.
 
 The mix cycles through string, JSON and numeric validators, each evaluated through
-:func:`scoring.validator_run.run_validator` with a prebuilt spec and evidence (config
+:func:`scoring.run.validator_run.run_validator` with a prebuilt spec and evidence (config
 decode + evidence resolution + check + result), in this one thread.
 """
 

@@ -2,7 +2,7 @@
 
 Run with ``python -m bench.validators`` (or ``python bench/validators.py``) from the
 repository root. Each validator type is evaluated through
-:func:`scoring.validator_run.run_validator` with a prebuilt spec and evidence, so the
+:func:`scoring.run.validator_run.run_validator` with a prebuilt spec and evidence, so the
 numbers include config decoding, evidence resolution and result building. The second
 table times the bare BLEU/chrF arithmetic against ``sacrebleu.sentence_bleu`` /
 ``sentence_chrf`` on the same sentence pairs. Numbers go in ``BENCHMARKS.md``; nothing
@@ -21,12 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sacrebleu
 
-from scoring.cases import Case
-from scoring.events import decode_events
-from scoring.evidence import extract_evidence
-from scoring.spec import EvaluationSpec
-from scoring.textnorm import split_words
-from scoring.validator_run import run_validator
+from scoring.compat.textnorm import split_words
+from scoring.run.events import decode_events
+from scoring.run.evidence import extract_evidence
+from scoring.run.validator_run import run_validator
+from scoring.spec.cases import Case
+from scoring.spec.models import EvaluationSpec
 from scoring.validators.bleu_score import bleu
 from scoring.validators.chrf_score import best_chrf
 

@@ -21,8 +21,8 @@ from pydantic import ValidationError
 
 from .consumers import missed_by
 from .messages import RunRequest, RunResult
-from .publish import RESULTS_CHANNEL, RESULTS_STREAM, result_key
 from .queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
+from .redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key
 
 log = logging.getLogger(__name__)
 #: Results fetched (and acknowledged) per round trip by :meth:`EvalfleetClient.results`.

@@ -20,9 +20,7 @@ import redis
 from celery import Celery
 
 from .queueing import TASK_NAME, broker_priority, profile_of, queue_for
-
-INTAKE_STREAM = "evalfleet:intake"
-INTAKE_GROUP = "evalfleet-intake"
+from .redis_keys import INTAKE_GROUP, INTAKE_STREAM
 
 
 @dataclass

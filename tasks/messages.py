@@ -176,7 +176,7 @@ class Provenance(BaseModel):
 
     evalfleet_version: str
     scoring_semantics: str
-    """:data:`scoring.semantics.SEMANTICS_VERSION` of the code that scored the run."""
+    """:data:`scoring.run.semantics.SEMANTICS_VERSION` of the code that scored the run."""
     agentclash_commit: str
     """The AgentClash ``runtime/scoring`` commit those semantics follow."""
     pack_hash: str | None = None
@@ -266,7 +266,7 @@ def parse_request(body: str | bytes | dict[str, Any], max_bytes: int) -> RunRequ
 def _check_events(events: list[dict[str, Any]]) -> None:
     """The submitted trajectory must decode as AgentClash events (scoring reads them later;
     a malformed one must be a rejection here, not an exception in the pipeline)."""
-    from scoring.events import Event
+    from scoring.run.events import Event
 
     problems: list[FieldProblem] = []
     for index, event in enumerate(events):

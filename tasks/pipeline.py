@@ -20,13 +20,14 @@ from sandbox.base import Sandbox, SandboxFactory
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Limits, Profile
 from scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
-from scoring.cases import find_case
-from scoring.clawdiators.constraints import Violation
+from scoring.run import event_types
+from scoring.run.prerun import prerun_check
+from scoring.spec.cases import find_case
 
-from . import evaluators, recording
+from . import clawdiators, recording
+from .budgets import enforce_budgets
 from .closing import close_now
 from .judging import JudgingConfig, judged_events
-from .limits import enforce_budgets
 from .messages import (
     FieldProblem,
     Preflight,
@@ -127,13 +128,14 @@ class Prepared:
     block: SandboxBlock
     profile: Profile
     plan: Plan
-    violations: tuple[Violation, ...] = ()
-    """Constraint violations the submitted trajectory shows (Clawdiators layer)."""
+    stop_reason: str | None = None
+    """Why the submitted events end the run before any container (scoring's pre-run check:
+    a Clawdiators constraint the pack enforces), or None."""
 
     @property
     def skip_sandbox(self) -> bool:
-        """A violation found before any container, on a pack that enforces constraints."""
-        return bool(self.violations) and evaluators.enforced(self.pack.spec)
+        """The pre-run check ended the run: no sandbox starts."""
+        return self.stop_reason is not None
 
 
 #: Decides, before any container starts, a run's preflight standing and whether to refuse it.
@@ -151,8 +153,8 @@ def prepare(request: RunRequest, config: PipelineConfig) -> Prepared:
     block = sandbox_block(pack)
     profile = choose_profile(request, pack.spec, block, config)
     plan = build_plan(pack.spec, case, block, request, profile.limits.output_cap_bytes)
-    violations = tuple(evaluators.early_violations(pack.spec, request))
-    return Prepared(request, pack, case, block, profile, plan, violations)
+    stop_reason = prerun_check(pack.spec, request.submission.events or [])
+    return Prepared(request, pack, case, block, profile, plan, stop_reason)
 
 
 def pick_case(pack: Pack, case_key: str | None) -> Case | None:
@@ -284,7 +286,7 @@ def _events(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
             result: PlanResult, started: datetime, clock: Clock) -> list[dict[str, Any]]:
     supplied = request.submission.events
     recorder = recording.Recorder(supplied or [], clock())
-    evaluators.record_manifest(recorder, spec, request)
+    clawdiators.record_manifest(recorder, spec, request)
     if supplied is None:
         recording.run_story(recorder, started, result, _final_output(request, block, result))
     recording.command_events(recorder, result)
@@ -295,7 +297,8 @@ def _events(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
 def _ended_early(events: list[dict[str, Any]], run: Prepared, clock: Clock
                  ) -> list[dict[str, Any]]:
     recorder = recording.Recorder(events, clock())
-    evaluators.record_skipped(recorder, list(run.violations))
+    reason = run.stop_reason or ""
+    recorder.add(event_types.RUN_FAILED, {"reason": reason, "error": reason})
     return recorder.events
 
 

@@ -13,7 +13,7 @@ from sandbox.room import Probe
 from sandbox.template import render
 from scoring import Case, EvaluationSpec
 
-from .evaluators import evaluator_run
+from .clawdiators import evaluator_run
 from .messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
 from .packs import ProbeSpec, SandboxBlock
 

@@ -28,11 +28,11 @@ from pydantic import BaseModel, Field
 from .checking.report import CheckReport
 from .messages import Preflight, PreflightStatus
 from .packs import pack_digest
+from .redis_keys import preflight_key
 
 if TYPE_CHECKING:
     from .pipeline import Prepared
 
-PREFLIGHT_KEY = "evalfleet:preflight:{digest}"
 Mode = Literal["off", "flag", "require"]
 #: How many of a failed check's errors its record keeps (the reason quotes the first).
 KEPT_ERRORS = 20
@@ -74,12 +74,12 @@ class PreflightStore:
 
     def get(self, digest: str) -> PreflightRecord | None:
         """The record of a pack version, or None."""
-        raw = self.redis.get(PREFLIGHT_KEY.format(digest=digest))
+        raw = self.redis.get(preflight_key(digest))
         return None if raw is None else PreflightRecord.model_validate_json(raw)
 
     def put(self, record: PreflightRecord) -> str:
         """Store ``record`` (replacing the version's previous one); returns its key."""
-        key = PREFLIGHT_KEY.format(digest=record.digest)
+        key = preflight_key(record.digest)
         self.redis.set(key, record.model_dump_json())
         return key
 

@@ -6,7 +6,7 @@ from importlib import metadata
 from typing import Any
 
 from scoring import Pack
-from scoring.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
+from scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
 
 from .messages import Provenance
 

@@ -22,10 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .messages import RunResult
-
-RESULT_KEY = "evalfleet:result:{run_id}"
-RESULTS_STREAM = "evalfleet:results"
-RESULTS_CHANNEL = "evalfleet:results"
+from .redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key
 
 _PUBLISH = """
 if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3]) then
@@ -39,10 +36,6 @@ if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3]) then
 end
 return 0
 """
-
-
-def result_key(run_id: str) -> str:
-    return RESULT_KEY.format(run_id=run_id)
 
 
 def entry_fields(result: RunResult) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 from sandbox.execution import CodeExecutionRecord
 from sandbox.plan import PlanResult
 from sandbox.results import DirectoryListing, ExecResult, FileCapture
+from scoring.run import event_types
 
 
 class Recorder:
@@ -40,7 +41,7 @@ def text(data: bytes | None) -> str:
 def command_events(recorder: Recorder, result: PlanResult) -> None:
     for index, outcome in enumerate(result.commands):
         if not outcome.ok:
-            recorder.add("sandbox.command.failed", _command_payload(index, outcome))
+            recorder.add(event_types.COMMAND_FAILED, _command_payload(index, outcome))
 
 
 def _command_payload(index: int, outcome: ExecResult) -> dict[str, Any]:
@@ -56,25 +57,25 @@ def run_story(recorder: Recorder, started: datetime, result: PlanResult,
               final_output: str | None) -> None:
     """``system.run.started``/``completed`` from the commands the worker ran."""
     latency_ms = int(sum(c.duration_s for c in result.commands) * 1000)
-    recorder.add("system.run.started", {}, started)
+    recorder.add(event_types.RUN_STARTED, {}, started)
     payload: dict[str, Any] = {"latency_ms": latency_ms}
     if final_output is not None:
         payload["final_output"] = final_output
-    recorder.add("system.run.completed", payload, started + timedelta(milliseconds=latency_ms))
+    recorder.add(event_types.RUN_COMPLETED, payload, started + timedelta(milliseconds=latency_ms))
 
 
 def grader_events(recorder: Recorder, result: PlanResult) -> None:
     """Code-execution records first, then captures and listings in declaration order, then
     the custom-script evaluator's record."""
     for record in result.tests:
-        recorder.add("grader.verification.code_executed", code_executed(record))
+        recorder.add(event_types.CODE_EXECUTED, code_executed(record))
     for check in result.checks:
         if isinstance(check, FileCapture):
-            recorder.add("grader.verification.file_captured", file_captured(check))
+            recorder.add(event_types.FILE_CAPTURED, file_captured(check))
         else:
-            recorder.add("grader.verification.directory_listed", directory_listed(check))
+            recorder.add(event_types.DIRECTORY_LISTED, directory_listed(check))
     if result.evaluator is not None:  # the Clawdiators layer's custom-script evaluator
-        recorder.add("grader.evaluator.completed", result.evaluator.to_event_payload())
+        recorder.add(event_types.EVALUATOR_COMPLETED, result.evaluator.to_event_payload())
 
 
 def code_executed(record: CodeExecutionRecord) -> dict[str, Any]:

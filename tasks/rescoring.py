@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scoring import Pack, Scorecard, SpecError, evaluate
-from scoring.cases import CaseError, find_case
+from scoring.spec.cases import CaseError, find_case
 
 from .messages import RunResult
 from .provenance import provenance
-from .publish import RESULTS_STREAM
+from .redis_keys import RESULTS_STREAM
 
 Kind = Literal["verdict", "score", "result", "text"]
 Status = Literal["changed", "unchanged", "skipped", "unscorable"]

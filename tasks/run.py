@@ -39,8 +39,8 @@ from .patience import Refused
 from .pipeline import run_pipeline
 from .provenance import provenance
 from .queueing import TASK_NAME
+from .redis_keys import deliveries_key
 
-DELIVERIES = "evalfleet:deliveries:{run_id}"
 INFRA_ERRORS = (SandboxUnavailable, RedisConnectionError, RedisTimeoutError, ConnectionError)
 #: Seconds before Celery's soft time limit at which a run stops waiting for Redis.
 DEADLINE_MARGIN_S = 10.0
@@ -99,7 +99,7 @@ def _execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | Non
 
 
 def _count_delivery(rt: runtime.Runtime, run_id: str, deadline: float) -> int:
-    key = DELIVERIES.format(run_id=run_id)
+    key = deliveries_key(run_id)
     attempt = int(rt.patience.persist("delivery", lambda: rt.redis.incr(key), deadline))
     rt.patience.persist("delivery", lambda: rt.redis.expire(key, rt.delivery_ttl_s),
                         deadline)

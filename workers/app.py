@@ -60,7 +60,6 @@ def make_app(settings: Settings) -> Celery:
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
     )
-    app.evalfleet_settings = settings
     import tasks.run  # noqa: F401  (registers the shared task on this app)
 
     return app

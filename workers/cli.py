@@ -18,10 +18,10 @@ from typing import Any, NoReturn
 import click
 
 from scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate, load_pack
-from scoring.cases import find_case
-from scoring.gojson import UnmarshalError, unmarshal
-from scoring.inputs import decode_cases
-from scoring.spec import spec_json_schema
+from scoring.compat.gojson import UnmarshalError, unmarshal
+from scoring.run.inputs import decode_cases
+from scoring.spec.cases import find_case
+from scoring.spec.models import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
 from .check_cli import check
@@ -91,7 +91,7 @@ def validate(pack_or_spec: str) -> None:
 def score(spec_path: str, events_path: str, cases_path: str | None, case_key: str | None,
           output: str | None) -> None:
     """Score one run's events against a pack or spec; print the scorecard."""
-    from .report import chosen_format
+    from .run_report import chosen_format
 
     pack = _load(spec_path)
     events = read_events(Path(events_path))
@@ -112,7 +112,7 @@ def _print_report(card: Scorecard, pack: Pack, events: list[Any], path: Path) ->
     """The report for people; a stored result also gives the run's resources."""
     from rich.console import Console
 
-    from .report import scorecard_report
+    from .run_report import scorecard_report
 
     stored = _stored_result(path)
     Console(highlight=False).print(scorecard_report(

@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from scoring import EvaluationSpec, SpecError, load_pack, yamlv3
+from scoring import EvaluationSpec, SpecError, load_pack
+from scoring.compat import yamlv3
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
 
@@ -50,7 +51,7 @@ def print_result(result: RunResult, output: str, spec: EvaluationSpec | None = N
     if output == "table":
         from rich.console import Console
 
-        from .report import run_report
+        from .run_report import run_report
 
         Console(highlight=False).print(run_report(result, spec))
         return
@@ -63,7 +64,7 @@ def print_result(result: RunResult, output: str, spec: EvaluationSpec | None = N
         click.echo(f"{result.run_id}: {result.outcome}: {result.reason} {problems}".rstrip())
         return
     click.echo(f"{result.run_id}: {card.score}/1000 {card.result or 'no contest'} "
-               f"({card.validity}) {card.overall_reason}")
+               f"({card.validity}) {card.overall_reason}".rstrip())
 
 
 @click.command()
@@ -97,7 +98,7 @@ def worker(concurrency: int | None, queues: str | None, pool: str,
               help="Default: table on a terminal, else summary (one line).")
 def run_local(pack: Path, submission: Path, case_key: str | None, output: str | None) -> None:
     """Evaluate one submission in-process (real sandbox, no queue): for pack authors."""
-    from .report import chosen_format
+    from .run_report import chosen_format
 
     evaluate_here = local_pipeline(Settings())
     result = evaluate_here(build_request(pack, submission, case_key))

@@ -20,14 +20,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-HEARTBEAT_KEY = "evalfleet:heartbeat:{worker_id}"
+from tasks.redis_keys import heartbeat_key
+
 _BEAT = """#!lua flags=allow-oom
 return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 """
-
-
-def heartbeat_key(worker_id: str) -> str:
-    return HEARTBEAT_KEY.format(worker_id=worker_id)
 
 
 class Heartbeat:

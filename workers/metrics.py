@@ -20,8 +20,8 @@ from prometheus_client.registry import Collector
 
 from tasks.consumers import GroupState, group_states
 from tasks.messages import RunResult
-from tasks.publish import RESULTS_STREAM
 from tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
+from tasks.redis_keys import RESULTS_STREAM
 
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 SCORE_BUCKETS = tuple(range(100, 1001, 100))

@@ -22,7 +22,7 @@ import click
 from pydantic import ValidationError
 
 from scoring import Pack, SpecError, load_pack
-from scoring.gojson import UnmarshalError, unmarshal
+from scoring.compat.gojson import UnmarshalError, unmarshal
 from tasks.messages import RunResult
 from tasks.packs import registered_pack
 from tasks.rescoring import Rescored, rescore, stream_results, summary

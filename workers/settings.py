@@ -81,7 +81,8 @@ class JudgeSettings(BaseModel):
     """LLM judges: provider endpoints by provider key, and the call policy."""
 
     providers: dict[str, JudgeProviderSettings] = Field(default_factory=dict)
-    """Keys: anthropic, openai, gemini, xai, mistral, openrouter (the §3 prefix table)."""
+    """Keys: anthropic, openai, gemini, xai, mistral, openrouter (the model prefix table,
+    docs/scoring.md §3)."""
     max_output_tokens: int = Field(1024, gt=0)
     max_retries: int = Field(2, ge=0)
     backoff_s: float = Field(0.5, ge=0)

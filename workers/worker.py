@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tasks.redis_keys import FLEET_KEY
+
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -133,8 +135,8 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
     unreachable at the time. The main process knows its children, and a run whose result
     is published needs no sandbox any more, so both are removed here.
     """
-    from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER
-    from tasks.publish import result_key
+    from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, WARM_RUN_ID
+    from tasks.redis_keys import result_key
 
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{FLEET_LABEL}={settings.fleet_label}",
               PROCESS_LABEL]
@@ -144,7 +146,7 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
         found = container.labels or {}
         run_id = found.get(LABEL_RUN, "")
         if _own_live_process(found.get(PROCESS_LABEL, "")) and not (
-                run_id and run_id != "warm" and redis.exists(result_key(run_id))):
+                run_id and run_id != WARM_RUN_ID and redis.exists(result_key(run_id))):
             continue
         with contextlib.suppress(Exception):  # gone already, or the next pass retries
             container.remove(force=True)
@@ -254,9 +256,6 @@ def _release_runtime(**_: Any) -> None:
     from tasks import runtime
 
     runtime.shutdown()
-
-
-FLEET_KEY = "evalfleet:fleet"
 
 
 def resolve_fleet(settings: Settings, redis: Any) -> str:

@@ -32,6 +32,11 @@ LABEL_PROTOCOL = "evalfleet.supervisor.protocol"
 RESET_PROTOCOL = 3
 #: ``HOME`` of every step when the image's ``ENV`` sets none (Docker's own fallback).
 DEFAULT_HOME = "/"
+#: What every step's environment starts from, so that the same submission behaves the same
+#: in every run: the time zone, the locale, Python's hash seed. The image's ``ENV``, the
+#: profile's and the pack's ``env_vars`` may set their own.
+DETERMINISM = (("TZ", "UTC"), ("LANG", "C.UTF-8"), ("LC_ALL", "C.UTF-8"),
+               ("PYTHONHASHSEED", "0"))
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,10 @@ class ImageFacts:
 
 
 def image_env(config_env: list[str] | None) -> tuple[tuple[str, str], ...]:
-    """``KEY=VALUE`` lines of an image's config as pairs, with ``HOME`` defaulted."""
-    pairs = dict(line.partition("=")[::2] for line in config_env or [] if "=" in line)
+    """:data:`DETERMINISM`, then the ``KEY=VALUE`` lines of an image's config, with
+    ``HOME`` defaulted."""
+    pairs = dict(DETERMINISM)
+    pairs.update(line.partition("=")[::2] for line in config_env or [] if "=" in line)
     pairs.setdefault("HOME", DEFAULT_HOME)
     return tuple(pairs.items())
 

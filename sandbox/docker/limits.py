@@ -50,13 +50,21 @@ SUPERVISOR_CAPS = ("KILL", "SETGID", "SETUID")
 #: What its container is created with: those, and CAP_SETPCAP, which the supervisor needs
 #: once, at start, to empty the bounding set before it sheds CAP_SETPCAP itself.
 SUPERVISOR_START_CAPS = (*SUPERVISOR_CAPS, "SETPCAP")
+#: Every sandbox's hostname: the same in every run (Docker's default is the container id).
+SANDBOX_HOSTNAME = "sandbox"
 #: The supervisor's identity in the container (it refuses to start a command as root).
 SUPERVISOR_USER = "0:0"
-#: Host threads per sandboxed process under gVisor, and the sandbox kernel's own: a fork
-#: bomb held at 256 processes by RLIMIT_NPROC was seen at 4,600 host threads (18 each) on
-#: the ptrace platform; the kernel dies (exit 2) when the cgroup refuses it a thread.
-GVISOR_THREADS_PER_PROCESS = 48
-GVISOR_BASE_THREADS = 256
+#: Host threads per sandboxed process under gVisor, and the sandbox kernel's own: on the
+#: ptrace platform a fork bomb held at 64 processes by RLIMIT_NPROC was seen at up to 3,100
+#: host threads (about 45 each, through ``docker exec``; 18 each through the supervisor),
+#: and the sandbox kernel dies (exit 2, an infra error) when the cgroup refuses it a thread.
+#: So the ceiling is generous; gVisor nodes need a ``kernel.pid_max`` to match
+#: (docs/operations.md, "Isolation"). Through ``docker exec`` (an image without the
+#: supervisor) every process writing to the exec's host-side pipes costs gVisor more
+#: threads: up to 70 each were seen, hence twice the ceiling.
+GVISOR_THREADS_PER_PROCESS = 64
+GVISOR_EXEC_THREADS_PER_PROCESS = 128
+GVISOR_BASE_THREADS = 512
 
 
 @dataclass(frozen=True)
@@ -87,12 +95,13 @@ def create_kwargs(profile: Profile, owner: Ownership,
     image, or ``None`` for the keep-alive; ``gvisor``: the profile's runtime is gVisor;
     ``reusable``: the sandbox may serve several runs, its supervisor started
     ``--reusable``, see :mod:`sandbox.docker.reuse`)."""
-    return {**_main_process(profile, supervisor, reusable=reusable),
-            **_confinement(profile, gvisor=gvisor),
+    confinement = _confinement(profile, gvisor=gvisor, supervised=supervisor is not None)
+    return {**_main_process(profile, supervisor, reusable=reusable), **confinement,
             "image": profile.image,
             "environment": dict(profile.env),
             "working_dir": profile.workdir,
             "labels": labels(profile, owner, extra_labels),
+            "hostname": SANDBOX_HOSTNAME,
             "runtime": profile.runtime,
             "detach": True,
             "tty": False}
@@ -118,17 +127,18 @@ def _main_process(profile: Profile, supervisor: str | None, *,
             "cap_add": sorted({*hardening.cap_add, *SUPERVISOR_START_CAPS})}
 
 
-def _confinement(profile: Profile, *, gvisor: bool) -> dict[str, Any]:
+def _confinement(profile: Profile, *, gvisor: bool, supervised: bool) -> dict[str, Any]:
     """Network, capabilities dropped, security options, read-only root, limits, mounts.
     Every sandbox of a reusing profile under gVisor refuses lasting IPC objects (see
     :mod:`sandbox.docker.seccomp`), so a run sees the same sandbox, fresh or reused."""
     limits, hardening = profile.limits, profile.hardening
+    pids = host_pids(limits.pids, supervised=supervised) if gvisor else limits.pids
     return {
         "network_mode": hardening.network_mode,
         "cap_drop": list(hardening.cap_drop),
         "security_opt": security_opt(profile, refuse_ipc=gvisor and profile.reusable),
         "read_only": hardening.read_only,
-        "pids_limit": host_pids(limits.pids) if gvisor else limits.pids,
+        "pids_limit": pids,
         "mem_limit": limits.memory_bytes,
         "memswap_limit": limits.memory_bytes,
         "nano_cpus": int(limits.cpus * 1e9),
@@ -137,10 +147,11 @@ def _confinement(profile: Profile, *, gvisor: bool) -> dict[str, Any]:
     }
 
 
-def host_pids(pids: int) -> int:
+def host_pids(pids: int, *, supervised: bool = True) -> int:
     """The host pids cgroup ceiling of a gVisor sandbox whose processes RLIMIT_NPROC caps
     at ``pids`` per uid (see the module docstring)."""
-    return pids * GVISOR_THREADS_PER_PROCESS + GVISOR_BASE_THREADS
+    per = GVISOR_THREADS_PER_PROCESS if supervised else GVISOR_EXEC_THREADS_PER_PROCESS
+    return pids * per + GVISOR_BASE_THREADS
 
 
 def security_opt(profile: Profile, *, refuse_ipc: bool = False) -> list[str]:

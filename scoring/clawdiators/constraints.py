@@ -1,4 +1,4 @@
-"""Constraint violations (clawdiators-scoring §8.4): runtime limits a run went over.
+"""Constraint violations (docs/scoring.md §C6): runtime limits a run went over.
 
 They are reported (``constraint_violations``) and never change the score, as in
 Clawdiators. Unlike Clawdiators, they are checked whenever the run carries the number —
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import metrics, pricing
-from ..evidence import Evidence
-from ..spec import EvaluationSpec
-from .models import Constraints
+from ..run import collectors, pricing
+from ..run.evidence import Evidence
+from ..spec.models import EvaluationSpec
+from ..spec.superset import Constraints
 from .runinfo import RunInfo
 
 
@@ -44,7 +44,7 @@ def _usage(spec: EvaluationSpec, evidence: Evidence, info: RunInfo,
            block: Constraints) -> dict[str, float | None]:
     cost = pricing.run_model_cost_usd(spec, evidence)[0] if block.max_cost_usd else None
     return {
-        "max_duration_ms": metrics.total_latency_ms(evidence),
+        "max_duration_ms": collectors.total_latency_ms(evidence),
         "max_total_tokens": evidence.total_tokens,
         "max_tool_calls": evidence.tool_call_count,
         "max_llm_calls": info.model_calls if info.trajectory_steps else None,

@@ -1,7 +1,7 @@
-"""Load-time rules of the layer (hooked into :data:`scoring.validation.RULES`).
+"""Load-time rules of the layer (its :attr:`scoring.layers.Layer.rules`, run after AgentClash's).
 
-The weight rule is Clawdiators' (§2): add the weights left to right in doubles; the spec
-is valid only when |Σ − 1| < 0.001 (strict, so exactly 0.001 fails).
+The weight rule is Clawdiators' (docs/scoring.md §C1): add the weights left to right in
+doubles; the spec is valid only when |Σ − 1| < 0.001 (strict, so exactly 0.001 fails).
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 
 from ..errors import FieldError
-from ..spec import Dimension, EvaluationSpec
+from ..spec.models import Dimension, EvaluationSpec
+from ..spec.superset import CHECK_TYPES, RUNTIMES, SEVERITIES, SPEED_FORMULAS, SubmissionCheck
 from ..validators.schemas import SchemaProblem, load_schema
-from .models import CHECK_TYPES, RUNTIMES, SEVERITIES, SPEED_FORMULAS, SubmissionCheck
 from .sources import call_limits, speed_limit, token_budget
 
 ROOT = "evaluation_spec"

@@ -1,7 +1,7 @@
 """What the Clawdiators layer reads from a run's events, beyond AgentClash's evidence.
 
 * the agent's trajectory: ``model.call.completed`` and ``tool.call.*`` events, and whether
-  it is *verified* (§8: non-empty, every step within [start − 5 s, end + 5 s]);
+  it is *verified* (docs/scoring.md §C4: non-empty, every step within [start − 5 s, end + 5 s]);
 * ``grader.evaluator.completed``: the custom-script evaluator's outcome (written by the
   worker, so a stored run re-scores offline);
 * ``grader.submission.manifest``: the submitted files' paths and sizes.
@@ -9,17 +9,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..events import Event, order_events
+from ..run import event_types
+from ..run.events import Event, order_events
 
-EVALUATOR_EVENT = "grader.evaluator.completed"
-MANIFEST_EVENT = "grader.submission.manifest"
-TRAJECTORY_EVENTS = frozenset({"model.call.completed", "tool.call.completed",
-                               "tool.call.failed"})
-#: Clawdiators' replay-log tolerance around the match window (§8 verification).
+#: The layer's name, under which the core keeps its reading of a run (``readings``).
+NAME = "clawdiators"
+TRAJECTORY_EVENTS = frozenset({event_types.MODEL_CALL_COMPLETED, event_types.TOOL_CALL_COMPLETED,
+                               event_types.TOOL_CALL_FAILED})
+#: Clawdiators' replay-log tolerance around the match window (§C4).
 SLACK = timedelta(seconds=5)
 
 
@@ -36,21 +38,32 @@ class RunInfo:
     """Submitted file path → size in bytes, when a manifest was recorded."""
 
 
+def info_of(reading: object) -> RunInfo:
+    """The layer's reading as handed back by the core (a blank one when there is none)."""
+    return reading if isinstance(reading, RunInfo) else RunInfo()
+
+
+def info_in(readings: Mapping[str, object]) -> RunInfo | None:
+    """The layer's reading among every layer's, if it was taken."""
+    reading = readings.get(NAME)
+    return reading if isinstance(reading, RunInfo) else None
+
+
 def run_info(events: list[Event]) -> RunInfo:
     """Summarize ``events`` for the layer (pure)."""
     ordered = order_events(events)
     steps = [e for e in ordered if e.type in TRAJECTORY_EVENTS]
     verified, reason = _verify(steps, _bounds(ordered))
     return RunInfo(
-        model_calls=sum(e.type == "model.call.completed" for e in steps),
+        model_calls=sum(e.type == event_types.MODEL_CALL_COMPLETED for e in steps),
         trajectory_steps=len(steps), verified=verified, unverified_reason=reason,
-        evaluator=_last_payload(ordered, EVALUATOR_EVENT), files=_manifest(ordered))
+        evaluator=_last_payload(ordered, event_types.EVALUATOR_COMPLETED), files=_manifest(ordered))
 
 
 def _bounds(events: list[Event]) -> tuple[datetime | None, datetime | None]:
-    start = next((e.occurred_at for e in events if e.type == "system.run.started"), None)
+    start = next((e.occurred_at for e in events if e.type == event_types.RUN_STARTED), None)
     ends = [e.occurred_at for e in events
-            if e.type in ("system.run.completed", "system.run.failed") and e.occurred_at]
+            if e.type in (event_types.RUN_COMPLETED, event_types.RUN_FAILED) and e.occurred_at]
     return start, (max(ends) if ends else None)
 
 
@@ -72,7 +85,7 @@ def _last_payload(events: list[Event], kind: str) -> dict[str, Any] | None:
 
 
 def _manifest(events: list[Event]) -> dict[str, int] | None:
-    payload = _last_payload(events, MANIFEST_EVENT)
+    payload = _last_payload(events, event_types.SUBMISSION_MANIFEST)
     if payload is None:
         return None
     entries = payload.get("files")

@@ -1,4 +1,4 @@
-"""The custom-script evaluator's output (clawdiators-scoring §8 step 6) as dimension scores.
+"""The custom-script evaluator's output (docs/scoring.md §C5) as dimension scores.
 
 The last stdout line that parses as JSON and has ``scores`` as an object wins (lines are
 scanned from the last to the first). A dimension whose evaluator crashed, timed out,

@@ -1,20 +1,20 @@
 """The layer's dimension sources: ``script``, ``speed``, ``token_efficiency``,
-``call_efficiency`` (entries of :data:`scoring.dimensions.SOURCES`)."""
+``call_efficiency`` (registered through :mod:`scoring.layers`), and its metric collector
+``run_model_call_count``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .. import metrics
-from ..results import DimensionResult
-from ..spec import Dimension, EvaluationSpec
+from ..run import collectors
+from ..run.collectors import Collected, Collector, Context, unavailable, value
+from ..run.dimensions import Inputs, Source
+from ..run.records import DimensionResult
+from ..spec.models import Dimension, EvaluationSpec
 from .efficiency import call_efficiency, token_efficiency
-from .runinfo import RunInfo
+from .runinfo import RunInfo, info_in
 from .script import script_score
 from .speed import FORMULAS
-
-if TYPE_CHECKING:
-    from ..dimensions import Inputs
 
 
 def _result(dimension: Dimension, state: Any, score: float | None, reason: str = ""
@@ -24,7 +24,7 @@ def _result(dimension: Dimension, state: Any, score: float | None, reason: str =
 
 
 def _info(given: Inputs) -> RunInfo:
-    return given.run_info or RunInfo()
+    return info_in(given.readings) or RunInfo()
 
 
 def script(dimension: Dimension, given: Inputs) -> DimensionResult:
@@ -38,8 +38,8 @@ def script(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 
 def speed(dimension: Dimension, given: Inputs) -> DimensionResult:
-    """Time used against the limit through the chosen formula (§5)."""
-    used = metrics.total_latency_ms(given.evidence)
+    """Time used against the limit through the chosen formula (docs/scoring.md §C2)."""
+    used = collectors.total_latency_ms(given.evidence)
     limit = speed_limit(given.spec, dimension)
     if used is None or limit is None:
         return _result(dimension, "unavailable", None, "latency evidence is unavailable")
@@ -48,7 +48,7 @@ def speed(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 
 def tokens(dimension: Dimension, given: Inputs) -> DimensionResult:
-    """max(0, 1 − tokens/budget); 0 without a verified trajectory (§8)."""
+    """max(0, 1 − tokens/budget); 0 without a verified trajectory (§C3)."""
     info, budget = _info(given), token_budget(given.spec, dimension)
     if not info.verified or not budget:
         return _result(dimension, "available", 0.0, f"scored 0: {info.unverified_reason}")
@@ -58,7 +58,7 @@ def tokens(dimension: Dimension, given: Inputs) -> DimensionResult:
 
 
 def calls(dimension: Dimension, given: Inputs) -> DimensionResult:
-    """LLM calls between ``optimal`` and ``max``; 0 without a verified trajectory (§8)."""
+    """LLM calls between ``optimal`` and ``max``; 0 without a verified trajectory (§C3)."""
     info, (optimal, most) = _info(given), call_limits(given.spec, dimension)
     if not info.verified or most is None:
         return _result(dimension, "available", 0.0, f"scored 0: {info.unverified_reason}")
@@ -94,5 +94,14 @@ def call_limits(spec: EvaluationSpec, dimension: Dimension) -> tuple[int, int | 
     return optimal, constraints.max_llm_calls if constraints else None
 
 
-SOURCES = {"script": script, "speed": speed, "token_efficiency": tokens,
-           "call_efficiency": calls}
+def model_calls(ctx: Context) -> Collected:
+    """The count of ``model.call.completed`` events (Clawdiators' LLM-call count)."""
+    info = info_in(ctx.readings)
+    if info is None:
+        return unavailable("model call count is unavailable")
+    return value(info.model_calls)
+
+
+SOURCES: dict[str, Source] = {"script": script, "speed": speed, "token_efficiency": tokens,
+                              "call_efficiency": calls}
+COLLECTORS: dict[str, Collector] = {"run_model_call_count": model_calls}

@@ -1,4 +1,4 @@
-"""Speed (clawdiators-scoring §5): three formulas, the seed's documented one by default.
+"""Speed (docs/scoring.md §C2): three formulas, the seed's documented one by default.
 
 Each returns a 0–1 score (the scorecard shows it × 1000):
 

@@ -1,4 +1,4 @@
-"""Submission validation with severity (clawdiators-scoring §10).
+"""Submission validation with severity (docs/scoring.md §C7).
 
 Each declared check looks at the submission's shape — the submitted files (from the run's
 ``grader.submission.manifest`` event) or the final output — and passes or fails. A failed
@@ -13,8 +13,8 @@ import fnmatch
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from ..spec.superset import SubmissionCheck
 from ..validators.schemas import check_document
-from .models import SubmissionCheck
 
 Files = Mapping[str, int]
 NO_MANIFEST = "not checked: the run has no submission manifest"

@@ -8,11 +8,11 @@ re-scores offline without calling any model.
 from __future__ import annotations
 
 from .budget import Budget, Charge, Reservation
+from .call_events import CALL_COMPLETED, CALL_SKIPPED, call_payload, request_summary
 from .calls import JudgeCall, JudgePlan, plan_judge, plan_run
 from .prompts import Candidate
-from .records import CALL_COMPLETED, CALL_SKIPPED, call_payload, request_summary
-from .results import JudgeOutcome, judge_results
-from .validation import judge_rules
+from .rebuild import JudgeOutcome, judge_results
+from .rules import judge_rules
 
 __all__ = [
     "CALL_COMPLETED", "CALL_SKIPPED", "Budget", "Candidate", "Charge", "JudgeCall",

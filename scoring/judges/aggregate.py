@@ -1,4 +1,4 @@
-"""From sample scores to one judge score (scoring-semantics §14).
+"""From sample scores to one judge score (docs/scoring.md §14).
 
 Per model: the median of its successful samples (numeric modes) or a majority (assertion:
 pass when passes × 2 ≥ n, ties pass). Across models: the consensus aggregation, by default
@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from ..spec import JudgeDecl
+from ..spec.models import JudgeDecl
 
 DEFAULT_AGREEMENT: Final = 0.25
 

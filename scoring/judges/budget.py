@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ..pricing import PER_MILLION, lookup_price
-from ..spec import EvaluationSpec, PriceRow
+from ..run.pricing import PER_MILLION, lookup_price
+from ..spec.models import EvaluationSpec, PriceRow
 
 MESSAGE_OVERHEAD_TOKENS: Final = 64
 

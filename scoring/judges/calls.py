@@ -1,7 +1,8 @@
-"""Which judge calls a run needs: samples × models per judge, each with its message (§14).
+"""Which judge calls a run needs: samples × models per judge, each with its message
+(docs/scoring.md §14).
 
 Planning is pure: the worker sends the planned calls and records each as an event
-(:mod:`scoring.judges.records`); scoring rebuilds the judge results from those events.
+(:mod:`scoring.judges.call_events`); scoring rebuilds the judge results from those events.
 ``scorecard.judge_limits.max_samples_per_judge`` (when > 0) caps each judge's samples.
 """
 
@@ -12,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..evidence import Evidence
-from ..spec import EvaluationSpec, JudgeDecl, JudgeLimits
+from ..run.evidence import Evidence
+from ..spec.models import EvaluationSpec, JudgeDecl, JudgeLimits
 from .prompts import Candidate, judge_context, judge_message, n_wise_message
 from .providers import infer_provider
 

@@ -1,4 +1,4 @@
-"""Reading a judge model's answer (scoring-semantics §14).
+"""Reading a judge model's answer (docs/scoring.md §14).
 
 The raw text is sanitized first: a markdown fence is stripped; text that is still not one
 JSON value is narrowed to the span from the first ``{`` to the last ``}`` (when that span
@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any, NamedTuple
 
-from ..spec import JudgeDecl, ScoreScale
+from ..spec.models import JudgeDecl, ScoreScale
 
 DEFAULT_SCALE = ScoreScale(min=1.0, max=5.0)
 CONFIDENCES = ("high", "medium", "low")

@@ -1,4 +1,4 @@
-"""The judge's evaluation context and the one user message each call sends (§14).
+"""The judge's evaluation context and the one user message each call sends (docs/scoring.md §14).
 
 Context entries are ``"<ref>:\\n<value>"`` per ``context_from`` reference; reference mode
 appends ``"reference_answer:\\n<value>"``. Any unavailable reference makes the judge
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from .. import references
-from ..evidence import Evidence
-from ..spec import JudgeDecl
+from ..run import references
+from ..run.evidence import Evidence
+from ..spec.models import JudgeDecl
 from .parsing import DEFAULT_SCALE
 
 PREAMBLE: Final = ("You are an evaluation judge for autonomous-agent runs.",

@@ -1,4 +1,4 @@
-"""Which provider serves a judge model: AgentClash's prefix table (scoring-semantics §3).
+"""Which provider serves a judge model: AgentClash's prefix table (docs/scoring.md §3).
 
 The model id is trimmed and lower-cased, then matched against the prefixes in order; any
 other id containing ``/`` is an OpenRouter slug. An unknown id maps to ``""`` and is

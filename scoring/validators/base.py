@@ -15,12 +15,12 @@ from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .. import lenient
+from ..compat import lenient
+from ..compat.godecode import unwrap
 from ..errors import FieldError
-from ..evidence import Evidence
-from ..godecode import unwrap
-from ..references import Resolution
-from ..spec import EvaluationSpec, ValidatorDecl
+from ..run.evidence import Evidence
+from ..run.references import Resolution
+from ..spec.models import EvaluationSpec, ValidatorDecl
 
 Strictness = Literal["strict", "lenient", "ignored"]
 ExpectedRule = Literal["required", "ignored", "omitted"]
@@ -204,7 +204,7 @@ _PACK_ERROR_PREFIXES = (
 
 
 def classify(outcome: Outcome, type_name: str) -> OutcomeClass:
-    """AgentClash's ``classifyValidatorOutcome``: the outcome class of §6.
+    """AgentClash's ``classifyValidatorOutcome``: the outcome class of docs/scoring.md §6.
 
     Available: ``pass``/``fail`` by verdict (no verdict: ``fail`` with a score, else
     ``unavailable``). Error: code_execution is ``pack_error`` for its config and pass_at_k,

@@ -1,4 +1,5 @@
-"""bleu_score: sentence BLEU against one or several references (§5.12). Strict, graded.
+"""bleu_score: sentence BLEU against one or several references (docs/scoring.md §5.12). Strict,
+graded.
 
 AgentClash's BLEU is corpus-free and non-standard in two ways: only orders
 1..min(max_ngram, candidate length) are computed (the geometric mean is over those), and
@@ -20,9 +21,9 @@ from typing import Any
 
 import sacrebleu
 
+from ..compat.generation import clipped_matches, ngram_counts
+from ..compat.textnorm import split_words
 from ..errors import FieldError
-from ..generation import clipped_matches, ngram_counts
-from ..textnorm import split_words
 from .base import CheckInput, Kind, Outcome
 from .graded import (
     GoStrictConfig,

@@ -1,4 +1,5 @@
-"""boolean_assert: both sides read as booleans, pass iff equal (§5.4). Config ignored.
+"""boolean_assert: both sides read as booleans, pass iff equal (docs/scoring.md §5.4). Config
+ignored.
 
 Each side is trimmed (Unicode whitespace) and lower-cased; ``true``/``1``/``yes`` are
 true, ``false``/``0``/``no`` are false, anything else is an error (an unreadable expected
@@ -8,7 +9,7 @@ No reason on pass or fail, as in AgentClash's ``applyValidator``.
 
 from __future__ import annotations
 
-from ..textnorm import go_quote, trim
+from ..compat.textnorm import go_quote, trim
 from .base import CheckInput, Kind, Outcome
 
 _WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}

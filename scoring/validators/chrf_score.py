@@ -1,4 +1,4 @@
-"""chrf_score: character n-gram F-beta (§5.14). Strict config, graded.
+"""chrf_score: character n-gram F-beta (docs/scoring.md §5.14). Strict config, graded.
 
 Characters are code points with all (Unicode) whitespace removed. Per reference the
 maximum order is min(char_order, |cand|, |ref|); 0 ⇒ score 1 when both are empty, else 0.
@@ -17,14 +17,14 @@ from typing import Any
 
 import sacrebleu
 
-from ..errors import FieldError
-from ..generation import (
+from ..compat.generation import (
     char_ngram_counts,
     clipped_matches,
     f_beta,
     safe_ratio,
 )
-from ..textnorm import GO_WHITESPACE
+from ..compat.textnorm import GO_WHITESPACE
+from ..errors import FieldError
 from .base import CheckInput, Kind, Outcome
 from .bleu_score import implementation_errors
 from .graded import (

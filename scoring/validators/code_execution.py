@@ -1,4 +1,5 @@
-"""code_execution: score the test run the worker recorded for this validator (§5.19, §7.3).
+"""code_execution: score the test run the worker recorded for this validator (docs/scoring.md
+§5.19, §7.3).
 
 Config (strict): ``{test_command (required, trimmed), timeout_ms > 0 (default 30000),
 scoring: "fraction_passed" (default) | "all_or_nothing" | "pass_at_k" (rejected at load),
@@ -23,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
+from ..compat.textnorm import go_quote
 from ..errors import FieldError
-from ..references import source
-from ..textnorm import go_quote
+from ..run.references import source
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
 DEFAULT_TIMEOUT_MS: Final = 30_000

@@ -1,4 +1,4 @@
-"""contains: case-sensitive substring; an empty expected always passes (§5.2).
+"""contains: case-sensitive substring; an empty expected always passes (docs/scoring.md §5.2).
 
 No reason either way, as in AgentClash's ``applyValidator``."""
 

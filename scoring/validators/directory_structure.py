@@ -1,4 +1,4 @@
-"""directory_structure: required/forbidden paths in a directory listing (scoring-semantics §5.18).
+"""directory_structure: required/forbidden paths in a directory listing (docs/scoring.md §5.18).
 
 Config (lenient, required at run time): ``{required_files, forbidden_files,
 required_directories}``. The actual is the listing JSON (``{key, path, entries: [{path,
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import gojson, gopath, lenient
+from ..compat import gojson, gopath, lenient
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"required_files": ("strings", []), "forbidden_files": ("strings", []),

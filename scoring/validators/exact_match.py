@@ -1,4 +1,5 @@
-"""exact_match: byte-for-byte equality, no trimming or folding (§5.1). Config ignored.
+"""exact_match: byte-for-byte equality, no trimming or folding (docs/scoring.md §5.1). Config
+ignored.
 
 AgentClash gives no reason either way (``applyValidator``: ``reason`` stays ``""``)."""
 

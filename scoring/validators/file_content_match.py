@@ -1,4 +1,4 @@
-"""file_content_match: the captured file's text against the expected (scoring-semantics §5.16).
+"""file_content_match: the captured file's text against the expected (docs/scoring.md §5.16).
 
 Config (lenient): ``{match_mode: "contains" (default) | "exact" | "regex" | "not_contains" |
 "json_equal", ignore_whitespace: bool = false}``; unknown keys are ignored, so the shipped
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import gojson, lenient
-from ..patterns import PatternError, search
-from ..textnorm import collapse_ascii_whitespace, go_quote
+from ..compat import gojson, lenient
+from ..compat.patterns import PatternError, search
+from ..compat.textnorm import collapse_ascii_whitespace, go_quote
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"match_mode": ("string", "contains"),

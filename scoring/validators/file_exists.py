@@ -1,4 +1,4 @@
-"""file_exists: whether the captured file (or listing) exists (scoring-semantics §5.15).
+"""file_exists: whether the captured file (or listing) exists (docs/scoring.md §5.15).
 
 Config (lenient): ``{must_exist: bool = true}``. A missing target is the signal itself, not
 missing evidence: whether the capture says ``exists: false`` or there is no capture event
@@ -9,7 +9,7 @@ the file exists, a malformed config is an error "invalid file_exists config: ...
 
 from __future__ import annotations
 
-from .. import lenient
+from ..compat import lenient
 from .base import CheckInput, Kind, Outcome
 
 FIELDS: lenient.Fields = {"must_exist": ("bool", True)}

@@ -1,4 +1,5 @@
-"""file_json_schema: a captured file is one JSON value valid against ``config.schema`` (§5.17).
+"""file_json_schema: a captured file is one JSON value valid against ``config.schema``
+(docs/scoring.md §5.17).
 
 The config ``{schema: <JSON Schema>}`` is lenient (Go's plain decode: unknown keys ignored)
 and never checked at load time: a missing config or schema, or a config that does not
@@ -8,7 +9,7 @@ file content as the document.
 
 from __future__ import annotations
 
-from .. import lenient
+from ..compat import lenient
 from .base import CheckInput, Kind, Outcome
 from .schemas import check_document
 

@@ -1,4 +1,5 @@
-"""fuzzy_match: Levenshtein similarity against a threshold (§5.7). Strict config, graded.
+"""fuzzy_match: Levenshtein similarity against a threshold (docs/scoring.md §5.7). Strict config,
+graded.
 
 similarity = (|a| + |b| − lev(a, b)) / (|a| + |b|) over code points, where ``lev`` is the
 classic edit distance with substitution cost 1 (``rapidfuzz.distance.Levenshtein``), not
@@ -14,8 +15,8 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from ..compat.textnorm import prepare
 from ..errors import FieldError
-from ..textnorm import prepare
 from .base import CheckInput, Kind, Outcome
 from .graded import GoStrictConfig, clamp_threshold, graded_outcome, threshold_errors
 

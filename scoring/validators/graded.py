@@ -1,4 +1,4 @@
-"""Shared pieces of the text validators' configs and graded decisions (§2.1, §5).
+"""Shared pieces of the text validators' configs and graded decisions (docs/scoring.md §2.1, §5).
 
 * :class:`GoStrictConfig` — a strict config decoded the way Go's ``encoding/json`` decodes
   into a struct with ``DisallowUnknownFields``: unknown keys are errors, a JSON ``null``
@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import model_validator
 
+from ..compat.generation import InvalidReferences, parse_references
+from ..compat.textnorm import prepare
 from ..errors import FieldError
-from ..generation import ReferenceError, parse_references
-from ..textnorm import prepare
 from .base import CheckInput, Outcome, StrictConfig
 
 
@@ -82,7 +82,7 @@ def prepared_texts(given: CheckInput, kind: str) -> tuple[str, list[str]] | Outc
     prep = {"normalize": config.normalize, "case_insensitive": config.case_insensitive}
     try:
         references = parse_references(given.expected or "", **prep)
-    except ReferenceError as err:
+    except InvalidReferences as err:
         return Outcome.error(f"parse {kind} references: {err}",
                              expected_raw=given.expected)
     return prepare(given.actual or "", **prep), references

@@ -1,4 +1,5 @@
-"""json_path_match: a JSONPath value in the actual JSON, compared with the expected (§5.6).
+"""json_path_match: a JSONPath value in the actual JSON, compared with the expected
+(docs/scoring.md §5.6).
 
 The expected text is either a path starting with ``$`` (an existence check) or a JSON object
 ``{path, comparator?, value?}``; other keys are ignored and, as with Go's struct decoding,
@@ -11,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsoncompare import COMPARATORS, NOT_RESOLVED, ComparisonError, compare
-from ..jsondoc import DocumentError, Number, parse_document, to_plain
-from ..jsonpath import PathError, lookup
-from ..lenient import json_kind
-from ..textnorm import trim
+from ..compat.jsoncompare import COMPARATORS, NOT_RESOLVED, ComparisonError, compare
+from ..compat.jsondoc import DocumentError, Number, parse_document, to_plain
+from ..compat.jsonpath import PathError, lookup
+from ..compat.lenient import json_kind
+from ..compat.textnorm import trim
 from .base import CheckInput, Kind, Outcome
 
 _FIELDS = ("path", "comparator", "value")

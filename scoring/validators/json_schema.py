@@ -1,4 +1,5 @@
-"""json_schema: the actual is one JSON value valid against the expected schema (§5.5).
+"""json_schema: the actual is one JSON value valid against the expected schema (docs/scoring.md
+§5.5).
 
 Config ignored. A malformed actual is an ``evaluator_error`` ("parse actual JSON document");
 a malformed or unsupported schema is a ``pack_error`` ("parse JSON schema"). The rules of

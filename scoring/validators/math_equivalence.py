@@ -1,4 +1,5 @@
-"""math_equivalence: two answers are the same expression, symbolically or numerically (§5.11).
+"""math_equivalence: two answers are the same expression, symbolically or numerically
+(docs/scoring.md §5.11).
 
 Decision, as AgentClash makes it:
 
@@ -10,8 +11,8 @@ Decision, as AgentClash makes it:
    not parse, otherwise fall through;
 3. a side that did not parse ⇒ error; otherwise fail "symbolic forms are not equivalent".
 
-The language and canonical form are in :mod:`scoring.mathexpr` / :mod:`scoring.mathcanon`,
-the LaTeX normalization in :mod:`scoring.mathnorm`.
+The language and canonical form are in :mod:`scoring.compat.mathexpr` /
+:mod:`scoring.compat.mathcanon`, the LaTeX normalization in :mod:`scoring.compat.mathnorm`.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..compat.mathcanon import NotNumeric, canonical, evaluate, key
+from ..compat.mathexpr import Expr, MathSyntaxError, parse
+from ..compat.mathnorm import normalize
 from ..errors import FieldError
-from ..mathcanon import NotNumeric, canonical, evaluate, key
-from ..mathexpr import Expr, MathSyntaxError, parse
-from ..mathnorm import normalize
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
 MODES = ("symbolic", "numeric")

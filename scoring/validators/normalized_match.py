@@ -1,7 +1,7 @@
-"""normalized_match: equality after a normalization pipeline (§5.9). Strict config.
+"""normalized_match: equality after a normalization pipeline (docs/scoring.md §5.9). Strict config.
 
 ``pipeline`` (or its legacy alias ``normalizations``; setting both non-empty is an error)
-names the steps of :data:`scoring.textnorm.STEPS`, applied in order to both sides; the
+names the steps of :data:`scoring.compat.textnorm.STEPS`, applied in order to both sides; the
 results are compared byte for byte. An empty or absent pipeline means the default
 ``[trim, lowercase, collapse_whitespace]``. An unknown step is rejected at load time
 (``"<step>" is not a supported normalization step`` at ``config.pipeline[i]``) and is an
@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import Field
 
+from ..compat.textnorm import DEFAULT_PIPELINE, UnknownStep, apply_pipeline, go_quote, unknown_steps
 from ..errors import FieldError
-from ..textnorm import DEFAULT_PIPELINE, UnknownStep, apply_pipeline, go_quote, unknown_steps
 from .base import CheckInput, Kind, Outcome
 from .graded import GoStrictConfig
 

@@ -1,7 +1,8 @@
-"""numeric_match: numbers equal, or within a tolerance (§5.8). Strict config, binary score.
+"""numeric_match: numbers equal, or within a tolerance (docs/scoring.md §5.8). Strict config,
+binary score.
 
 Parsing: without ``extract_number`` the trimmed text must be a Go float literal
-(:func:`scoring.gofloat.parse_float`: ``+5``, ``.5``, ``1e3``, ``inf``, ``nan`` and hex
+(:func:`scoring.compat.gofloat.parse_float`: ``+5``, ``.5``, ``1e3``, ``inf``, ``nan`` and hex
 floats parse; ``1_000`` and ``1,000`` do not). With it, currency marks, commas and ``%``
 are removed and the leftmost number (``[+-]?(?:\\d+(?:\\.\\d+)?|\\.\\d+)(?:[eE][+-]?\\d+)?``)
 is taken. ``significant_digits`` rounds both sides half away from zero.
@@ -17,11 +18,11 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+from ..compat.gofloat import parse_float, round_significant
+from ..compat.patterns import compile_pattern
+from ..compat.textform import go_number
+from ..compat.textnorm import go_quote, strip_currency, trim
 from ..errors import FieldError
-from ..gofloat import parse_float, round_significant
-from ..patterns import compile_pattern
-from ..textform import go_number
-from ..textnorm import go_quote, strip_currency, trim
 from .base import CheckInput, Kind, Outcome
 from .graded import GoStrictConfig
 

@@ -1,4 +1,4 @@
-"""postcondition: a condition on a captured file after the run (scoring-semantics §5.21).
+"""postcondition: a condition on a captured file after the run (docs/scoring.md §5.21).
 
 Config (strict, required): ``{condition, value?, json_path?}``; expected_from is omitted
 and the target is ``file:<key>``. Conditions:
@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..compat.jsoncompare import values_equal
+from ..compat.jsondoc import DocumentError, parse_document, to_exact, to_plain
+from ..compat.patterns import PatternError, compile_pattern, search
+from ..compat.textform import first_non_empty
 from ..errors import FieldError
-from ..jsoncompare import values_equal
-from ..jsondoc import DocumentError, parse_document, to_exact, to_plain
-from ..patterns import PatternError, compile_pattern, search
-from ..references import Resolution
-from ..textform import first_non_empty
+from ..run.references import Resolution
 from .base import CheckInput, Kind, Outcome, StrictConfig
 from .json_path_match import Expectation, evaluate
 

@@ -1,11 +1,11 @@
-"""regex_match: the expected text is an RE2 pattern searched in the actual (§5.3).
+"""regex_match: the expected text is an RE2 pattern searched in the actual (docs/scoring.md §5.3).
 
 No reason on pass or fail (AgentClash's ``applyValidator``); a pattern Go's ``regexp``
 rejects is ``invalid regex pattern: error parsing regexp: …`` (a pack error)."""
 
 from __future__ import annotations
 
-from ..patterns import PatternError, search
+from ..compat.patterns import PatternError, search
 from .base import CheckInput, Kind, Outcome
 
 

@@ -1,4 +1,4 @@
-"""rouge_score: ROUGE-1, ROUGE-2 or ROUGE-L F-beta (§5.13). Strict config, graded.
+"""rouge_score: ROUGE-1, ROUGE-2 or ROUGE-L F-beta (docs/scoring.md §5.13). Strict config, graded.
 
 Same text prep and reference parsing as BLEU. rouge-1/2: clipped n-gram overlap,
 P = matches / candidate n-grams, R = matches / reference n-grams (0 for an empty
@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import FieldError
-from ..generation import (
+from ..compat.generation import (
     clipped_matches,
     f_beta,
     lcs_length,
     ngram_counts,
     safe_ratio,
 )
-from ..textnorm import split_words
+from ..compat.textnorm import split_words
+from ..errors import FieldError
 from .base import CheckInput, Kind, Outcome
 from .graded import (
     GoStrictConfig,

@@ -1,4 +1,4 @@
-"""JSON Schema checking shared by json_schema and file_json_schema (§5.5, §5.17).
+"""JSON Schema checking shared by json_schema and file_json_schema (docs/scoring.md §5.5, §5.17).
 
 AgentClash validates with a 2020-12 engine: ``$schema`` absent, empty or
 ``https://json-schema.org/draft/2020-12/schema`` means 2020-12; the draft-07 URIs
@@ -23,9 +23,9 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped]
 )
 from referencing.exceptions import Unresolvable
 
-from ..jsondoc import DocumentError, parse_document
-from ..lenient import json_kind
-from ..patterns import PatternError, compile_pattern
+from ..compat.jsondoc import DocumentError, parse_document
+from ..compat.lenient import json_kind
+from ..compat.patterns import PatternError, compile_pattern
 from .base import Outcome
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"

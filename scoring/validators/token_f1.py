@@ -1,4 +1,5 @@
-"""token_f1: bag-of-tokens F1 (SQuAD style) against a threshold (§5.10). Strict, graded.
+"""token_f1: bag-of-tokens F1 (SQuAD style) against a threshold (docs/scoring.md §5.10). Strict,
+graded.
 
 Pipeline: ``[trim, lowercase, collapse_whitespace]`` if ``normalize``, then
 ``strip_punctuation`` if ``remove_punctuation``, then ``remove_articles`` if
@@ -12,8 +13,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple
 
+from ..compat.textnorm import DEFAULT_PIPELINE, apply_pipeline, split_words
 from ..errors import FieldError
-from ..textnorm import DEFAULT_PIPELINE, apply_pipeline, split_words
 from .base import CheckInput, Kind, Outcome
 from .graded import GoStrictConfig, clamp_threshold, graded_outcome, threshold_errors
 

@@ -1,4 +1,4 @@
-"""tool_call_assertion: assertions over the run's tool-call trace (scoring-semantics §5.20).
+"""tool_call_assertion: assertions over the run's tool-call trace (docs/scoring.md §5.20).
 
 Config (strict, required): ``tool_name``, ``must_call``, ``count`` / ``min_count`` /
 ``max_count``, ``arguments_contain`` (a JSON object fragment), ``ordered_tools`` and
@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import Field
 
-from .. import gojson
+from ..compat import gojson
+from ..compat.textnorm import go_quote
 from ..errors import FieldError
-from ..evidence import ToolCall
-from ..references import source
-from ..textnorm import go_quote
+from ..run.evidence import ToolCall
+from ..run.references import source
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
 ORDER_MODES = ("subsequence", "exact")

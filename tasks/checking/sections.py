@@ -20,9 +20,11 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final
 
+from scoring.run import event_types
+
 from ..forgeries import battery, wins
 from ..messages import RunResult, Submission
-from . import evidence
+from . import readings
 from .report import Level, SectionReport
 from .subject import Subject, Trial
 
@@ -95,12 +97,12 @@ def _card_line(result: RunResult) -> str:
         return f"ended {result.outcome}: {result.reason}".rstrip(": ")
     score = "-" if card.score is None else card.score
     return (f"{score}/1000 {card.result or 'no contest'} ({card.validity}): "
-            f"{card.overall_reason}")
+            f"{card.overall_reason}").rstrip(": ")
 
 
 def _row(result: RunResult) -> list[object]:
     card = result.scorecard
-    seconds = evidence.seconds(result)
+    seconds = readings.seconds(result)
     return [result.outcome, card.score if card else None,
             (card.result or "no contest") if card else None, card.validity if card else None,
             None if seconds is None else round(seconds, 2)]
@@ -144,8 +146,8 @@ class Flakiness(Section):
         if len(scored) < 2:
             report.add("info", "fewer than two scored reference runs: nothing to compare")
             return report
-        kinds = {"validator": evidence.validator_verdicts,
-                 "hidden test": evidence.hidden_test_verdicts}
+        kinds = {"validator": readings.validator_verdicts,
+                 "hidden test": readings.hidden_test_verdicts}
         compared = 0
         for kind, read in kinds.items():
             seen = [read(result) for result in scored]
@@ -212,14 +214,14 @@ class Environment(Section):
     def _problems(subject: Subject, label: str, result: RunResult) -> list[str]:
         if result.outcome != "scored":
             return [f"the run ended {result.outcome}: {result.reason}"]
-        problems = evidence.setup_failures(result, len(subject.block.setup_commands))
+        problems = readings.setup_failures(result, len(subject.block.setup_commands))
         if label != REFERENCE:  # what the candidate's own runs trip over is theirs
             return problems
-        problems += evidence.missing_tools(result, len(subject.block.setup_commands))
-        problems += [p for p in map(evidence.hidden_test_problem,
-                                    evidence.payloads(result, evidence.CODE_EXECUTED)) if p]
-        problems += [f"the reference hit a limit: {hit}" for hit in evidence.limits_hit(result)]
-        failed = evidence.evaluator_failure(result)
+        problems += readings.missing_tools(result, len(subject.block.setup_commands))
+        problems += [p for p in map(readings.hidden_test_problem,
+                                    readings.payloads(result, event_types.CODE_EXECUTED)) if p]
+        problems += [f"the reference hit a limit: {hit}" for hit in readings.limits_hit(result)]
+        failed = readings.evaluator_failure(result)
         return [*problems, failed] if failed else problems
 
 
@@ -233,7 +235,7 @@ class Timing(Section):
     def judge(self, subject: Subject, runs: Runs) -> SectionReport:
         report = self.report("submission", "runs", "min s", "median s", "max s")
         for label, results in runs.items():
-            times = [s for s in map(evidence.seconds, results) if s is not None]
+            times = [s for s in map(readings.seconds, results) if s is not None]
             if times:
                 report.rows.append([label, len(times), round(min(times), 2),
                                     round(statistics.median(times), 2), round(max(times), 2)])
@@ -244,7 +246,7 @@ class Timing(Section):
     def _headroom(report: SectionReport, results: Sequence[RunResult]) -> None:
         for result in results:
             wall = (result.resources.get("limits") or {}).get("wall_timeout_s")
-            took = evidence.seconds(result)
+            took = readings.seconds(result)
             if wall and took is not None and took > HEADROOM * wall:
                 report.add("warning", f"a reference run took {took:.1f} s of its {wall:.0f} s "
                                       "wall limit: little headroom")

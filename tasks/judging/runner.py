@@ -14,9 +14,6 @@ from datetime import datetime
 from typing import Any
 
 from scoring import EvaluationSpec
-from scoring.cases import Case
-from scoring.events import decode_events
-from scoring.evidence import extract_evidence
 from scoring.judges import (
     CALL_COMPLETED,
     CALL_SKIPPED,
@@ -27,8 +24,12 @@ from scoring.judges import (
     request_summary,
 )
 from scoring.judges.budget import Reservation
+from scoring.judges.call_events import PLAN_UNAVAILABLE
 from scoring.judges.calls import Peer
-from scoring.judges.records import PLAN_UNAVAILABLE
+from scoring.run import event_types
+from scoring.run.events import decode_events
+from scoring.run.evidence import extract_evidence
+from scoring.spec.cases import Case
 
 from ..messages import PeerRun
 from ..recording import Recorder
@@ -78,7 +79,7 @@ def peer_evidence(peers: Sequence[PeerRun], cases: list[Case]) -> list[Peer]:
 def _peer_events(peer: PeerRun) -> list[dict[str, Any]]:
     if peer.final_output is None:
         return peer.events
-    done = {"type": "system.run.completed", "occurred_at": "1970-01-01T00:00:00Z",
+    done = {"type": event_types.RUN_COMPLETED, "occurred_at": "1970-01-01T00:00:00Z",
             "payload": {"final_output": peer.final_output}}
     return [*peer.events, done]
 

@@ -145,7 +145,7 @@ def _handler(stub: StubJudgeServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                 pass
 
-        def log_message(self, format: str, *args: Any) -> None:
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib's name)
             """Quiet: requests carry API keys in headers; nothing is logged."""
 
     return Handler

@@ -19,8 +19,8 @@ import redis as redis_lib
 from fleet_support import TEST_WORKER_SETTINGS, PrivateFleet
 from services import missing_service
 
+from tasks.redis_keys import FLEET_KEY
 from workers.localfleet import RedisServer, Starter, free_port
-from workers.worker import FLEET_KEY
 
 
 def _redis_available() -> None:

@@ -112,27 +112,10 @@ def example_packs() -> list[str]:
                   if "llm_judges" not in p.read_text())
 
 
-#: Packs where a submission that answers garbage gets "no contest" rather than a loss:
-#: AgentClash classes an answer it cannot parse as JSON as ``evaluator_error``
-#: (runtime/scoring/evaluation_validity_test.go, "ActualParseErrorsRemainEvaluatorErrors"),
-#: the scorecard is ``invalid`` and the Clawdiators result null, whatever gate the pack
-#: adds. By issue 21's definition that is a forgery that wins; changing it changes
-#: AgentClash's or the Clawdiators layer's semantics, so it is pinned here, and reported.
-NO_CONTEST_FOR_GARBAGE = {"invoice-json"}
-
-
-def no_contest(result: RunResult) -> bool:
-    """A scored run whose scorecard is invalid, with no result, and a score of 0."""
-    card = result.scorecard
-    return (result.outcome == "scored" and card is not None and card.result is None
-            and card.validity == "invalid" and not card.score)
-
-
 @pytest.mark.parametrize("name", example_packs())
 def test_every_example_pack_resists_the_battery(private_fleet: PrivateFleet,
                                                 name: str) -> None:
-    """On the default runtime (gVisor here), no forgery wins any example pack (but see
-    :data:`NO_CONTEST_FOR_GARBAGE`)."""
+    """On the default runtime (gVisor here), no forgery wins any example pack."""
     mapping = yaml.safe_load((EXAMPLES / name / "pack.yaml").read_text())
     case = (mapping.get("input_sets") or [{}])[0].get("cases") or []
     private_fleet.start("forger", ["-c", "2"])
@@ -143,7 +126,4 @@ def test_every_example_pack_resists_the_battery(private_fleet: PrivateFleet,
                 for f in battery(load_pack(mapping))}
     client.submit_many(requests.values())
     results = {n: client.wait(r.run_id, timeout=240) for n, r in requests.items()}
-    if name in NO_CONTEST_FOR_GARBAGE:
-        assert all(no_contest(r) for r in results.values()), name
-        return
     assert [n for n, r in results.items() if wins(r)] == []

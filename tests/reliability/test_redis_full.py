@@ -20,8 +20,9 @@ from fleet_support import PrivateFleet, cpu_seconds, log_of, metric, run_request
 from kombu.exceptions import OperationalError
 
 from tasks.client import EvalfleetClient, SubmitError
-from tasks.intake import INTAKE_GROUP, INTAKE_STREAM, IntakeForwarder
+from tasks.intake import IntakeForwarder
 from tasks.queueing import PRIORITY_STEPS, queue_for
+from tasks.redis_keys import INTAKE_GROUP, INTAKE_STREAM
 from workers.localfleet import RedisServer
 
 MiB = 1024 * 1024

@@ -12,11 +12,12 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from scoring.scorecard import Scorecard
+from scoring.run.scorecard import Scorecard
 from tasks.client import EvalfleetClient
 from tasks.consumers import group_states
 from tasks.messages import RunResult
-from tasks.publish import RESULTS_STREAM, Publisher
+from tasks.publish import Publisher
+from tasks.redis_keys import RESULTS_STREAM
 from workers.localfleet import RedisServer
 from workers.metrics import ResultsCollector
 

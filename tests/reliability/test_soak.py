@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from fleet_support import PrivateFleet, run_request, wait_for
 
-from tasks.publish import RESULTS_STREAM
-from tasks.run import DELIVERIES
+from tasks.redis_keys import RESULTS_STREAM, deliveries_key
 
 #: Growth of a node's resident memory (main + pool processes) allowed over a soak.
 MAX_RSS_GROWTH_MB = 150
@@ -66,7 +65,7 @@ def soak(private_fleet: PrivateFleet, runs: int) -> dict[str, Any]:
             assert run_id not in published, f"{run_id} published twice"
             published[run_id] = int(entry_id.split(b"-")[0]) / 1000
     rss_after = [rss_mb(n.process.pid) for n in nodes]  # type: ignore[union-attr]
-    redelivered = sum(int(client.redis.get(DELIVERIES.format(run_id=i)) or 1) > 1 for i in ids)
+    redelivered = sum(int(client.redis.get(deliveries_key(i)) or 1) > 1 for i in ids)
     for node in nodes:
         node.stop()
     leaked = private_fleet.containers()

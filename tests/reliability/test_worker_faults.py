@@ -12,7 +12,7 @@ import pytest
 from fleet_support import PrivateFleet, log_of, run_request, wait_for
 
 from tasks.queueing import TASK_NAME, queue_for
-from tasks.run import DELIVERIES
+from tasks.redis_keys import deliveries_key
 
 
 def pool_children(pid: int) -> list[int]:
@@ -25,7 +25,7 @@ def pool_children(pid: int) -> list[int]:
 
 
 def deliveries(client: Any, run_id: str) -> int:
-    return int(client.redis.get(DELIVERIES.format(run_id=run_id)) or 0)
+    return int(client.redis.get(deliveries_key(run_id)) or 0)
 
 
 def test_pool_process_sigkilled_mid_run_is_redelivered_once(private_fleet: PrivateFleet) -> None:

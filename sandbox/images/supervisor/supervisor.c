@@ -191,6 +191,7 @@ static const char *drop_privileges(const struct request *req) {
     if (setresuid(req->uid, req->uid, req->uid) != 0) return "setresuid";
     if (getuid() != req->uid || geteuid() != req->uid) return "uid did not change";
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return "prctl(PR_SET_NO_NEW_PRIVS)";
+    umask(022);  /* the same file modes every run, whatever the image (determinism) */
     return NULL;
 }
 

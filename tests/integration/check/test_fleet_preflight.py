@@ -18,7 +18,8 @@ from check_support import evalfleet
 from tasks.forgeries import FORGERIES
 from tasks.messages import RunRequest
 from tasks.packs import pack_digest
-from tasks.preflight import PREFLIGHT_KEY, PreflightRecord
+from tasks.preflight import PreflightRecord
+from tasks.redis_keys import preflight_key
 from tasks.submissions import load_submission
 from workers.localfleet import wait_until
 
@@ -74,7 +75,7 @@ def test_a_pack_runs_only_once_its_preflight_passed(start_worker: Any, client: A
     before = submit(client, mapping, passing)
     checked = evalfleet("check", str(folder / "pack.yaml"), "--runs", "2", "--fleet",
                         redis_server.url)
-    stored = client.redis.get(PREFLIGHT_KEY.format(digest=pack_digest(mapping)))
+    stored = client.redis.get(preflight_key(pack_digest(mapping)))
     after = submit(client, mapping, passing)
 
     assert before.outcome == "rejected" and before.preflight.status == "missing"

@@ -172,7 +172,7 @@ def test_the_reaper_removes_its_own_fleets_orphans_only(start_worker: Any, redis
     """An orphan of this fleet (dead worker) is reaped; another fleet's container is not."""
     import redis
 
-    from workers.worker import FLEET_KEY
+    from tasks.redis_keys import FLEET_KEY
 
     start_worker("reaper", reaper_interval_s="0.5")
     ours = redis.Redis.from_url(redis_server.url).get(FLEET_KEY).decode()

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tasks.intake import INTAKE_STREAM
 from tasks.messages import RunRequest
-from tasks.publish import RESULTS_CHANNEL, RESULTS_STREAM, result_key
 from tasks.queueing import TASK_NAME, queue_for
+from tasks.redis_keys import INTAKE_STREAM, RESULTS_CHANNEL, RESULTS_STREAM, result_key
 from tasks.submissions import load_submission
 
 PACKS = Path(__file__).parents[3] / "examples" / "packs"

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from tasks.messages import RunRequest
-from tasks.publish import RESULTS_STREAM
+from tasks.redis_keys import RESULTS_STREAM
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "prio"},

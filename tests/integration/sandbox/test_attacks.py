@@ -215,12 +215,14 @@ def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox,
               "    if os.fork() == 0:\n"
               "        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
               "        while True:\n"
-              "            open('/workspace/result.txt', 'w').write('tampered')\n"
+              "            open('/workspace/.t', 'w').write('tampered')\n"
+              "            os.replace('/workspace/.t', '/workspace/result.txt')\n"
               "            print('tampered', flush=True)\n"
               "            time.sleep(0.01)\n")
     sandbox = open_sandbox("python", transport)
     sandbox.exec(Command(["python3", "-c", daemon], timeout_s=10))
-    assert sandbox.exec(Command("sleep 0.2; cat result.txt")).stdout == b"tampered"
+    running = "for _ in $(seq 200); do [ -e result.txt ] && break; sleep 0.05; done; cat result.txt"
+    assert sandbox.exec(Command(running)).stdout == b"tampered"  # the daemon outlived its exec
     from sandbox.execution import CodeExecution
     from sandbox.plan import Plan
 

@@ -92,6 +92,8 @@ def test_under_gvisor_the_pids_cgroup_is_a_ceiling_for_the_sandbox_kernel() -> N
     kwargs = create_kwargs(profile, owner, supervisor="/sv", gvisor=True)
     assert kwargs["pids_limit"] == host_pids(100) > 100 * 18
     assert {u["Name"]: u["Hard"] for u in kwargs["ulimits"]}["nproc"] == 100
+    plain = create_kwargs(profile, owner, gvisor=True)  # through exec: more threads each
+    assert plain["pids_limit"] == host_pids(100, supervised=False) > kwargs["pids_limit"]
     runc = create_kwargs(profile, owner, supervisor="/sv")
     assert runc["pids_limit"] == 100 and "nproc" not in {u["Name"] for u in runc["ulimits"]}
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring.cases import Case
-from scoring.events import decode_events
-from scoring.evidence import Evidence, extract_evidence
-from scoring.results import ValidatorResult
-from scoring.spec import EvaluationSpec
-from scoring.validator_run import run_validator
+from scoring.run.events import decode_events
+from scoring.run.evidence import Evidence, extract_evidence
+from scoring.run.records import ValidatorResult
+from scoring.run.validator_run import run_validator
+from scoring.spec.cases import Case
+from scoring.spec.models import EvaluationSpec
 
 T0 = "2026-01-01T00:00:00Z"
 

@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from scoring import validators as registry
 from scoring.errors import FieldError
-from scoring.spec import EvaluationSpec
-from scoring.validation import validate_spec
+from scoring.spec.models import EvaluationSpec
+from scoring.spec.rules import validate_spec
 from scoring.validators.base import CheckInput, Kind, LenientConfig, Outcome, StrictConfig
 
 V = "evaluation_spec.validators"
@@ -59,7 +59,7 @@ def capture(key: str = "out", ctype: str = "file_capture", path: str = "/work/ou
 
 
 def judge(key: str = "j", **extra: Any) -> dict[str, Any]:
-    """A judge declaration valid under the judge rules of §3."""
+    """A judge declaration valid under the judge rules of docs/scoring.md §3."""
     return {"key": key, "mode": "rubric", "rubric": "Is it good?", "model": "claude-x", **extra}
 
 

@@ -1,4 +1,4 @@
-"""Behavioral signals and the behavioral dimension (scoring-semantics §9)."""
+"""Behavioral signals and the behavioral dimension (docs/scoring.md §9)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from helpers import evidence_of, spec_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.behavioral import SIGNALS, SignalValue, behavioral_dimension, signal_value
-from scoring.evidence import Evidence, ToolCall
-from scoring.results import ValidatorResult
-from scoring.transcript import Turn
+from scoring.run.behavioral import SIGNALS, SignalValue, behavioral_dimension, signal_value
+from scoring.run.evidence import Evidence, ToolCall
+from scoring.run.records import ValidatorResult
+from scoring.run.transcript import Turn
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",
              "expected_from": "literal:x"}

@@ -1,4 +1,4 @@
-"""Scorecard dimension sources and normalization envelopes (scoring-semantics §10, §11)."""
+"""Scorecard dimension sources and normalization envelopes (docs/scoring.md §10, §11)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from helpers import completed, evidence_of
 
 import scoring
-from scoring.dimensions import Inputs, normalize, score_dimension
-from scoring.results import DimensionResult, MetricResult, ValidatorResult
-from scoring.spec import Envelope, EvaluationSpec
+from scoring.run.dimensions import Inputs, normalize, score_dimension
+from scoring.run.records import DimensionResult, MetricResult, ValidatorResult
+from scoring.spec.models import Envelope, EvaluationSpec
 
 START = {"type": "system.run.started", "occurred_at": "2026-01-01T00:00:00Z", "payload": {}}
 DONE_1500 = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:01.500Z",

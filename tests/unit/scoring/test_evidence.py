@@ -1,4 +1,4 @@
-"""Evidence extraction from run events (scoring-semantics §4.1–4.2)."""
+"""Evidence extraction from run events (docs/scoring.md §4.1–4.2)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from helpers import T0, evidence_of
 
-from scoring.evidence import ToolCall
+from scoring.run.evidence import ToolCall
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from scoring import gojson
-from scoring.gojsonscan import JSONSyntaxError, decoder_more, decoder_value
+from scoring.compat import gojson
+from scoring.compat.gojsonscan import JSONSyntaxError, decoder_more, decoder_value
 
 GO = [
     ('  ',

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from scoring import CaseError, SpecError, evaluate, load_pack
-from scoring.cases import find_case
+from scoring.spec.cases import find_case
 
 SPEC = """\
     name: s

@@ -1,4 +1,4 @@
-"""Loading specs and packs (scoring-semantics §2.1, §3): every kind of source, and packs —
+"""Loading specs and packs (docs/scoring.md §2.1, §3): every kind of source, and packs —
 their cases, manifest, version-prefixed findings and lenient envelope.
 """
 
@@ -13,7 +13,7 @@ import pytest
 from load_helpers import PACK_YAML, SPEC, SPEC_YAML, errors_of, spec_body, write_file
 
 from scoring import Pack, load_pack, load_spec
-from scoring.spec import EvaluationSpec
+from scoring.spec.models import EvaluationSpec
 
 # --- sources ------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Strict decoding of the spec (scoring-semantics §2.1): unknown fields rejected by name,
+"""Strict decoding of the spec (docs/scoring.md §2.1): unknown fields rejected by name,
 wrong JSON types, configs opaque or lenient by validator type.
 """
 

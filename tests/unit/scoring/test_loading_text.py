@@ -13,7 +13,7 @@ from load_helpers import PACK_YAML, SPEC, SPEC_YAML, E, errors_of, lines_of, spe
 
 from scoring import SpecError, load_spec
 from scoring.errors import FieldError
-from scoring.loading import parse_json
+from scoring.spec.loading import parse_json
 
 # --- JSON and YAML text -------------------------------------------------------------------
 

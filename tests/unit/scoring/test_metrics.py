@@ -1,4 +1,4 @@
-"""Metric collectors (scoring-semantics §8)."""
+"""Metric collectors (docs/scoring.md §8)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,15 @@ from typing import Any
 import pytest
 from helpers import evidence_of, spec_with
 
-from scoring.metrics import COLLECTORS, collect_metric, milliseconds_between, total_latency_ms
-from scoring.results import MetricResult, ValidatorResult
-from scoring.spec import MetricDecl
+from scoring.clawdiators.sources import COLLECTORS as LAYER_COLLECTORS
+from scoring.run.collectors import (
+    COLLECTORS,
+    collect_metric,
+    milliseconds_between,
+    total_latency_ms,
+)
+from scoring.run.records import MetricResult, ValidatorResult
+from scoring.spec.models import MetricDecl
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",
              "expected_from": "literal:x"}
@@ -206,8 +212,8 @@ def test_collector_table_covers_section_8() -> None:
         "run_tool_call_count", "run_model_cost_usd", "run_completed_successfully",
         "run_failure_count", "validator_pass_rate", "behavioral_recovery_score",
         "behavioral_exploration_efficiency_score", "behavioral_error_cascade_score",
-        "behavioral_scope_adherence_score", "behavioral_confidence_calibration_score",
-        "run_model_call_count"}  # the last one is the Clawdiators layer's (issue 10)
+        "behavioral_scope_adherence_score", "behavioral_confidence_calibration_score"}
+    assert set(LAYER_COLLECTORS) == {"run_model_call_count"}  # the Clawdiators layer's
 
 
 @pytest.mark.parametrize(("start_ms", "end_ms", "expected"), [
@@ -233,7 +239,7 @@ def test_total_latency_ms_for_the_latency_dimension() -> None:
 
 def test_unknown_collector_makes_the_scorecard_invalid() -> None:
     """Through the engine: an unsupported collector is a metric error ⇒ validity invalid."""
-    from scoring.engine import evaluate
+    from scoring.run.engine import evaluate
 
     spec = spec_with(VALIDATOR, metrics=[
         {"key": "ok", "type": "numeric", "collector": "run_failure_count"},

@@ -1,4 +1,4 @@
-"""Spec normalization on the way in (scoring-semantics §2.2).
+"""Spec normalization on the way in (docs/scoring.md §2.2).
 
 Trimming of the listed fields, the default strategy, the judge samples default, string-form
 dimensions and the built-in expansion (with legacy normalization blocks), and the default
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scoring.spec import Dimension, Envelope, EvaluationSpec
+from scoring.spec.models import Dimension, Envelope, EvaluationSpec
 
 
 def spec(**fields: Any) -> EvaluationSpec:

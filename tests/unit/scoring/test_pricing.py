@@ -1,4 +1,4 @@
-"""Model cost from usage and the price table (scoring-semantics §15)."""
+"""Model cost from usage and the price table (docs/scoring.md §15)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from helpers import evidence_of, spec_with
 
-from scoring.pricing import lookup_price, run_model_cost_usd, strip_date_suffix
-from scoring.spec import PriceRow
+from scoring.run.pricing import lookup_price, run_model_cost_usd, strip_date_suffix
+from scoring.spec.models import PriceRow
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",
              "expected_from": "literal:x"}

@@ -1,4 +1,4 @@
-"""Evidence references: syntax and resolution of every form (scoring-semantics §4.3)."""
+"""Evidence references: syntax and resolution of every form (docs/scoring.md §4.3)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from helpers import T0, completed, evidence_of
 
-from scoring.references import is_supported, resolve
+from scoring.run.references import is_supported, resolve
 
 PAYLOAD = {"question": "q?", "answer": "x", "nums": [10, 1000000, {"deep": "d"}],
            "obj": {"b": 2, "a": "<&>"}}

@@ -31,7 +31,7 @@ def test_each_kind_is_named_for_its_key_and_has_tests(name: str) -> None:
 @pytest.mark.parametrize("name", VALIDATOR_TYPES)
 def test_config_strictness_follows_agentclash(name: str) -> None:
     """Strict configs reject unknown keys at load; lenient ones are never validated at load;
-    the rest never read their config (scoring-semantics §2.1)."""
+    the rest never read their config (docs/scoring.md §2.1)."""
     kind = VALIDATORS[name]
     expected = "strict" if name in STRICT else "lenient" if name in LENIENT else "ignored"
 

@@ -1,4 +1,5 @@
-"""Status, validity, warnings (§13), the scorecard document (§16) and the 0–1000 layer."""
+"""Status, validity, warnings (docs/scoring.md §13), the scorecard document (§16) and the 0–1000
+layer."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import pytest
 from helpers import T0, completed
 
 import scoring
-from scoring.engine import status, validity
-from scoring.results import DimensionResult, MetricResult, ValidatorResult
-from scoring.scorecard import Scorecard, result_for, to_points
+from scoring.run.engine import status, validity
+from scoring.run.records import DimensionResult, MetricResult, ValidatorResult
+from scoring.run.scorecard import Scorecard, result_for, to_points
 
 START = {"type": "system.run.started", "occurred_at": T0, "payload": {}}
 DONE = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:01Z",
@@ -242,6 +243,12 @@ def test_result_for(points: int | None, validity_state: str, expected: str | Non
     assert result_for(points, validity_state) == expected
 
 
+@pytest.mark.parametrize("points", [None, 0, 900])
+def test_result_for_a_forfeit_is_a_loss(points: int | None) -> None:
+    """A run the candidate's own answer made invalid loses, whatever its score."""
+    assert result_for(points, "invalid", forfeit=True) == "loss"
+
+
 @pytest.mark.parametrize(("preference", "score", "result"), [
     pytest.param(0.6995, 700, "win", id="699.5-win"),
     pytest.param(0.6994, 699, "draw", id="699.4-draw"),
@@ -263,6 +270,30 @@ def test_invalid_evaluation_has_score_but_no_result() -> None:
     """An invalid evaluation keeps its score but its result is null (no contest)."""
     got = card(spec_with(BAD_METRIC, PREF), human_preference=0.9)
     assert (got.validity, got.score, got.result) == ("invalid", 900, None)
+
+
+JSON_SHAPE = {"key": "shape", "type": "json_schema", "target": "final_output",
+              "expected_from": 'literal:{"type": "object"}'}
+SHAPE = {"key": "shape", "source": "validators", "validators": ["shape"], "gate": True,
+         "pass_threshold": 1.0}
+
+
+@pytest.mark.parametrize("strategy", ["weighted", "binary", "hybrid"])
+def test_an_unreadable_answer_is_a_loss_not_no_contest(strategy: str) -> None:
+    """Garbage where the pack asks for JSON: AgentClash's fields say invalid (an
+    evaluator_error), but the candidate did it: score 0, a loss — never no contest."""
+    pref = dict(PREF, pass_threshold=0.5)
+    the_spec = spec(SHAPE, pref, validators=[JSON_SHAPE], strategy=strategy)
+    got = card(the_spec, [completed("garbage")], human_preference=1.0)
+    assert got.validity == "invalid" and "parse actual JSON" in got.validity_reason
+    assert (got.score, got.result) == (0, "loss")
+
+
+def test_an_unreadable_answer_with_a_pack_error_stays_no_contest() -> None:
+    """When the pack errs as well (a metric that cannot be collected), nobody loses."""
+    the_spec = spec_with({**BAD_METRIC, "validators": [JSON_SHAPE]}, SHAPE, PREF)
+    got = card(the_spec, [completed("garbage")], human_preference=1.0)
+    assert (got.validity, got.result) == ("invalid", None)
 
 
 def test_weighted_gate_failure_lowers_passed_not_result() -> None:

@@ -1,4 +1,4 @@
-"""The overall verdict: weighted, binary, hybrid with gates (scoring-semantics §12)."""
+"""The overall verdict: weighted, binary, hybrid with gates (docs/scoring.md §12)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 import scoring
-from scoring.results import DimensionResult
-from scoring.strategies import Verdict, decide
+from scoring.run.records import DimensionResult
+from scoring.run.strategies import Verdict, decide
 
 GONE, ERR = "unavailable", "error"
 

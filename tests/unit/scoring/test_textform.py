@@ -1,4 +1,4 @@
-"""Stringification of resolved JSON values (scoring-semantics §4.3 and §17.3–17.4)."""
+"""Stringification of resolved JSON values (docs/scoring.md §4.3 and §17–17.4)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from scoring.textform import go_json, go_number, loose_string, stringify
+from scoring.compat.textform import go_json, go_number, loose_string, stringify
 
 
 @pytest.mark.parametrize(("value", "text"), [

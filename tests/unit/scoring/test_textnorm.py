@@ -1,4 +1,4 @@
-"""Whitespace handling in scoring.textnorm: the fast paths agree with the plain rules."""
+"""Whitespace handling in scoring.compat.textnorm: the fast paths agree with the plain rules."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring.textnorm import GO_WHITESPACE, collapse_ascii_whitespace, split_words
+from scoring.compat.textnorm import GO_WHITESPACE, collapse_ascii_whitespace, split_words
 
 
 @given(st.text(alphabet="ab \t\n\r\f\v\x1c\u00a0", max_size=30))

@@ -1,5 +1,5 @@
 """Load-time validation, general rules: top level, runtime limits, scorecard, and how
-findings are collected (scoring-semantics §3 and the appendix).
+findings are collected (docs/scoring.md §3 and the appendix).
 
 The builders and stand-in kinds are in ``spec_builders``; its ``kinds`` fixture
 registers them for every test here.

@@ -1,5 +1,5 @@
 """Load-time validation of metrics, the behavioral block, pricing rows and the general
-judge rules (§3).
+judge rules (docs/scoring.md §3).
 
 The builders and stand-in kinds are in ``spec_builders``; its ``kinds`` fixture
 registers them for every test here.

@@ -1,5 +1,5 @@
 """Load-time validation of scorecard dimensions: sources, scopes, envelopes, directions,
-gates and thresholds (§3).
+gates and thresholds (docs/scoring.md §3).
 
 The builders and stand-in kinds are in ``spec_builders``; its ``kinds`` fixture
 registers them for every test here.

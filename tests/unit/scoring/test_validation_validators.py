@@ -1,5 +1,5 @@
 """Load-time validation of validators and post-execution checks: keys, types, targets,
-expected_from, file targets and the generic config handling (§3).
+expected_from, file targets and the generic config handling (docs/scoring.md §3).
 
 The builders and stand-in kinds are in ``spec_builders``; its ``kinds`` fixture
 registers them for every test here.

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from scoring import SpecError, load_pack, yamlv3
-from scoring import envelope as go
+from scoring import SpecError, load_pack
+from scoring.compat import yamlv3
+from scoring.spec import envelope as go
 
 GO_DECODED = [
     ('', '<nil>', 'null'),

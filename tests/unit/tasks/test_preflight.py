@@ -17,7 +17,8 @@ from tasks.checking import check_pack
 from tasks.messages import RunResult
 from tasks.packs import pack_digest
 from tasks.pipeline import run_pipeline
-from tasks.preflight import PREFLIGHT_KEY, Mode, PreflightGate, PreflightRecord, PreflightStore
+from tasks.preflight import Mode, PreflightGate, PreflightRecord, PreflightStore
+from tasks.redis_keys import preflight_key
 
 IMAGE = "sha256:f00d"
 CHECKED = datetime(2026, 11, 24, 9, 30, tzinfo=UTC)
@@ -142,7 +143,7 @@ def test_a_check_report_becomes_the_record_a_gate_reads() -> None:
     key = store.put(PreflightRecord.of(report, CHECKED))
     found = store.get(pack_digest(manifest))
 
-    assert key == PREFLIGHT_KEY.format(digest=pack_digest(manifest))
+    assert key == preflight_key(pack_digest(manifest))
     assert found is not None and found.passed is False
     assert (found.cases, found.image_ids, found.runs) == (["c1"], ["sha256:abc"], 5)
     assert found.sections["reference"] is False and found.sections["empty"] is True

@@ -8,7 +8,7 @@ import pytest
 from test_pipeline import PACK, request, run
 
 from scoring import load_pack
-from scoring.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
+from scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
 from tasks.messages import RunResult
 from tasks.provenance import evalfleet_version, provenance
 

@@ -14,7 +14,7 @@ from test_pipeline import PACK, request, run
 
 from scoring import load_pack
 from tasks.messages import RunResult
-from tasks.publish import RESULTS_STREAM
+from tasks.redis_keys import RESULTS_STREAM
 from tasks.rescoring import Change, rescore, stream_results
 from workers.cli import main
 
@@ -124,7 +124,8 @@ class StreamStub:
                         for i, r in enumerate(results)]
         self.calls: list[str] = []
 
-    def xrange(self, name: str, min: str, max: str, count: int) -> list[Any]:
+    def xrange(self, name: str, min: str, max: str,  # noqa: A002 (redis-py's keywords)
+               count: int) -> list[Any]:
         assert (name, max) == (RESULTS_STREAM, "+")
         self.calls.append(min)
         after = min[1:] if min.startswith("(") else None

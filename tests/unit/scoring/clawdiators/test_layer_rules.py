@@ -1,5 +1,5 @@
-"""Submission checks with severity (§10), script dimensions (§8), efficiency (§8),
-constraint violations (§8.4), the harness warning, and the superset guarantee."""
+"""Submission checks with severity, script dimensions, efficiency, constraint violations,
+the harness warning, and the superset guarantee (docs/scoring.md §C)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from layer_helpers import evaluator_event, layer_spec, manifest_event, run, scor
 from scoring import evaluate
 from scoring.clawdiators.efficiency import call_efficiency, token_efficiency
 from scoring.errors import SpecError
-from scoring.loading import load_spec
+from scoring.spec.loading import load_spec
 
 CHECK = {"key": "has_main", "type": "required_files", "paths": ["main.py"],
          "guards": ["correctness"]}
@@ -114,7 +114,7 @@ def test_script_source_needs_an_evaluator() -> None:
 
 
 def test_efficiency_formulas() -> None:
-    """Token: max(0, 1 − t/budget). Calls: §6's (5, 3, 10) ≈ 0.714 and (9, 3, 15) = 0.5."""
+    """Token: max(0, 1 − t/budget). Calls: (5, 3, 10) ≈ 0.714 and (9, 3, 15) = 0.5 (§C3)."""
     assert token_efficiency(250, 1000) == 0.75 and token_efficiency(2000, 1000) == 0.0
     assert round(call_efficiency(5, 3, 10), 3) == 0.714
     assert call_efficiency(9, 3, 15) == 0.5 and call_efficiency(2, 3, 15) == 1.0

@@ -1,4 +1,4 @@
-"""Speed formulas (§5) and the weight rule (§2) with the reference doc's numbers."""
+"""Speed formulas and the weight rule (docs/scoring.md §C2, §C1), with worked numbers."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from scoring import evaluate
 from scoring.clawdiators.rules import weights_sum_to_one
 from scoring.clawdiators.speed import legacy_linear, linear, power
 from scoring.errors import SpecError
-from scoring.loading import load_spec
-from scoring.scorecard import to_points
+from scoring.run.scorecard import to_points
+from scoring.spec.loading import load_spec
 
 
 @pytest.mark.parametrize(("used", "limit", "points"), [
@@ -41,7 +41,7 @@ def test_legacy_linear_rounds_points_and_has_no_lower_clamp() -> None:
     ([0.33, 0.33, 0.33], False), ([0.5, 0.3], False), ([0.5, 0.5], True),
 ])
 def test_weights_rule_float_examples(weights: list[float], ok: bool) -> None:
-    """|Σw − 1| < 0.001, strict, summed left to right in doubles (§2's examples)."""
+    """|Σw − 1| < 0.001, strict, summed left to right in doubles (§C1)."""
     assert weights_sum_to_one(weights) is ok
 
 

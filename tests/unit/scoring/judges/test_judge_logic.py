@@ -1,4 +1,5 @@
-"""Judge parsing, per-mode scoring, aggregation, confidence, ordering and budgets (§14)."""
+"""Judge parsing, per-mode scoring, aggregation, confidence, ordering and budgets (docs/scoring.md
+§14)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from scoring.judges.budget import MESSAGE_OVERHEAD_TOKENS, Budget
 from scoring.judges.calls import order_candidates, plan_judge
 from scoring.judges.parsing import JudgeParseError, parse_ranking, parse_score, sanitize
 from scoring.judges.prompts import Candidate, judge_message
-from scoring.spec import EvaluationSpec, JudgeDecl, PriceRow
+from scoring.spec.models import EvaluationSpec, JudgeDecl, PriceRow
 
 
 def decl(**extra: Any) -> JudgeDecl:
@@ -155,8 +156,8 @@ def test_shuffle_is_seeded() -> None:
 
 def test_plan_caps_samples_and_is_model_major() -> None:
     """samples × models calls, capped by max_samples_per_judge, AgentClash's order."""
-    from scoring.evidence import Evidence
-    from scoring.spec import JudgeLimits
+    from scoring.run.evidence import Evidence
+    from scoring.spec.models import JudgeLimits
 
     judge = decl(model="", models=["gpt-4o", "claude-x"], samples=5,
                  consensus={"aggregation": "mean"})
@@ -167,7 +168,7 @@ def test_plan_caps_samples_and_is_model_major() -> None:
 
 
 def test_n_wise_alone_is_unavailable() -> None:
-    from scoring.evidence import Evidence
+    from scoring.run.evidence import Evidence
 
     plan = plan_judge(decl(mode="n_wise", prompt="p"), Evidence(), "run")
     assert (

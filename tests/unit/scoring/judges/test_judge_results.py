@@ -1,4 +1,5 @@
-"""Judge results rebuilt from ``grader.judge.*`` events through ``evaluate`` (§13, §14, §16)."""
+"""Judge results rebuilt from ``grader.judge.*`` events through ``evaluate`` (docs/scoring.md §13,
+§14, §16)."""
 
 from __future__ import annotations
 

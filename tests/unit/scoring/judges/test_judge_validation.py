@@ -1,4 +1,4 @@
-"""The LLM-judge rules of scoring-semantics §3: every rule, its field path and message."""
+"""The LLM-judge rules of docs/scoring.md §3: every rule, its field path and message."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 import scoring
-from scoring.judges.validation import has_secret_reference
-from scoring.validation import validate_spec
+from scoring.judges.rules import has_secret_reference
+from scoring.spec.rules import validate_spec
 
 UNKNOWN = ("must be inferable to a known judge provider (claude-*, gpt-*, gemini-*, grok-*, "
            "mistral-*, openrouter/* slugs)")
@@ -31,7 +31,7 @@ def judge(**extra: Any) -> dict[str, Any]:
 
 
 def findings(body: dict[str, Any]) -> list[tuple[str, str]]:
-    loaded = scoring.spec.EvaluationSpec.model_validate(body)
+    loaded = scoring.spec.models.EvaluationSpec.model_validate(body)
     return [(f.field, f.message) for f in validate_spec(loaded)]
 
 

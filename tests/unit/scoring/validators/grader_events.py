@@ -1,4 +1,4 @@
-"""Hand-built sandbox verification and tool-call events (scoring-semantics §4.2, §7.2, §7.3)."""
+"""Hand-built sandbox verification and tool-call events (docs/scoring.md §4.2, §7.2, §7.3)."""
 
 from __future__ import annotations
 

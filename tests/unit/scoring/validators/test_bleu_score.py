@@ -1,4 +1,5 @@
-"""bleu_score (§5.12): AgentClash's sentence BLEU, reference parsing, sacrebleu option."""
+"""bleu_score (docs/scoring.md §5.12): AgentClash's sentence BLEU, reference parsing, sacrebleu
+option."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
+from scoring.compat.generation import InvalidReferences, parse_references
 from scoring.errors import FieldError
-from scoring.generation import ReferenceError, parse_references
 from scoring.validators import bleu_score
 
 PATH = "evaluation_spec.validators[0].config"
@@ -73,7 +74,7 @@ def test_reference_parsing(expected: str, references: list[str]) -> None:
 @pytest.mark.parametrize("expected", ["[1, 2]", '["a", 1]', "[]", '[{"a": 1}]'])
 def test_bad_reference_arrays_are_pack_errors(expected: str) -> None:
     """A JSON array of non-strings (or no references) is an error, classed pack_error."""
-    with pytest.raises(ReferenceError):
+    with pytest.raises(InvalidReferences):
         parse_references(expected, normalize=False, case_insensitive=False)
     result = run_one("bleu_score", "a", expected)
     assert (result.state, result.outcome_class) == ("error", "pack_error")

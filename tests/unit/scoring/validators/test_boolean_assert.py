@@ -1,4 +1,5 @@
-"""boolean_assert (§5.4): trimmed, lower-cased true|1|yes / false|0|no; pass iff equal."""
+"""boolean_assert (docs/scoring.md §5.4): trimmed, lower-cased true|1|yes / false|0|no; pass iff
+equal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""chrf_score (§5.14): character n-gram F-beta, whitespace removed, best over references."""
+"""chrf_score (docs/scoring.md §5.14): character n-gram F-beta, whitespace removed, best over
+references."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""code_execution (§5.19, §7.3): scoring the recorded test run; strict config; pass_at_k."""
+"""code_execution (docs/scoring.md §5.19, §7.3): scoring the recorded test run; strict config;
+pass_at_k."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured, executed, spec_body
 
 from scoring.errors import FieldError
-from scoring.results import ValidatorResult
-from scoring.spec import EvaluationSpec
-from scoring.validation import validate_spec
+from scoring.run.records import ValidatorResult
+from scoring.spec.models import EvaluationSpec
+from scoring.spec.rules import validate_spec
 from scoring.validators import code_execution
 
 PATH = "evaluation_spec.validators[0].config"

@@ -1,4 +1,4 @@
-"""contains (§5.2): case-sensitive substring; an empty expected always passes."""
+"""contains (docs/scoring.md §5.2): case-sensitive substring; an empty expected always passes."""
 
 from __future__ import annotations
 

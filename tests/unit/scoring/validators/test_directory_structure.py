@@ -1,4 +1,5 @@
-"""directory_structure (§5.18): exact paths in a listing, no inferred directories."""
+"""directory_structure (docs/scoring.md §5.18): exact paths in a listing, no inferred
+directories."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured, listed
 
-from scoring import gopath
-from scoring.results import ValidatorResult
+from scoring.compat import gopath
+from scoring.run.records import ValidatorResult
 
 ROOT = "/workspace"
 FILES = [{"path": "/workspace/src/main.py", "size": 10},

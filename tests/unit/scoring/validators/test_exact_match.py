@@ -1,4 +1,5 @@
-"""exact_match (§5.1): byte-for-byte equality; no trimming, folding or normalization."""
+"""exact_match (docs/scoring.md §5.1): byte-for-byte equality; no trimming, folding or
+normalization."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def test_numbers_in_case_data_are_stringified_the_go_way() -> None:
               "expectations": [{"key": "answer", "value": 1000000}]}]
     from unit.scoring.helpers import evidence_of, spec_with
 
-    from scoring.validator_run import run_validator
+    from scoring.run.validator_run import run_validator
 
     spec = spec_with({"key": "v", "type": "exact_match", "target": "final_output",
                       "expected_from": "case.expectations.answer"})

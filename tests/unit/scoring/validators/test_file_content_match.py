@@ -1,4 +1,5 @@
-"""file_content_match (§5.16): five match modes over the captured file; lenient config."""
+"""file_content_match (docs/scoring.md §5.16): five match modes over the captured file; lenient
+config."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured
 
-from scoring.results import ValidatorResult
+from scoring.run.records import ValidatorResult
 
 
 def match(content: str, expected: str, config: Any = None) -> ValidatorResult:

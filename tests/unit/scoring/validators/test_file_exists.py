@@ -1,4 +1,5 @@
-"""file_exists (§5.15): a missing file is a verdict, not missing evidence; lenient config."""
+"""file_exists (docs/scoring.md §5.15): a missing file is a verdict, not missing evidence; lenient
+config."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured, listed, spec_body
 
-from scoring.spec import EvaluationSpec
-from scoring.validation import validate_spec
+from scoring.spec.models import EvaluationSpec
+from scoring.spec.rules import validate_spec
 
 PRESENT = [captured("out", "hello")]
 ABSENT = [captured("out", exists=False)]

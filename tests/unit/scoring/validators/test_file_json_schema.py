@@ -1,4 +1,5 @@
-"""file_json_schema (§5.17): json_schema on a captured file, schema from a lenient config."""
+"""file_json_schema (docs/scoring.md §5.17): json_schema on a captured file, schema from a lenient
+config."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import T0, completed, run_one
 
-from scoring.results import ValidatorResult
+from scoring.run.records import ValidatorResult
 from scoring.validators import lookup
 
 OBJECT_WITH_ID = {"type": "object", "required": ["id"],

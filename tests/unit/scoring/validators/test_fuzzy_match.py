@@ -1,4 +1,5 @@
-"""fuzzy_match (§5.7): Levenshtein similarity (substitution cost 1) against a threshold."""
+"""fuzzy_match (docs/scoring.md §5.7): Levenshtein similarity (substitution cost 1) against a
+threshold."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
 from scoring.errors import FieldError
-from scoring.spec import EvaluationSpec
-from scoring.validation import validate_spec
+from scoring.spec.models import EvaluationSpec
+from scoring.spec.rules import validate_spec
 from scoring.validators import fuzzy_match
 
 PATH = "evaluation_spec.validators[0].config"

@@ -1,4 +1,5 @@
-"""json_path_match (§5.6): the exact path subset, existence checks and the five comparators."""
+"""json_path_match (docs/scoring.md §5.6): the exact path subset, existence checks and the five
+comparators."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.goquote import QuoteError, unquote
-from scoring.jsondoc import parse_document
-from scoring.jsonpath import PathError, lookup
+from scoring.compat.goquote import QuoteError, unquote
+from scoring.compat.jsondoc import parse_document
+from scoring.compat.jsonpath import PathError, lookup
 
 DOC = json.dumps({
     "name": "ada", "n": 10, "f": 2.5, "big": 42, "tags": ["x", 1, {"k": "v"}],

@@ -1,4 +1,5 @@
-"""json_schema (§5.5): one JSON value validated with the 2020-12 engine; draft-07 accepted."""
+"""json_schema (docs/scoring.md §5.5): one JSON value validated with the 2020-12 engine; draft-07
+accepted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""math_equivalence (§5.11): LaTeX normalization, exact parser, shallow canonical form."""
+"""math_equivalence (docs/scoring.md §5.11): LaTeX normalization, exact parser, shallow canonical
+form."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one, spec_with
 
+from scoring.compat.mathcanon import canonical, evaluate, key
+from scoring.compat.mathexpr import MathSyntaxError, parse
+from scoring.compat.mathnorm import normalize
 from scoring.errors import FieldError
-from scoring.mathcanon import canonical, evaluate, key
-from scoring.mathexpr import MathSyntaxError, parse
-from scoring.mathnorm import normalize
-from scoring.validation import validate_spec
+from scoring.spec.rules import validate_spec
 from scoring.validators.math_equivalence import KIND, MathEquivalenceConfig
 
 

@@ -1,4 +1,5 @@
-"""normalized_match (§5.9) and the shared normalization steps of scoring.textnorm."""
+"""normalized_match (docs/scoring.md §5.9) and the shared normalization steps of
+scoring.compat.textnorm."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
+from scoring.compat.textnorm import (
+    STEPS,
+    apply_pipeline,
+    collapse_ascii_whitespace,
+    split_words,
+    trim,
+)
 from scoring.errors import FieldError
-from scoring.textnorm import STEPS, apply_pipeline, collapse_ascii_whitespace, split_words, trim
 from scoring.validators import normalized_match
 
 PATH = "evaluation_spec.validators[0].config"

@@ -1,4 +1,5 @@
-"""numeric_match (§5.8): Go float parsing, extraction, tolerances, significant digits."""
+"""numeric_match (docs/scoring.md §5.8): Go float parsing, extraction, tolerances, significant
+digits."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
+from scoring.compat.gofloat import go_pow10, parse_float, round_half_away, round_significant
 from scoring.errors import FieldError
-from scoring.gofloat import go_pow10, parse_float, round_half_away, round_significant
 from scoring.validators import numeric_match
 
 PATH = "evaluation_spec.validators[0].config"

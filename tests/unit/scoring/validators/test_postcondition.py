@@ -1,4 +1,5 @@
-"""postcondition (§5.21): a condition on a captured file, with its own missing-file rules."""
+"""postcondition (docs/scoring.md §5.21): a condition on a captured file, with its own missing-file
+rules."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import T0, completed, run_one, spec_with
 
 from scoring.errors import FieldError
-from scoring.results import ValidatorResult
-from scoring.validation import validate_spec
+from scoring.run.records import ValidatorResult
+from scoring.spec.rules import validate_spec
 from scoring.validators.postcondition import KIND, PostconditionConfig
 
 CONFIG_JSON = '{"name": "svc", "port": 8080, "ratio": 0.5, "tags": ["a", "b"]}'

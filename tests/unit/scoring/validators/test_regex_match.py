@@ -1,4 +1,5 @@
-"""regex_match (§5.3): the expected text is an RE2 pattern, searched (unanchored) in actual."""
+"""regex_match (docs/scoring.md §5.3): the expected text is an RE2 pattern, searched (unanchored)
+in actual."""
 
 from __future__ import annotations
 

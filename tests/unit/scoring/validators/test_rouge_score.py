@@ -1,4 +1,4 @@
-"""rouge_score (§5.13): ROUGE-1/2/L F-beta, best over references."""
+"""rouge_score (docs/scoring.md §5.13): ROUGE-1/2/L F-beta, best over references."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""token_f1 (§5.10): multiset token overlap F1 with the flag-built pipeline."""
+"""token_f1 (docs/scoring.md §5.10): multiset token overlap F1 with the flag-built pipeline."""
 
 from __future__ import annotations
 

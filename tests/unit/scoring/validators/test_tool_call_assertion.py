@@ -1,4 +1,5 @@
-"""tool_call_assertion (§5.20): presence, counts, argument fragments and order over the trace."""
+"""tool_call_assertion (docs/scoring.md §5.20): presence, counts, argument fragments and order over
+the trace."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, spec_body, tool_call
 
 from scoring.errors import FieldError
-from scoring.results import ValidatorResult
-from scoring.spec import EvaluationSpec
-from scoring.validation import validate_spec
+from scoring.run.records import ValidatorResult
+from scoring.spec.models import EvaluationSpec
+from scoring.spec.rules import validate_spec
 from scoring.validators import tool_call_assertion
 from scoring.validators.tool_call_assertion import contains
 

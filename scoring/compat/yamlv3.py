@@ -1,0 +1,462 @@
+"""YAML read the way AgentClash reads it: ``gopkg.in/yaml.v3`` v3.0.1 on PyYAML's parser.
+
+PyYAML does the parsing (tokens, flow and block styles, anchors, tags); this module
+configures its loader so that every scalar is resolved by yaml.v3's rules (``resolve.go``),
+which are neither YAML 1.1 nor 1.2:
+
+* booleans are only ``true|True|TRUE|false|False|FALSE`` (``yes``, ``on``, ``y`` are
+  strings), null is ``~|null|Null|NULL`` or empty;
+* integers are Go's ``strconv.ParseInt(s, 0, 64)`` of the text with every ``_`` removed:
+  ``0x1F``, ``0o10``, ``0b101`` and the YAML 1.1 octal ``0777`` (= 511); past int64 a
+  uint64, past that a float when the text looks like one, else a string;
+* floats are ``.5``, ``1e3``, ``1.`` and ``.inf``/``.nan`` spellings; ``12:30`` (YAML 1.1
+  sexagesimal) and ``1e400`` (out of range) stay strings;
+* ``2026-01-01`` and three RFC 3339-like layouts are timestamps, written back to JSON as
+  RFC 3339 text (``2026-01-01T00:00:00Z``);
+* quoted and block scalars are strings; an explicit tag resolves as yaml.v3 resolves it.
+
+Decoding follows ``decode.go``: a duplicate mapping key is an error naming both lines, merge
+keys (``<<``) never override the mapping's own keys, an anchor may not contain itself, and
+excessive aliasing is refused. Only the first document of a stream is read. Decoding into
+Go's ``any`` is :func:`to_any`; typed decoding (the pack envelope) lives in
+:mod:`scoring.spec.envelope`.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+import yaml
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from . import gotime
+from .gofloat import FloatSyntaxError, parse_float
+from .goquote import quote
+
+PLAIN = "!evalfleet/plain"
+"""The tag this loader gives an untagged plain scalar (yaml.v3's empty tag)."""
+NON_SPECIFIC = "!"
+_LONG = "tag:yaml.org,2002:"
+STR, BOOL, INT, FLOAT, NULL, TIMESTAMP = "!!str", "!!bool", "!!int", "!!float", "!!null", \
+    "!!timestamp"
+MAP, SEQ, BINARY, MERGE = "!!map", "!!seq", "!!binary", "!!merge"
+_RESOLVABLE = {"", STR, BOOL, INT, FLOAT, NULL, TIMESTAMP}
+_SPECIAL = {
+    **dict.fromkeys(("true", "True", "TRUE"), (BOOL, True)),
+    **dict.fromkeys(("false", "False", "FALSE"), (BOOL, False)),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), (NULL, None)),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), (FLOAT, math.nan)),
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), (FLOAT, math.inf)),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), (FLOAT, -math.inf)),
+}
+_MAP_HINT = set("yYnNtTfFoO~")
+_NUMBER_HINT = set("+-0123456789")
+_YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_UINT64_MAX = (1 << 64) - 1
+_BOOL_COMPAT = {**dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "on", "On", "ON"), True),
+                **dict.fromkeys(("n", "N", "no", "No", "NO", "off", "Off", "OFF"), False)}
+"""Strings a *typed* bool field still accepts (yaml.v3 ``decode.go``, YAML 1.1 compat)."""
+
+
+class YAMLError(ValueError):
+    """The text cannot be decoded as yaml.v3 would; ``line`` is 1-based when known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class Timestamp(NamedTuple):
+    """A resolved ``!!timestamp``: Go's ``time.Time`` as ``json.Marshal`` writes it."""
+
+    rfc3339: str
+
+
+class GeneralMap(dict[Any, Any]):
+    """A mapping with a non-string key: Go's ``map[interface{}]interface{}``.
+
+    ``json.Marshal`` refuses it, so a spec holding one fails to load in AgentClash.
+    """
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A use of an anchor (``*name``): yaml.v3 counts aliases and refuses cycles."""
+
+    target: Node
+    name: str
+    start_mark: Any
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader whose scalar tags are left for yaml.v3's resolution."""
+
+    def compose_node(self, parent: Node | None, index: Any) -> Any:
+        loader: Any = self  # PyYAML's event methods are untyped
+        if loader.check_event(AliasEvent):
+            event = loader.peek_event()
+            if event.anchor in self.anchors:
+                loader.get_event()
+                return Alias(self.anchors[event.anchor], event.anchor, event.start_mark)
+        return super().compose_node(parent, index)
+
+    def compose_scalar_node(self, anchor: Any) -> ScalarNode:
+        loader: Any = self
+        event = loader.get_event()
+        tag = event.tag
+        if tag is None or tag == NON_SPECIFIC:  # yaml.v3 treats "!" as no tag at all
+            tag = PLAIN if event.style is None else _LONG + "str"
+        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        if anchor is not None:
+            self.anchors[anchor] = node
+        return node
+
+
+def compose(text: str) -> Node | None:
+    """The first document of ``text`` as a node tree (later documents are never read).
+
+    Raises:
+        YAMLError: the first document is not well-formed YAML.
+    """
+    try:
+        loader = _Loader(text)  # the reader rejects unprintable characters here
+    except yaml.YAMLError as err:
+        raise YAMLError(f"invalid YAML: {err}") from None
+    try:
+        return loader.get_node() if loader.check_node() else None
+    except RecursionError:
+        raise YAMLError("invalid YAML: nested too deeply") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        raise YAMLError(f"invalid YAML: {err}", mark.line + 1 if mark else None) from None
+    finally:
+        loader.dispose()
+
+
+def line_of(node: Node | Alias) -> int:
+    """The 1-based line a node starts on."""
+    return int(node.start_mark.line) + 1
+
+
+def short_tag(tag: str) -> str:
+    """yaml.v3's ``shortTag``: ``tag:yaml.org,2002:x`` → ``!!x``; the plain tag → ``""``."""
+    if tag == PLAIN:
+        return ""
+    return "!!" + tag[len(_LONG):] if tag.startswith(_LONG) else tag
+
+
+def indicated_string(node: ScalarNode) -> bool:
+    """Quoted or block scalars (and explicit ``!!str``) are strings without resolution."""
+    return short_tag(node.tag) == STR
+
+
+def node_tag(node: Node | Alias) -> str:
+    """yaml.v3's ``Node.ShortTag``: the tag a node resolves to."""
+    if isinstance(node, Alias):
+        return node_tag(node.target)
+    if isinstance(node, ScalarNode):
+        if indicated_string(node):
+            return STR
+        if node.tag in (PLAIN, NON_SPECIFIC):
+            return resolve("", node.value)[0]
+        return short_tag(node.tag)
+    tag = short_tag(node.tag)
+    if tag in ("", NON_SPECIFIC, MAP, SEQ):
+        return MAP if isinstance(node, MappingNode) else SEQ
+    return tag
+
+
+def is_null(node: Node | Alias) -> bool:
+    return node_tag(node) == NULL
+
+
+def is_merge(node: Node | Alias) -> bool:
+    """A ``<<`` merge key (untagged, ``!`` or ``!!merge``)."""
+    return (isinstance(node, ScalarNode) and node.value == "<<"
+            and node.tag in (PLAIN, NON_SPECIFIC, _LONG + "merge"))
+
+
+# -- scalar resolution (resolve.go) ---------------------------------------------------------
+
+
+def resolve(tag: str, text: str) -> tuple[str, Any]:
+    """yaml.v3's ``resolve(tag, in)``: the resolved short tag and Go value of a scalar.
+
+    Raises:
+        YAMLError: an explicit tag the text cannot be (``!!int abc``).
+    """
+    if tag not in _RESOLVABLE:
+        return tag, text
+    resolved = _resolve_plain(text, tag) if tag != STR else (STR, text)
+    if tag in ("", resolved[0], STR):
+        return resolved
+    if tag == FLOAT and resolved[0] == INT:
+        return FLOAT, float(resolved[1])
+    raise YAMLError(f"cannot decode {resolved[0]} `{text}` as a {tag}")
+
+
+def _resolve_plain(text: str, tag: str) -> tuple[str, Any]:
+    """resolve.go's hint table: map lookup, then ``.`` floats, then numbers/timestamps."""
+    hint = text[:1]
+    if text in _SPECIAL:
+        return _SPECIAL[text]
+    if hint == ".":
+        try:
+            return FLOAT, parse_float(text)
+        except FloatSyntaxError:
+            return STR, text
+    if hint in _NUMBER_HINT:
+        return _resolve_number(text, tag)
+    return STR, text
+
+
+def _resolve_number(text: str, tag: str) -> tuple[str, Any]:
+    stamp = gotime.parse_yaml_timestamp(text) if tag in ("", TIMESTAMP) else None
+    if stamp is not None:
+        return TIMESTAMP, Timestamp(stamp)
+    plain = text.replace("_", "")
+    number = go_parse_int(plain)
+    if number is not None and number <= _UINT64_MAX:
+        return INT, number
+    if _YAML_STYLE_FLOAT.fullmatch(plain):
+        try:
+            return FLOAT, parse_float(plain)
+        except FloatSyntaxError:
+            pass
+    return STR, text
+
+
+def go_parse_int(text: str) -> int | None:
+    """``strconv.ParseInt(text, 0, 64)``, else ``strconv.ParseUint(text, 0, 64)``, else None.
+
+    Base prefixes ``0x``/``0o``/``0b`` (either case, digits required) and a leading ``0``
+    (octal); a sign only for the signed parse. The caller has already removed underscores.
+    """
+    sign = text[:1] if text[:1] in "+-" else ""
+    base, digits = _base_of(text[len(sign):])
+    if not digits or any(c not in _DIGITS[base] for c in digits):
+        return None
+    if len(digits.lstrip("0")) > 64:  # past any 64-bit value in any base (and Python's limit)
+        return None
+    value = int(digits.lstrip("0") or "0", base) * (-1 if sign == "-" else 1)
+    if _INT64[0] <= value <= _INT64[1]:
+        return value
+    return value if not sign and value <= _UINT64_MAX else None
+
+
+_DIGITS = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
+
+
+def _base_of(body: str) -> tuple[int, str]:
+    """Go's base-0 prefix rule (``len(s) >= 3`` for a letter prefix, else octal)."""
+    prefix = body[:2].lower()
+    if len(body) >= 3 and prefix in ("0x", "0o", "0b"):
+        return {"0x": 16, "0o": 8, "0b": 2}[prefix], body[2:]
+    if body[:1] == "0" and len(body) > 1:
+        return 8, body[1:]
+    return 10, body
+
+
+def scalar_value(node: ScalarNode) -> tuple[str, Any]:
+    """The resolved tag and value of a scalar node, as yaml.v3's ``d.scalar`` sees them."""
+    if indicated_string(node):
+        return STR, node.value
+    tag, value = resolve(short_tag(node.tag), node.value)
+    if tag == BINARY:
+        try:
+            data = base64.b64decode(re.sub(r"[\r\n]", "", value), validate=True)
+            return BINARY, data.decode("utf-8", "replace")
+        except ValueError:
+            raise YAMLError("!!binary value contains invalid base64 data") from None
+    return tag, value
+
+
+def typed_bool(tag: str, value: Any) -> bool | None:
+    """The value a typed Go bool field takes from a resolved scalar, or None (type error)."""
+    if tag == BOOL:
+        return bool(value)
+    if isinstance(value, str):
+        return _BOOL_COMPAT.get(value)
+    return None
+
+
+# -- decoding into Go's any -----------------------------------------------------------------
+
+
+@dataclass
+class Decoder:
+    """yaml.v3's decoder state: collected type errors, alias bookkeeping, merge tracking."""
+
+    errors: list[tuple[int, str, str]] = field(default_factory=list)
+    """``(line, field path, message)`` of each problem, in document order."""
+    decode_count: int = 0
+    alias_count: int = 0
+    alias_depth: int = 0
+    active: set[int] = field(default_factory=set)
+
+    def visit(self, node: Node | Alias) -> Node:
+        """Count one decode step and follow an alias to its anchor.
+
+        Raises:
+            YAMLError: an anchor containing itself, or excessive aliasing.
+        """
+        self.decode_count += 1
+        if self.alias_depth > 0:
+            self.alias_count += 1
+        if self.alias_count > 100 and self.decode_count > 1000 and \
+                self.alias_count / self.decode_count > _allowed_alias_ratio(self.decode_count):
+            raise YAMLError("document contains excessive aliasing")
+        if isinstance(node, Alias):
+            if id(node.target) in self.active:
+                raise YAMLError(f"anchor '{node.name}' value contains itself", line_of(node))
+            return node.target
+        return node
+
+    def duplicates(self, node: MappingNode, path: str) -> bool:
+        """Record every duplicate key of a mapping; True when there was one."""
+        found = False
+        for i, (first, _) in enumerate(node.value):
+            for later, _ in node.value[i + 1:]:
+                if _same_key(first, later):
+                    message = (f"mapping key {quote(_key_text(later))} already defined at "
+                               f"line {line_of(first)}")
+                    self.errors.append((line_of(later), path, message))
+                    found = True
+        return found
+
+
+def _same_key(left: Node | Alias, right: Node | Alias) -> bool:
+    """yaml.v3 compares a key's node kind and raw text (``Kind``, ``Value``)."""
+    return type(left) is type(right) and _key_text(left) == _key_text(right)
+
+
+def _key_text(node: Node | Alias) -> str:
+    if isinstance(node, Alias):
+        return node.name
+    return str(node.value) if isinstance(node, ScalarNode) else ""
+
+
+def _allowed_alias_ratio(decode_count: int) -> float:
+    low, high = 400_000, 4_000_000
+    if decode_count <= low:
+        return 0.99
+    if decode_count >= high:
+        return 0.10
+    return 0.99 - 0.89 * ((decode_count - low) / (high - low))
+
+
+def to_any(node: Node | Alias, decoder: Decoder, path: str = "") -> Any:
+    """Decode a node into Go's ``any``: what yaml.v3 gives a ``map[string]any`` field."""
+    target = decoder.visit(node)
+    if isinstance(node, Alias):
+        decoder.alias_depth += 1
+        decoder.active.add(id(target))
+        try:
+            return to_any(target, decoder, path)
+        finally:
+            decoder.active.discard(id(target))
+            decoder.alias_depth -= 1
+    if is_null(target):
+        return None
+    if isinstance(target, ScalarNode):
+        return scalar_value(target)[1]
+    if isinstance(target, SequenceNode):
+        return [to_any(item, decoder, f"{path}[{i}]") for i, item in enumerate(target.value)]
+    assert isinstance(target, MappingNode)
+    return _mapping_any(target, decoder, path)
+
+
+def _mapping_any(node: MappingNode, decoder: Decoder, path: str) -> Any:
+    if decoder.duplicates(node, path):
+        return None
+    string_keys = all(node_tag(k) in (STR, MERGE) for k, _ in node.value)
+    out: dict[Any, Any] = {} if string_keys else GeneralMap()
+    merged: set[Any] = set()
+    merge_node = None
+    for key_node, value_node in node.value:
+        if is_merge(key_node):
+            merge_node = value_node
+            continue
+        key = _map_key(key_node, decoder, string_keys)
+        merged.add(key)
+        out[key] = to_any(value_node, decoder, _child(path, key))
+    if merge_node is not None:
+        _merge_any(merge_node, decoder, out, merged, path)
+    return out
+
+
+def _map_key(node: Node | Alias, decoder: Decoder, string_keys: bool) -> Any:
+    key = to_any(node, decoder)
+    if isinstance(key, dict | list):
+        raise YAMLError(f"invalid map key: {key!r}", line_of(node))
+    return key
+
+
+def _merge_any(node: Node | Alias, decoder: Decoder, out: dict[Any, Any], seen: set[Any],
+               path: str) -> None:
+    sources = node.value if isinstance(node, SequenceNode) else [node]
+    for source in sources:
+        target = source.target if isinstance(source, Alias) else source
+        if not isinstance(target, MappingNode):
+            raise YAMLError("map merge requires map or sequence of maps as the value",
+                            line_of(source))
+        merged = to_any(source, decoder, path)
+        for key, value in (merged or {}).items():
+            if key not in seen:
+                seen.add(key)
+                out[key] = value
+
+
+def _child(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+# -- Go's json.Marshal of what yaml.v3 decoded ---------------------------------------------
+
+
+class MarshalError(ValueError):
+    """``json.Marshal`` refuses the value (NaN, ±Inf, a non-string-keyed map)."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def to_json(value: Any, path: str = "") -> Any:
+    """The JSON value ``json.Marshal`` writes for a decoded value, read back as JSON.
+
+    A float with no fraction in Go's output is an integer again (``1e3`` → ``1000``), a
+    timestamp is its RFC 3339 text.
+
+    Raises:
+        MarshalError: NaN or ±Inf (``json: unsupported value: NaN``) or a mapping with a
+            non-string key (``json: unsupported type: map[interface {}]interface {}``).
+    """
+    if isinstance(value, GeneralMap):
+        raise MarshalError("json: unsupported type: map[interface {}]interface {}", path)
+    if isinstance(value, dict):
+        return {k: to_json(v, _child(path, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_json(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Timestamp):
+        return value.rfc3339
+    if isinstance(value, float):
+        return _float_json(value, path)
+    return value
+
+
+def _float_json(value: float, path: str) -> int | float:
+    if math.isnan(value):
+        raise MarshalError("json: unsupported value: NaN", path)
+    if math.isinf(value):
+        raise MarshalError(f"json: unsupported value: {'+' if value > 0 else '-'}Inf", path)
+    if value == int(value) and abs(value) < 1e21:
+        return int(Decimal(repr(value)))  # Go prints the shortest digits: 9223372036854776000
+    return value

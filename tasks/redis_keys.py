@@ -1,0 +1,48 @@
+"""Every Redis key, stream, channel and consumer group of evalfleet's own (contracts).
+
+Changing one is a breaking change (CHANGELOG.md's contract list points here). All live under
+the ``evalfleet:`` prefix. The queues (Redis lists kombu keeps, ``evalfleet.<profile>`` and
+its priority sub-lists) are named in :mod:`tasks.queueing`; kombu's own bookkeeping keys are
+kombu's.
+"""
+
+from __future__ import annotations
+
+RESULT_KEY = "evalfleet:result:{run_id}"
+"""A run's published RunResult (string, JSON, with the result TTL); set once (``NX``)."""
+RESULTS_STREAM = "evalfleet:results"
+"""One entry per published result: ``run_id``, ``outcome``, ``score``, ``scorecard_result``."""
+RESULTS_CHANNEL = "evalfleet:results"
+"""Pub/sub: the run id of each result as it is published."""
+INTAKE_STREAM = "evalfleet:intake"
+"""Requests submitted without Python (``XADD … request <RunRequest JSON>``)."""
+INTAKE_GROUP = "evalfleet-intake"
+"""The workers' consumer group on :data:`INTAKE_STREAM`."""
+DELIVERIES_KEY = "evalfleet:deliveries:{run_id}"
+"""How many times a run was delivered (the delivery cap counts it)."""
+PREFLIGHT_KEY = "evalfleet:preflight:{digest}"
+"""The latest ``evalfleet check --fleet`` of a pack version (string, JSON, no expiry)."""
+HEARTBEAT_KEY = "evalfleet:heartbeat:{worker_id}"
+"""A worker's heartbeat (string, with a TTL)."""
+FLEET_KEY = "evalfleet:fleet"
+"""The fleet's id, set once by its first worker."""
+
+
+def result_key(run_id: str) -> str:
+    """:data:`RESULT_KEY` of a run."""
+    return RESULT_KEY.format(run_id=run_id)
+
+
+def deliveries_key(run_id: str) -> str:
+    """:data:`DELIVERIES_KEY` of a run."""
+    return DELIVERIES_KEY.format(run_id=run_id)
+
+
+def preflight_key(digest: str) -> str:
+    """:data:`PREFLIGHT_KEY` of a pack digest."""
+    return PREFLIGHT_KEY.format(digest=digest)
+
+
+def heartbeat_key(worker_id: str) -> str:
+    """:data:`HEARTBEAT_KEY` of a worker."""
+    return HEARTBEAT_KEY.format(worker_id=worker_id)
