@@ -49,6 +49,13 @@ class Plan:
     probes: tuple[Probe, ...] = ()
     """Runs of the candidate's code whose outputs the clean room's tests read."""
 
+    @property
+    def executes_nothing(self) -> bool:
+        """No file to write, command, test, capture, listing, evaluator or probe: a
+        sandbox would have nothing to do (a pack scoring only the submitted events)."""
+        return not (self.files or self.commands or self.test_files or self.tests
+                    or self.checks or self.evaluator or self.probes)
+
 
 @dataclass(frozen=True)
 class PlanResult:
