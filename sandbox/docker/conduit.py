@@ -43,6 +43,9 @@ PAST_DEADLINE = RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0
 KILLED_WITH_SANDBOX = RawExec(137, b"", b"", False, False, False, 0.0)
 #: Seconds to wait for the engine to notice that a container whose stream ended has died.
 DEATH_WAIT_S = 2.0
+#: Seconds to wait, once the engine calls such a container stopped, for it to record that
+#: it was OOM-killed (the engine handles the OOM and the exit as two events).
+OOM_EVENT_WAIT_S = 0.5
 #: How a sandbox can end before it is closed (:attr:`Conduit.ended_by`).
 DEADLINE, MEMORY = "deadline", "memory"
 #: Why a gVisor sandbox reports no usage.
@@ -158,19 +161,27 @@ class Conduit:
         """Whether the host OOM-killed the whole sandbox (under gVisor, the candidate's
         memory and the sandbox kernel's are one process there); notes it for later.
 
-        The engine may learn of the death a moment after the stream ended: a container it
-        still calls running is watched for up to :data:`DEATH_WAIT_S`.
+        The engine may learn of the death a moment after the stream ended, and of its cause
+        a moment after the death (its OOM event and its exit event arrive apart): a
+        container it still calls running, or stopped but not OOM-killed, is watched for up
+        to :data:`DEATH_WAIT_S` (respectively :data:`OOM_EVENT_WAIT_S` after it stopped).
         """
         if not self.gvisor:
             return False
         give_up = time.monotonic() + DEATH_WAIT_S
+        stopped_at: float | None = None
         while True:
             try:
                 self.container.reload()
                 state = self.container.attrs["State"]
             except (docker.errors.DockerException, OSError, KeyError):
                 return False
-            if not state.get("Running") or time.monotonic() > give_up:
+            now = time.monotonic()
+            if not state.get("Running"):
+                stopped_at = now if stopped_at is None else stopped_at
+                if state.get("OOMKilled") or now - stopped_at > OOM_EVENT_WAIT_S:
+                    break
+            if now > give_up:
                 break
             time.sleep(0.02)
         if state.get("OOMKilled"):
