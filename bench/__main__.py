@@ -11,7 +11,11 @@ breakdown), ``throughput`` (1/2/4 worker processes against parallel ``docker run
 and token_f1 at 5,000 tokens; it and ``scoring`` need no Docker), ``dispatch`` (Celery round
 trip against a bare no-op task), ``memory`` (worker RSS after many runs), ``sidecar`` (cold
 and warm runs through an engine container, as Kubernetes worker pods have, against the host's
-engine). Needs the Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
+engine), ``scale`` (the queue layer with sandbox-free runs: 1/2/4 processes against bare
+Celery, a deep backlog, latency percentiles, pipelined submission, Redis memory per run;
+issue 16), ``reuse`` (sandbox reuse on and off, sequential / staggered / burst with
+percentiles; needs images whose supervisor resets, protocol 3: ``EVALFLEET_BENCH_IMAGE_TAG``
+names their tag). Needs the Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import dispatch, endtoend, long_text, scoring_core, sidecar
+from bench import dispatch, endtoend, long_text, reuse, scale, scoring_core, sidecar
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
 CASES = ("scoring", "long_text", "dispatch", "cold", "warm", "throughput", "memory",
-         "sidecar")
-FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar"})
+         "sidecar", "scale", "reuse")
+FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar", "scale",
+                         "reuse"})
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -76,6 +81,10 @@ def _fleet_cases(report: Report, wanted: list[str], quick: bool,
                 endtoend.memory(fleet, report, 200 if quick else 1000)
             if "sidecar" in wanted:
                 sidecar.run(fleet, report, 5 if quick else 15, runtimes)
+            if "scale" in wanted:
+                scale.run(fleet, report, quick)
+            if "reuse" in wanted:
+                reuse.run(fleet, report, runtimes, quick)
     finally:
         sweep_containers()
 

@@ -7,6 +7,7 @@ timed assertion.
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import tempfile
@@ -21,8 +22,9 @@ from typing import Any
 from tasks.client import EvalfleetClient
 from workers.localfleet import RedisServer, Starter, WorkerNode, free_port
 
-#: The image of the trivial run and of its ``docker run`` baseline.
-IMAGE = "evalfleet/busybox:latest"
+#: The image of the trivial run and of its ``docker run`` baseline (``evalfleet/busybox``,
+#: tagged ``EVALFLEET_BENCH_IMAGE_TAG``: a set built with ``IMAGE_TAG=... build-images.sh``).
+IMAGE = f"evalfleet/busybox:{os.environ.get('EVALFLEET_BENCH_IMAGE_TAG') or 'latest'}"
 #: Label on everything a benchmark starts itself (swept at the end).
 BENCH_LABEL = "evalfleet.bench=1"
 
@@ -136,12 +138,13 @@ class Fleet:
     workdir: Path
 
     def node(self, name: str, processes: int = 1, pool_size: int = 0,
-             runtime: str = "runc") -> WorkerNode:
+             runtime: str = "runc", reuse_runs: int = 1) -> WorkerNode:
         """A worker node with ``processes`` pool processes on the trivial run's image,
-        its sandboxes on ``runtime``."""
+        its sandboxes on ``runtime``, each serving up to ``reuse_runs`` runs."""
         return self.start(name, args=["-c", str(processes)], concurrency=str(processes),
                           profiles__default__image=IMAGE, profiles__default__runtime=runtime,
-                          profiles__default__pool_size=str(pool_size))
+                          profiles__default__pool_size=str(pool_size),
+                          profiles__default__reuse_runs=str(reuse_runs))
 
     def stop(self, node: WorkerNode) -> None:
         node.stop()

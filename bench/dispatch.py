@@ -19,10 +19,13 @@ from tasks.client import EvalfleetClient
 from workers.localfleet import RedisServer, free_port, wait_until
 
 
-def _worker(kind: str, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
+def worker(kind: str, redis_url: str, log: Path,
+           processes: int = 0) -> subprocess.Popen[bytes]:
+    """A :mod:`bench.dispatch_worker` process, once it is ready (``processes`` 0: solo)."""
     with log.open("ab") as out:
         process = subprocess.Popen([sys.executable, "-m", "bench.dispatch_worker", kind,
-                                    redis_url], stdout=out, stderr=subprocess.STDOUT,
+                                    redis_url, str(processes)], stdout=out,
+                                   stderr=subprocess.STDOUT,
                                    cwd=Path(__file__).resolve().parent.parent)
     wait_until(lambda: b" ready." in log.read_bytes() or process.poll() is not None, 60,
                f"{kind} dispatch worker")
@@ -31,7 +34,7 @@ def _worker(kind: str, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
     return process
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
         process.wait(30)
@@ -53,8 +56,8 @@ def run(report: Report, count: int = 200) -> None:
         redis = RedisServer(free_port(), workdir).start()
         workers = []
         try:
-            workers = [_worker("bare", redis.url, workdir / "bare.log"),
-                       _worker("evalfleet", redis.url, workdir / "evalfleet.log")]
+            workers = [worker("bare", redis.url, workdir / "bare.log"),
+                       worker("evalfleet", redis.url, workdir / "evalfleet.log")]
             bare = bare_app(redis.url)
             client = EvalfleetClient(redis.url)
             ours, base = [], []
@@ -67,7 +70,7 @@ def run(report: Report, count: int = 200) -> None:
             client.close()
         finally:
             for process in workers:
-                _stop(process)
+                stop(process)
             redis.stop()
             time.sleep(0.1)
     row = Row("dispatch round trip (no-op pipeline vs bare Celery no-op)", median(ours),

@@ -1,9 +1,11 @@
-"""The worker side of the dispatch case: ``python -m bench.dispatch_worker KIND REDIS_URL``.
+"""The worker side of the dispatch case:
+``python -m bench.dispatch_worker KIND REDIS_URL [PROCESSES]``.
 
 ``KIND`` is ``bare`` (a plain Celery app with a no-op task and a Redis result backend: the
 baseline) or ``evalfleet`` (the evalfleet app and its ``evalfleet.run`` task, with the
 pipeline replaced by a no-op that returns a result at once; delivery counting, the
-duplicate check and publication stay real). Both run one solo-pool worker process.
+duplicate check and publication stay real). Both run one solo-pool worker process, or a
+prefork pool of ``PROCESSES`` (a third argument).
 """
 
 from __future__ import annotations
@@ -54,12 +56,14 @@ def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
     return make_app(settings)
 
 
-def main(kind: str, redis_url: str) -> None:
+def main(kind: str, redis_url: str, processes: int = 0) -> None:
+    """Run the worker: one solo process, or ``processes`` prefork pool processes."""
     app = bare_app(redis_url) if kind == "bare" else evalfleet_app(redis_url, "bench-dispatch")
     queues = ["-Q", "evalfleet.default"] if kind == "evalfleet" else []
-    app.worker_main(["worker", "-P", "solo", "--loglevel=INFO", "--without-mingle",
+    pool = ["-P", "prefork", "-c", str(processes)] if processes else ["-P", "solo"]
+    app.worker_main(["worker", *pool, "--loglevel=INFO", "--without-mingle",
                      "--without-gossip", "--without-heartbeat", *queues])
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0)

@@ -229,6 +229,7 @@ class Sandbox(ABC):
         checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
         evaluator = self.run_evaluator(plan.evaluator) if plan.evaluator else None
         usage = self.usage()
+        incomplete = not usage or any(value is None for value in usage.values())
         return PlanResult(
             sandbox_id=self.id, profile=self.profile.name, image=self.profile.image,
             image_id=self.image_id, runtime=self.runtime,
@@ -237,17 +238,18 @@ class Sandbox(ABC):
             commands_skipped=len(plan.commands) - len(commands),
             deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started,
             evaluator=evaluator, usage=usage, probes=probes,
-            usage_unavailable="" if usage else self.usage_unavailable())
+            usage_unavailable=self.usage_unavailable() if incomplete else "")
 
-    def usage(self) -> Mapping[str, float]:
-        """What the sandbox has used so far (peak memory, CPU time), where known.
+    def usage(self) -> Mapping[str, float | None]:
+        """What this run has used of the sandbox (peak memory, CPU time), where known; a
+        figure that is not this run's own alone is ``None``.
 
         Raises nothing: a driver that cannot tell returns an empty mapping.
         """
         return {}
 
     def usage_unavailable(self) -> str:
-        """Why :meth:`usage` is empty (called only when it is)."""
+        """Why :meth:`usage` is empty or has a ``None`` (called only then)."""
         return f"the {type(self).__name__} driver does not measure usage"
 
     def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:

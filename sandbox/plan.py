@@ -49,6 +49,13 @@ class Plan:
     probes: tuple[Probe, ...] = ()
     """Runs of the candidate's code whose outputs the clean room's tests read."""
 
+    @property
+    def executes_nothing(self) -> bool:
+        """No file to write, command, test, capture, listing, evaluator or probe: a
+        sandbox would have nothing to do (a pack scoring only the submitted events)."""
+        return not (self.files or self.commands or self.test_files or self.tests
+                    or self.checks or self.evaluator or self.probes)
+
 
 @dataclass(frozen=True)
 class PlanResult:
@@ -70,11 +77,12 @@ class PlanResult:
     deadline_exceeded: bool = False
     """The sandbox's wall deadline ended it; later steps report timeouts / missing files."""
     duration_s: float = 0.0
-    usage: Mapping[str, float] = field(default_factory=dict)
+    usage: Mapping[str, float | None] = field(default_factory=dict)
     """What the sandbox used (``memory_peak_bytes``, ``cpu_seconds``) where the driver can
-    tell; empty otherwise."""
+    tell; empty otherwise. A figure that cannot be this run's own (a reused sandbox's peak
+    memory that could not be re-based) is ``None``."""
     usage_unavailable: str = ""
-    """Why :attr:`usage` is empty (``""`` when it is not)."""
+    """Why :attr:`usage` is empty or has a ``None`` (``""`` when neither)."""
     evaluator: EvaluatorRecord | None = None
     probes: tuple[ExecResult, ...] = ()
     """The probes' results (clean room only), in plan order."""

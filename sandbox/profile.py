@@ -113,10 +113,23 @@ class Profile:
     runtime: str | None = None
     """The engine's OCI runtime for this profile's sandboxes (``runsc`` for gVisor,
     ``runc``, or any the engine lists); ``None`` is the engine's default."""
+    reuse_runs: int = 1
+    """Runs one sandbox may serve, each after a verified reset (:mod:`sandbox.docker.reuse`);
+    1 (the default) is a fresh sandbox per run. Needs a read-only root and no network."""
+
+    @property
+    def reusable(self) -> bool:
+        """Whether this profile's sandboxes may serve more than one run."""
+        return self.reuse_runs > 1
 
     def __post_init__(self) -> None:
         if not self.name or not self.image:
             raise SandboxConfigError("a profile needs a name and an image")
+        if self.reuse_runs < 1:
+            raise SandboxConfigError("reuse_runs must be at least 1")
+        if self.reusable and not self.hardening.read_only:
+            raise SandboxConfigError("a profile that reuses its sandboxes needs a read-only "
+                                     "root file system (its reset empties only the mounts)")
         if not self.workdir.startswith("/") or ".." in self.workdir.split("/"):
             raise SandboxConfigError(f"profile workdir must be absolute: {self.workdir!r}")
         if any(key.startswith("evalfleet.") for key in self.labels):

@@ -2,6 +2,7 @@
 
     client = EvalfleetClient("redis://localhost:6379/0")
     run_id = client.submit({"run_id": "r1", "pack_ref": "fizzbuzz", "submission": {...}})
+    client.submit_batch(many_requests)                # pipelined: thousands per second
     result = client.wait(run_id, timeout=60)          # a RunResult
     for result in client.results(group="leaderboard"):  # every result, resumable
         ...
@@ -16,7 +17,7 @@ from typing import Any
 
 import redis
 from celery import Celery
-from kombu.exceptions import OperationalError
+from kombu.exceptions import BatchPublishError, OperationalError
 from pydantic import ValidationError
 
 from .consumers import missed_by
@@ -27,6 +28,8 @@ from .redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key
 log = logging.getLogger(__name__)
 #: Results fetched (and acknowledged) per round trip by :meth:`EvalfleetClient.results`.
 FETCH_CHUNK = 10
+#: Runs sent per pipelined round trip by :meth:`EvalfleetClient.submit_batch`.
+SUBMIT_CHUNK = 500
 
 
 class SubmitError(RuntimeError):
@@ -34,13 +37,21 @@ class SubmitError(RuntimeError):
     ``not_enqueued`` were not queued and must be submitted again; those in ``enqueued`` (of
     the same batch, sent before the failure) were."""
 
-    def __init__(self, enqueued: list[str], not_enqueued: list[str], cause: BaseException):
+    def __init__(self, enqueued: list[str], not_enqueued: list[str], cause: BaseException,
+                 uncertain: list[str] | None = None):
         self.enqueued, self.not_enqueued = enqueued, not_enqueued
-        full = "maxmemory" in str(cause) or isinstance(cause, redis.OutOfMemoryError)
+        self.uncertain = uncertain or []
+        """Those of ``not_enqueued`` that were in the pipelined round trip that failed
+        (:meth:`EvalfleetClient.submit_batch`): some may be queued; submitting them again
+        is harmless, the fleet publishes one result per run id."""
+        text = f"{cause} {cause.__cause__ or ''}"
+        full = "maxmemory" in text or isinstance(cause, redis.OutOfMemoryError) \
+            or isinstance(cause.__cause__, redis.OutOfMemoryError)
         why = ("Redis is full (maxmemory, noeviction): free memory or raise maxmemory"
                if full else "Redis could not be reached")
         super().__init__(
             f"{why}; not enqueued: {', '.join(not_enqueued)} (submit them again)"
+            + (f"; of those perhaps enqueued: {', '.join(self.uncertain)}" if uncertain else "")
             + (f"; enqueued before the failure: {', '.join(enqueued)}" if enqueued else "")
             + f" [{type(cause).__name__}: {cause}]")
 
@@ -89,11 +100,40 @@ class EvalfleetClient:
             raise SubmitError(sent, [r.run_id for r in checked[len(sent):]], err) from err
         return sent
 
+    def submit_batch(self, requests: Iterable[RunRequest | dict[str, Any]],
+                     chunk: int = SUBMIT_CHUNK) -> list[str]:
+        """:meth:`submit_many`, pipelined: ``chunk`` runs per round trip to Redis.
+
+        Raises:
+            pydantic.ValidationError: a request is invalid (nothing is enqueued).
+            SubmitError: a round trip failed: the runs of earlier round trips are
+                ``enqueued``; that round trip's runs are ``uncertain`` (some may be queued)
+                and, with every later run, ``not_enqueued``.
+        """
+        checked = [r if isinstance(r, RunRequest) else RunRequest.model_validate(r)
+                   for r in requests]
+        sent: list[str] = []
+        with self.app.producer_or_acquire() as producer:
+            for start in range(0, len(checked), chunk):
+                part = checked[start:start + chunk]
+                try:
+                    with producer.batch(max_size=len(part) + 1):
+                        for request in part:
+                            self._send(request, producer)
+                except (BatchPublishError, OperationalError, redis.RedisError) as err:
+                    raise SubmitError(sent, [r.run_id for r in checked[len(sent):]], err,
+                                      uncertain=[r.run_id for r in part]) from err
+                sent.extend(r.run_id for r in part)
+        return sent
+
     def _send(self, request: RunRequest, producer: Any) -> None:
+        # argsrepr: the run id, not Celery's repr of the whole request (which it computes
+        # on every send and stores in every queued message)
         self.app.send_task(
             TASK_NAME, args=[request.model_dump_json(exclude_none=True)],
             kwargs={"enqueued_at": time.time()}, queue=queue_for(profile_of(request.pack)),
-            priority=broker_priority(request.priority), producer=producer)
+            priority=broker_priority(request.priority), producer=producer,
+            argsrepr=f"[run {request.run_id}]")
 
     def result(self, run_id: str) -> RunResult | None:
         """The published result of ``run_id``, or None if there is none (yet)."""

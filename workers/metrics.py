@@ -76,6 +76,17 @@ POOL_IDLE = Gauge("evalfleet_sandbox_pool_idle", "Warm sandboxes ready per profi
 POOL_TAKES = Counter("evalfleet_sandbox_pool_takes_total",
                      "Sandbox acquisitions by pool outcome (hit: warm, miss: cold).",
                      ["profile", "outcome"])
+REUSES = Counter("evalfleet_sandbox_reuses_total",
+                 "Runs served by a sandbox that had served a run before (after its verified "
+                 "reset).", ["profile"])
+DISCARDS = Counter("evalfleet_sandbox_discards_total",
+                   "Used sandboxes of a reusing profile removed instead of reused, by reason "
+                   "(runs, oom, deadline, timeout, output, broken, unverified, expired, "
+                   "closing).", ["profile", "reason"])
+RESET_SECONDS = Histogram("evalfleet_sandbox_reset_seconds",
+                          "Round trip of a sandbox's reset between two runs, by whether it "
+                          "was verified.", ["profile", "verified"],
+                          buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1, 5))
 
 
 class FleetMetrics:
@@ -117,9 +128,23 @@ class FleetMetrics:
             POOL_TARGET.labels(entry.profile).set(entry.target)
             POOL_IDLE.labels(entry.profile).set(entry.idle)
             for outcome, total in (("hit", entry.hits), ("miss", entry.misses)):
-                seen = self._pool_seen.get((entry.profile, outcome), 0)
-                POOL_TAKES.labels(entry.profile, outcome).inc(max(0, total - seen))
-                self._pool_seen[(entry.profile, outcome)] = total
+                POOL_TAKES.labels(entry.profile, outcome).inc(
+                    self._delta((entry.profile, outcome), total))
+            if entry.reuse_runs > 1:
+                REUSES.labels(entry.profile).inc(self._delta((entry.profile, "reuse"),
+                                                             entry.reuses))
+                for reason, total in entry.discards.items():
+                    DISCARDS.labels(entry.profile, reason).inc(
+                        self._delta((entry.profile, f"discard:{reason}"), total))
+
+    def _delta(self, key: tuple[str, str], total: int) -> int:
+        """How much a cumulative pool counter grew since the last look."""
+        seen, self._pool_seen[key] = self._pool_seen.get(key, 0), total
+        return max(0, total - seen)
+
+    def reset(self, profile: str, outcome: Any) -> None:
+        """One sandbox reset (:class:`sandbox.docker.reuse.ResetOutcome`)."""
+        RESET_SECONDS.labels(profile, str(outcome.verified).lower()).observe(outcome.duration_s)
 
     def duplicate(self) -> None:
         DUPLICATES.inc()
@@ -233,6 +258,26 @@ class IsolationCollector(Collector):
         for found in self.isolations:
             info.add_metric([found.profile, found.runtime, str(found.gvisor).lower(),
                              str(bool(found.fallback)).lower()], 1.0)
+        yield info
+
+
+class ReuseCollector(Collector):
+    """``evalfleet_sandbox_reuse_info``: each served profile that asked to reuse its
+    sandboxes, with the runs per sandbox it got (1 where its resets did not verify at the
+    worker's start: ``verified="false"``, alert on it)."""
+
+    def __init__(self, checks: Sequence[Any]) -> None:
+        self.checks = list(checks)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        info = GaugeMetricFamily(
+            "evalfleet_sandbox_reuse_info",
+            "Runs per sandbox of each served profile that asked to reuse its sandboxes "
+            "(1 where the start-up probe found its resets unverifiable).",
+            labels=["profile", "verified"])
+        for found in self.checks:
+            info.add_metric([found.profile, str(found.verified).lower()],
+                            float(found.runs if found.verified else 1))
         yield info
 
 

@@ -43,7 +43,12 @@ class ProfileSettings(BaseModel):
     network: str = "bridge"
     """The Docker network such a pack's sandbox joins (packs without network_access get none)."""
     pool_size: int = Field(0, ge=0)
-    """Warm, started, never-used sandboxes kept ready (0 = off)."""
+    """Warm, started sandboxes kept ready per pool process (0 = off; at least 1 when
+    ``reuse_runs`` > 1)."""
+    reuse_runs: int = Field(1, ge=1)
+    """Runs one sandbox may serve, each after a verified reset (1 = a fresh sandbox per
+    run). Opt-in: read the threat model (docs/operations.md, "Reusing sandboxes") first.
+    Profiles with network access never reuse."""
     runtime: str = Field("auto", min_length=1)
     """The OCI runtime of this profile's sandboxes: ``auto`` (gVisor whenever the engine
     has it, else runc, said loudly at start; ``workers/isolation.py``), or a runtime the
@@ -57,9 +62,15 @@ class ProfileSettings(BaseModel):
                         workspace_bytes=self.workspace_mb * MiB,
                         output_cap_bytes=self.output_cap_kb * 1024)
         runtime = None if self.runtime == "auto" else self.runtime
-        profile = Profile(name=name, image=self.image, limits=limits, runtime=runtime)
+        profile = Profile(name=name, image=self.image, limits=limits, runtime=runtime,
+                          reuse_runs=self.reuse_runs)
         return ProfileBounds(profile=profile, allow_network=self.allow_network,
                              network_mode=self.network)
+
+    @property
+    def warm_sandboxes(self) -> int:
+        """Containers a pool process keeps for this profile (one at least, to reuse)."""
+        return max(self.pool_size, 1 if self.reuse_runs > 1 else 0)
 
 
 class JudgeProviderSettings(BaseModel):

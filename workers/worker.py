@@ -75,7 +75,8 @@ def build_runtime(settings: Settings) -> Any:
         docker_client(settings), worker=settings.worker_id,
         extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})
     return Runtime(
-        config=settings.pipeline_config(), factory=sandbox_factory(settings, cold),
+        config=settings.pipeline_config(),
+        factory=sandbox_factory(settings, cold, on_reset=metrics.reset),
         redis=client, publisher=Publisher(client, settings.result_ttl_s),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
         delivery_ttl_s=settings.result_ttl_s, observer=metrics, closer=Closer(),
@@ -96,15 +97,16 @@ def preflight_gate(settings: Settings, redis: Any, factory: Any) -> Any:
                          wanted.mode, wanted.sections)
 
 
-def sandbox_factory(settings: Settings, cold: Any) -> Any:
-    """A warm pool over ``cold`` for the profiles this worker serves, when any has a size."""
+def sandbox_factory(settings: Settings, cold: Any, on_reset: Any = None) -> Any:
+    """A warm pool over ``cold`` for the profiles this worker serves, when any keeps warm
+    sandboxes or reuses them."""
     from sandbox.docker.pool import WarmPool
 
     served = [(name, p) for name, p in settings.profiles.items() if name in settings.queues]
-    if not any(p.pool_size for _, p in served):
+    if not any(p.warm_sandboxes for _, p in served):
         return cold
-    sizes = [(p.bounds(name).profile, p.pool_size) for name, p in served]
-    return WarmPool(cold, sizes).start()
+    sizes = [(p.bounds(name).profile, p.warm_sandboxes) for name, p in served]
+    return WarmPool(cold, sizes, on_reset=on_reset).start()
 
 
 #: Seconds past its deadline after which any fleet's sandbox is garbage (see ``Reaper``).
@@ -198,7 +200,8 @@ def heartbeat_path(settings: Settings) -> Path:
     return settings.heartbeat_file or Path(tempfile.gettempdir()) / "evalfleet-worker.heartbeat"
 
 
-def main_services(settings: Settings, app: Any, isolations: list[Any] | None = None) -> list[Any]:
+def main_services(settings: Settings, app: Any, isolations: list[Any] | None = None,
+                  reuses: list[Any] | None = None) -> list[Any]:
     """Start the main process's services; returns what to stop at exit."""
     from prometheus_client import start_http_server
 
@@ -210,18 +213,21 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
         IsolationCollector,
         QueueCollector,
         ResultsCollector,
+        ReuseCollector,
         serving_registry,
     )
 
     redis = redis_client(settings)
     beat = Heartbeat(redis, settings.worker_id, heartbeat_path(settings),
                      settings.heartbeat_interval_s, settings.heartbeat_ttl_s,
-                     notes=[f"isolation: {i.describe()}" for i in isolations or []])
+                     notes=[*(f"isolation: {i.describe()}" for i in isolations or []),
+                            *(f"reuse: {r.describe()}" for r in reuses or [])])
     beat.start()
     if settings.metrics_port:
         registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
                                     ContainerCollector(docker_client(settings), settings.worker_id),
-                                    IsolationCollector(isolations or []))
+                                    IsolationCollector(isolations or []),
+                                    ReuseCollector(reuses or []))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
     forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id)
     try:
@@ -330,6 +336,21 @@ def wait_until_writable(redis: Any, pause_s: float = 5.0) -> None:
             time.sleep(pause_s)
 
 
+def resolve_reuse(settings: Settings, names: list[str]) -> list[Any]:
+    """Probe each profile in ``names`` that reuses its sandboxes; turn reuse off (loudly)
+    where its resets do not verify on this engine (:mod:`workers.reuse`)."""
+    from sandbox.docker.factory import DockerFactory
+
+    from .reuse import apply, check
+
+    if not any(settings.profiles[name].reuse_runs > 1 for name in names):
+        return []
+    factory = DockerFactory(docker_client(settings), worker=settings.worker_id,
+                            extra_labels={FLEET_LABEL: settings.fleet_label,
+                                          PROCESS_LABEL: str(os.getpid())})
+    return apply(settings, check(settings, names, factory))
+
+
 def run_worker(settings: Settings, pool: str = "prefork") -> None:
     """Run a worker node until it is stopped (SIGTERM: warm shutdown)."""
     from .isolation import served
@@ -337,6 +358,7 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
     prepare_metrics_dir(settings)
     isolations = resolve_isolation(settings, served(settings))
     resolve_fleet(settings, redis_client(settings))
+    reuses = resolve_reuse(settings, served(settings))
     from celery.signals import (
         worker_process_init,
         worker_process_shutdown,
@@ -356,7 +378,7 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
     started.connect(_build_runtime, weak=False)
     for signal in (worker_process_shutdown, worker_shutdown):
         signal.connect(_release_runtime, weak=False)
-    services = main_services(settings, app, isolations)
+    services = main_services(settings, app, isolations, reuses)
     wait_until_writable(redis_client(settings))
     queues = ",".join(queue_for(q) for q in settings.queues)
     try:

@@ -10,7 +10,8 @@ inside the container instead of a round trip through dockerd, containerd and run
 the timeout timed on the host, and ``on_limit`` called once on its own
 thread. A reader thread demultiplexes Docker's frames, then the supervisor's
 (``[type][length: 4 bytes, big endian][payload]``), and routes them: a stop's answer to
-:meth:`Channel.stop`, everything else to the running :meth:`Channel.run`.
+:meth:`Channel.stop`, a reset's to :meth:`Channel.reset`, everything else to the running
+:meth:`Channel.run`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ from sandbox.docker.stream import GRACE_S, Capped, ExecRequest, RawExec
 log = logging.getLogger(__name__)
 
 #: The protocol version this module speaks (images say theirs in a label, see ``factory``).
-PROTOCOL = "2"
+#: Version 3 added the reset (``C``), which sandbox reuse needs.
+PROTOCOL = "3"
+#: Supervisor versions this module can drive: 2 is 3 without the reset.
+SUPPORTED = ("2", "3")
 _FRAME = struct.Struct(">cI")
 #: An ``R`` frame's head: flags, uid, gid.
 _RUN_HEAD = struct.Struct(">BII")
@@ -39,6 +43,8 @@ _DOCKER_FRAME = struct.Struct(">BxxxI")
 STDIN_CHUNK = 1 << 20
 #: Seconds :meth:`Channel.stop` waits for the supervisor's answer.
 STOP_WAIT_S = 30.0
+#: Seconds :meth:`Channel.reset` waits for the supervisor's answer.
+RESET_WAIT_S = 30.0
 _CLOSED = (b"", b"")
 
 
@@ -54,6 +60,7 @@ class Channel:
         self._send_lock = threading.Lock()
         self._events: queue.Queue[tuple[bytes, bytes]] = queue.Queue()
         self._stops: queue.Queue[tuple[bytes, bytes]] = queue.Queue()
+        self._resets: queue.Queue[tuple[bytes, bytes]] = queue.Queue()
         self._broken = False
         self._reader = threading.Thread(target=self._read_loop, name="sandbox-channel",
                                         daemon=True)
@@ -70,6 +77,12 @@ class Channel:
     def open(self) -> bool:
         """Whether the supervisor's stream is still there (its container is running)."""
         return self._reader.is_alive()
+
+    @property
+    def in_step(self) -> bool:
+        """Whether every command and reset sent has been answered (a command that outlived
+        its grace period, or a reset never answered, leaves the channel unusable)."""
+        return not self._broken
 
     def run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec:
         """Run ``request`` as ``request.user`` (the supervisor switches to it; never root).
@@ -109,6 +122,26 @@ class Channel:
             raise ChannelClosed("the sandbox's supervisor went away")
         return "" if payload == b"0" else payload.decode(errors="replace")[2:]
 
+    def reset(self) -> str:
+        """Ask the supervisor to make the sandbox as it was at its start (protocol 3, a
+        supervisor started ``--reusable``); its answer: ``"0 key=value..."`` when the
+        reset is verified, else ``"1 <why not>"``.
+
+        Raises:
+            ChannelClosed: the container went away.
+        """
+        if self._broken:
+            return "1 the supervisor channel is out of step"
+        self._send(b"C", b"")
+        try:
+            kind, payload = self._resets.get(timeout=RESET_WAIT_S)
+        except queue.Empty:
+            self._broken = True  # a late answer would be read as the next reset's
+            return "1 no answer from the supervisor"
+        if (kind, payload) == _CLOSED:
+            raise ChannelClosed("the sandbox's supervisor went away")
+        return payload.decode(errors="replace")
+
     def close(self) -> None:
         """Hang up (the supervisor then exits); never raises."""
         with contextlib.suppress(OSError):
@@ -127,13 +160,17 @@ class Channel:
     def _read_loop(self) -> None:
         try:
             for kind, payload in _frames(self._sock):
-                (self._stops if kind == b"k" else self._events).put((kind, payload))
+                self._route(kind).put((kind, payload))
         except OSError:
             pass
         finally:
             self.close()  # the container is gone (or we hung up): nothing more will come
-            self._events.put(_CLOSED)
-            self._stops.put(_CLOSED)
+            for answers in (self._events, self._stops, self._resets):
+                answers.put(_CLOSED)
+
+    def _route(self, kind: bytes) -> queue.Queue[tuple[bytes, bytes]]:
+        """Where a frame goes: a stop's or a reset's answer, or the running command's."""
+        return self._stops if kind == b"k" else self._resets if kind == b"c" else self._events
 
 
 def encode_run(request: ExecRequest) -> bytes:

@@ -43,6 +43,9 @@ PAST_DEADLINE = RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0
 KILLED_WITH_SANDBOX = RawExec(137, b"", b"", False, False, False, 0.0)
 #: Seconds to wait for the engine to notice that a container whose stream ended has died.
 DEATH_WAIT_S = 2.0
+#: Seconds to wait, once the engine calls such a container stopped, for it to record that
+#: it was OOM-killed (the engine handles the OOM and the exit as two events).
+OOM_EVENT_WAIT_S = 0.5
 #: How a sandbox can end before it is closed (:attr:`Conduit.ended_by`).
 DEADLINE, MEMORY = "deadline", "memory"
 #: Why a gVisor sandbox reports no usage.
@@ -81,6 +84,9 @@ class Conduit:
         self.gvisor = gvisor
         self.ended_by: str | None = None
         """:data:`DEADLINE` or :data:`MEMORY` once the sandbox ended before its close."""
+        self.hits: set[str] = set()
+        """Limits the run's requests hit: ``timeout``, ``output`` (a cap), ``oom``; a
+        reusable sandbox that hit any is removed, not reused (:mod:`sandbox.docker.reuse`)."""
         self._oom_seen = 0
         self._expired = threading.Event()
         self._closed = False
@@ -115,7 +121,7 @@ class Conduit:
         stamped = self.stamp(request)
         try:
             if self.channel is not None:
-                return self.channel.run(stamped, on_limit)
+                return self._note(self.channel.run(stamped, on_limit))
             raw = run_exec(self.client.api, self.id, stamped, on_limit)
         except ChannelClosed as error:
             return self._lost(SandboxUnavailable(f"supervisor: {error}", sandbox_id=self.id))
@@ -123,6 +129,14 @@ class Conduit:
             return self._lost(classify(error, what="exec", sandbox_id=self.id))
         if _maybe_killed(raw) and (self.ended_by == MEMORY or self.died_of_memory()):
             return KILLED_WITH_SANDBOX  # the exec's stream just ended with its container
+        return self._note(raw)
+
+    def _note(self, raw: RawExec) -> RawExec:
+        """``raw``, its limits noted in :attr:`hits`."""
+        if raw.timed_out:
+            self.hits.add("timeout")
+        if raw.stdout_truncated or raw.stderr_truncated:
+            self.hits.add("output")
         return raw
 
     def _lost(self, error: SandboxError) -> RawExec | None:
@@ -147,19 +161,27 @@ class Conduit:
         """Whether the host OOM-killed the whole sandbox (under gVisor, the candidate's
         memory and the sandbox kernel's are one process there); notes it for later.
 
-        The engine may learn of the death a moment after the stream ended: a container it
-        still calls running is watched for up to :data:`DEATH_WAIT_S`.
+        The engine may learn of the death a moment after the stream ended, and of its cause
+        a moment after the death (its OOM event and its exit event arrive apart): a
+        container it still calls running, or stopped but not OOM-killed, is watched for up
+        to :data:`DEATH_WAIT_S` (respectively :data:`OOM_EVENT_WAIT_S` after it stopped).
         """
         if not self.gvisor:
             return False
         give_up = time.monotonic() + DEATH_WAIT_S
+        stopped_at: float | None = None
         while True:
             try:
                 self.container.reload()
                 state = self.container.attrs["State"]
             except (docker.errors.DockerException, OSError, KeyError):
                 return False
-            if not state.get("Running") or time.monotonic() > give_up:
+            now = time.monotonic()
+            if not state.get("Running"):
+                stopped_at = now if stopped_at is None else stopped_at
+                if state.get("OOMKilled") or now - stopped_at > OOM_EVENT_WAIT_S:
+                    break
+            if now > give_up:
                 break
             time.sleep(0.02)
         if state.get("OOMKilled"):
@@ -179,6 +201,8 @@ class Conduit:
         fields = raw.stdout.split() if raw else []
         count = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else self._oom_seen
         happened, self._oom_seen = count > self._oom_seen, max(count, self._oom_seen)
+        if happened:
+            self.hits.add("oom")
         return happened
 
     def usage(self) -> tuple[Mapping[str, float], str]:
@@ -214,6 +238,14 @@ class Conduit:
                 self.client.api.disconnect_container_from_network(self.id, name, force=True)
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what="network disconnect", sandbox_id=self.id) from error
+
+    def retire(self) -> bool:
+        """Stop the wall clock without removing the container (a reusable sandbox's run is
+        over); whether the container outlived it (the deadline did not kill it)."""
+        self._timer.cancel()
+        if self._timer is not threading.current_thread():
+            self._timer.join(DEATH_WAIT_S)  # an expiry already under way finishes first
+        return not self.deadline_exceeded
 
     def close(self) -> None:
         """Hang up and remove the container (force); never raises."""

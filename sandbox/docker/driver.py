@@ -34,7 +34,7 @@ from sandbox import room
 from sandbox.base import Sandbox
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
-from sandbox.docker import collect, judgeroom, outcome, scripts, seeding, transfer
+from sandbox.docker import collect, judgeroom, outcome, reuse, scripts, seeding, transfer
 from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.channel import Channel, ChannelClosed
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
@@ -64,13 +64,19 @@ class DockerSandbox(Sandbox):
 
     def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
                  channel: Channel | None = None, base_env: Mapping[str, str] | None = None,
-                 gvisor: bool = False, runtime: str = "", image_id: str = "") -> None:
+                 gvisor: bool = False, runtime: str = "", image_id: str = "",
+                 reused: reuse.Reuse | None = None) -> None:
         super().__init__(profile)
         self._runtime, self._image_id = runtime, image_id
         self.client, self.container, self.channel, self.run_id = (
             client, container, channel, run_id)
         self.conduit = Conduit(client, container, profile, channel, base_env=base_env,
                                gvisor=gvisor)
+        self.reused = reused or reuse.Reuse()
+        """Which run of its container this is (counters are re-based on later ones)."""
+        self.release: Callable[[DockerSandbox], None] | None = None
+        """Set by a pool that may reuse the container: :meth:`close` hands it back there
+        instead of removing it."""
         self._usage_unavailable = ""
 
     @property
@@ -323,18 +329,37 @@ class DockerSandbox(Sandbox):
         """
         return evaluator_step.run(self.conduit, spec)
 
-    def usage(self) -> Mapping[str, float]:
-        """Peak memory and CPU time (:meth:`Conduit.usage`); never raises."""
-        found, self._usage_unavailable = self.conduit.usage()
-        return found
+    def usage(self) -> Mapping[str, float | None]:
+        """This run's peak memory and CPU time (:meth:`Conduit.usage`, re-based on a reused
+        container by :func:`sandbox.docker.reuse.rebased_usage`); never raises."""
+        found, why = self.conduit.usage()
+        usage, rebasing = reuse.rebased_usage(dict(found), self.reused)
+        self._usage_unavailable = why or rebasing
+        return usage
 
     def usage_unavailable(self) -> str:
-        """Why the last :meth:`usage` came back empty (``""`` if it did not)."""
+        """Why the last :meth:`usage` came back empty or with a ``None`` (``""`` if not)."""
         return self._usage_unavailable
 
+    def reset(self) -> reuse.ResetOutcome:
+        """Make the sandbox as it was at its start, verified by its supervisor (see
+        :mod:`sandbox.docker.reuse`); an unverified outcome when it cannot. Never raises."""
+        if self.channel is None:
+            return reuse.ResetOutcome(False, "the sandbox has no supervisor")
+        return reuse.reset(self)
+
     def close(self) -> None:
-        """Remove the container (force); never raises."""
-        self.conduit.close()
+        """Remove the container (force), or hand it back to the pool that may reuse it;
+        never raises."""
+        release, self.release = self.release, None
+        if release is None:
+            self.conduit.close()
+            return
+        try:
+            release(self)
+        except Exception:  # close must not raise: remove what the pool could not take back
+            log.exception("handing sandbox %s back failed; removing it", self.id[:12])
+            self.conduit.close()
 
     def _internal(self, argv: Sequence[str], *, stdin: bytes = b"", cap: int = 1 << 20,
                   on_limit: Callable[[], None] | None = None,

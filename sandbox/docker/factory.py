@@ -11,10 +11,11 @@ from typing import Any
 
 import docker.errors
 
-from sandbox.docker.channel import PROTOCOL, Channel
+from sandbox.docker.channel import SUPPORTED, Channel
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.failure import classify
 from sandbox.docker.limits import Ownership, create_kwargs
+from sandbox.docker.reuse import Reuse
 from sandbox.docker.runtimes import Runtimes
 from sandbox.profile import Profile
 
@@ -25,8 +26,10 @@ DEADLINE_SLACK_S = 60.0
 #: Image label naming the supervisor's path in the image (``sandbox/images/supervisor``).
 LABEL_SUPERVISOR = "evalfleet.supervisor"
 #: Image label with the version of the supervisor's protocol; an image whose supervisor
-#: speaks another version than :data:`sandbox.docker.channel.PROTOCOL` is driven by exec.
+#: speaks none of :data:`sandbox.docker.channel.SUPPORTED` is driven by exec.
 LABEL_PROTOCOL = "evalfleet.supervisor.protocol"
+#: The first protocol whose supervisor can reset a sandbox for reuse.
+RESET_PROTOCOL = 3
 #: ``HOME`` of every step when the image's ``ENV`` sets none (Docker's own fallback).
 DEFAULT_HOME = "/"
 #: What every step's environment starts from, so that the same submission behaves the same
@@ -47,6 +50,13 @@ class ImageFacts:
     env: tuple[tuple[str, str], ...] = ()
     """The image's ``ENV`` (plus ``HOME``): the base of every step's environment, which the
     supervisor does not inherit from its own (it starts with none, see its source)."""
+    protocol: int = 0
+    """The supervisor's protocol version (0 without one)."""
+
+    @property
+    def resets(self) -> bool:
+        """Whether the image's supervisor can reset a sandbox for reuse."""
+        return self.supervisor is not None and self.protocol >= RESET_PROTOCOL
 
 
 def image_env(config_env: list[str] | None) -> tuple[tuple[str, str], ...]:
@@ -89,13 +99,24 @@ class DockerFactory:
         return self.sandbox(container, channel, profile, run_id=run_id)
 
     def sandbox(self, container: Any, channel: Channel | None, profile: Profile, *,
-                run_id: str) -> DockerSandbox:
-        """The driver over a started container of ``profile`` (cold or warm)."""
+                run_id: str, reused: Reuse | None = None) -> DockerSandbox:
+        """The driver over a started container of ``profile`` (cold, warm or reused)."""
         image = self.image(profile.image)
         return DockerSandbox(self.client, container, profile, run_id=run_id, channel=channel,
                              base_env=dict(image.env), image_id=image.id,
                              runtime=self.runtimes.name(profile.runtime),
-                             gvisor=self.runtimes.gvisor(profile.runtime))
+                             gvisor=self.runtimes.gvisor(profile.runtime), reused=reused)
+
+    def reusable(self, profile: Profile) -> bool:
+        """Whether ``profile``'s sandboxes are started to serve several runs: the profile
+        asks for it, has no network, and its image's supervisor can reset (protocol 3).
+
+        Raises:
+            SandboxConfigError: the image is missing.
+            SandboxUnavailable: the engine is not there.
+        """
+        return (profile.reusable and self.supervise and profile.hardening.network_mode == "none"
+                and self.image(profile.image).resets)
 
     def start(self, profile: Profile, owner: Ownership) -> tuple[Any, Channel | None]:
         """Create and start a container (removed again if starting fails), attached to its
@@ -107,7 +128,8 @@ class DockerFactory:
         """
         supervisor = self.supervisor(profile.image)
         kwargs = create_kwargs(profile, owner, self.extra_labels, supervisor,
-                               gvisor=self.runtimes.gvisor(profile.runtime))
+                               gvisor=self.runtimes.gvisor(profile.runtime),
+                               reusable=owner.pooled and self.reusable(profile))
         try:
             container = self.client.containers.create(**kwargs)
         except (docker.errors.DockerException, OSError) as error:
@@ -143,9 +165,11 @@ class DockerFactory:
             found = self.client.images.get(image)
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what=f"inspect {image}") from error
-        facts = ImageFacts(supervisor=_supervisor_path(image, found.labels or {}),
-                           id=str(getattr(found, "id", "") or ""),
-                           env=image_env(_config(found).get("Env")))
+        labels = found.labels or {}
+        supervisor = _supervisor_path(image, labels)
+        facts = ImageFacts(supervisor=supervisor, id=str(getattr(found, "id", "") or ""),
+                           env=image_env(_config(found).get("Env")),
+                           protocol=int(labels[LABEL_PROTOCOL]) if supervisor else 0)
         with self._lock:
             self._images[image] = facts
         return facts
@@ -159,9 +183,9 @@ def _config(image: Any) -> dict[str, Any]:
 def _supervisor_path(image: str, labels: dict[str, str]) -> str | None:
     """The labelled supervisor, if it speaks our protocol (else ``exec``, with a warning)."""
     path = labels.get(LABEL_SUPERVISOR) or None
-    if path and labels.get(LABEL_PROTOCOL) != PROTOCOL:
-        log.warning("%s: supervisor protocol %r is not %r; driving it through exec",
-                    image, labels.get(LABEL_PROTOCOL), PROTOCOL)
+    if path and labels.get(LABEL_PROTOCOL) not in SUPPORTED:
+        log.warning("%s: supervisor protocol %r is none of %s; driving it through exec",
+                    image, labels.get(LABEL_PROTOCOL), ", ".join(SUPPORTED))
         return None
     return path
 

@@ -89,11 +89,14 @@ def labels(profile: Profile, owner: Ownership,
 
 def create_kwargs(profile: Profile, owner: Ownership,
                   extra_labels: dict[str, str] | None = None,
-                  supervisor: str | None = None, *, gvisor: bool = False) -> dict[str, Any]:
+                  supervisor: str | None = None, *, gvisor: bool = False,
+                  reusable: bool = False) -> dict[str, Any]:
     """Keyword arguments for ``client.containers.create`` (``supervisor``: its path in the
-    image, or ``None`` for the keep-alive; ``gvisor``: the profile's runtime is gVisor)."""
+    image, or ``None`` for the keep-alive; ``gvisor``: the profile's runtime is gVisor;
+    ``reusable``: the sandbox may serve several runs, its supervisor started
+    ``--reusable``, see :mod:`sandbox.docker.reuse`)."""
     confinement = _confinement(profile, gvisor=gvisor, supervised=supervisor is not None)
-    return {**_main_process(profile, supervisor), **confinement,
+    return {**_main_process(profile, supervisor, reusable=reusable), **confinement,
             "image": profile.image,
             "environment": dict(profile.env),
             "working_dir": profile.workdir,
@@ -104,7 +107,13 @@ def create_kwargs(profile: Profile, owner: Ownership,
             "tty": False}
 
 
-def _main_process(profile: Profile, supervisor: str | None) -> dict[str, Any]:
+#: The supervisor's argument for a sandbox that may serve several runs: it records the
+#: sandbox's state at its start, which every reset restores and verifies.
+REUSABLE_ARG = "--reusable"
+
+
+def _main_process(profile: Profile, supervisor: str | None, *,
+                  reusable: bool = False) -> dict[str, Any]:
     """The supervisor as pid 1 (root with :data:`SUPERVISOR_CAPS`, its own init, stdin open,
     no log of its stream), or the keep-alive under Docker's init."""
     hardening = profile.hardening
@@ -112,19 +121,22 @@ def _main_process(profile: Profile, supervisor: str | None) -> dict[str, Any]:
         return {"command": list(KEEPALIVE), "user": hardening.keeper_user,
                 "init": hardening.init, "stdin_open": False,
                 "cap_add": list(hardening.cap_add) or None}
-    return {"command": [supervisor], "user": SUPERVISOR_USER, "init": False,
+    command = [supervisor, REUSABLE_ARG] if reusable else [supervisor]
+    return {"command": command, "user": SUPERVISOR_USER, "init": False,
             "stdin_open": True, "log_config": docker.types.LogConfig(type="none"),
             "cap_add": sorted({*hardening.cap_add, *SUPERVISOR_START_CAPS})}
 
 
 def _confinement(profile: Profile, *, gvisor: bool, supervised: bool) -> dict[str, Any]:
-    """Network, capabilities dropped, security options, read-only root, limits, mounts."""
+    """Network, capabilities dropped, security options, read-only root, limits, mounts.
+    Every sandbox of a reusing profile under gVisor refuses lasting IPC objects (see
+    :mod:`sandbox.docker.seccomp`), so a run sees the same sandbox, fresh or reused."""
     limits, hardening = profile.limits, profile.hardening
     pids = host_pids(limits.pids, supervised=supervised) if gvisor else limits.pids
     return {
         "network_mode": hardening.network_mode,
         "cap_drop": list(hardening.cap_drop),
-        "security_opt": security_opt(profile),
+        "security_opt": security_opt(profile, refuse_ipc=gvisor and profile.reusable),
         "read_only": hardening.read_only,
         "pids_limit": pids,
         "mem_limit": limits.memory_bytes,
@@ -142,11 +154,12 @@ def host_pids(pids: int, *, supervised: bool = True) -> int:
     return pids * per + GVISOR_BASE_THREADS
 
 
-def security_opt(profile: Profile) -> list[str]:
-    """The profile's options, plus evalfleet's seccomp profile unless it names one."""
+def security_opt(profile: Profile, *, refuse_ipc: bool = False) -> list[str]:
+    """The profile's options, plus evalfleet's seccomp profile unless it names one (the
+    variant refusing lasting IPC objects with ``refuse_ipc``: see :mod:`sandbox.docker.seccomp`)."""
     options = list(profile.hardening.security_opt)
     if not any(option.startswith("seccomp") for option in options):
-        options.append(seccomp.security_opt())
+        options.append(seccomp.security_opt(refuse_ipc=refuse_ipc))
     return options
 
 

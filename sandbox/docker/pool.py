@@ -1,22 +1,35 @@
-"""A warm pool: started, never-used containers per profile, refilled in the background.
+"""A warm pool: started containers per profile, refilled in the background, and, for a
+profile that reuses its sandboxes, containers back from a run after a verified reset.
 
 Taking a warm sandbox costs no container creation on the run's path: the container was
-created and started earlier by the refill thread. Each container serves exactly one run
-and is then removed by :meth:`DockerSandbox.close`; nothing ever goes back into the pool.
-A request whose profile differs from the pooled one (clamped limits, another network) is
-a miss and gets a cold sandbox. Labels cannot change after creation, so a warm
-container's ``evalfleet.run_id`` stays ``warm``; the run id lives on the sandbox object.
+created and started earlier by the refill thread. A request whose profile differs from the
+pooled one (clamped limits, another network) is a miss and gets a cold sandbox. Labels
+cannot change after creation, so a pooled container's ``evalfleet.run_id`` stays ``warm``;
+the run id lives on the sandbox object.
+
+Without reuse (``reuse_runs`` 1, the default) each container serves exactly one run and is
+then removed by :meth:`DockerSandbox.close`; nothing ever goes back into the pool.
+
+With reuse (``reuse_runs`` N > 1, :mod:`sandbox.docker.reuse`) closing a pooled sandbox
+hands it back (on the caller's thread: the worker's closer, off the run's path). The pool
+removes it when a reason says so (counted by reason), else has its supervisor reset it and,
+verified, puts it back at the front of the idle queue: a busy process keeps reusing the
+same container while the others age out. A take waits up to :data:`RETURN_WAIT_S` for a
+container being handed back rather than starting a cold one. Containers count towards the
+pool's size while out (in a run, or being reset), except during their last run, whose
+replacement the refill starts at the take.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import docker.errors
@@ -26,6 +39,7 @@ from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
 from sandbox.docker.failure import classify
 from sandbox.docker.limits import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID, Ownership
+from sandbox.docker.reuse import ResetOutcome, Reuse, limits_hit, reset_peak
 from sandbox.errors import SandboxError
 from sandbox.profile import Profile
 
@@ -35,6 +49,10 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_IDLE_S = 600.0
 #: Seconds between refill passes when nothing wakes the thread.
 REFILL_INTERVAL_S = 1.0
+#: Seconds a take waits for a reusable container being handed back before going cold.
+RETURN_WAIT_S = 2.0
+#: Called with the profile's name after every reset (metrics).
+ResetHook = Callable[[str, ResetOutcome], None]
 
 
 @dataclass(frozen=True)
@@ -48,6 +66,13 @@ class PoolStats:
     misses: int
     created: int
     discarded: int
+    """Never-used containers removed (idle too long, or dead)."""
+    reuse_runs: int = 1
+    """Runs one container may serve (1: no reuse)."""
+    reuses: int = 0
+    """Takes of a container that had served a run before (after its verified reset)."""
+    discards: Mapping[str, int] = field(default_factory=dict)
+    """Used containers removed instead of reused, by reason (``sandbox.docker.reuse``)."""
 
 
 @dataclass
@@ -56,6 +81,16 @@ class _Warm:
     created: float
     channel: Channel | None = None
     """Attached ahead of time, so taking a supervised container costs no engine call."""
+    reusable: bool = False
+    """Started to serve several runs (its supervisor resets it)."""
+    runs: int = 0
+    """Runs it has served."""
+    cpu_base_s: float | None = None
+    """Its cgroup's CPU time after the last reset."""
+    peak_rebased: bool = False
+    """Whether its cgroup's peak memory was reset after the last reset."""
+    counted: bool = False
+    """Out in a run, and counted towards the pool's size (it may come back)."""
 
 
 class _Slot:
@@ -64,7 +99,10 @@ class _Slot:
     def __init__(self, profile: Profile, size: int) -> None:
         self.profile, self.size = profile, size
         self.idle: deque[_Warm] = deque()
-        self.hits = self.misses = self.created = self.discarded = 0
+        self.hits = self.misses = self.created = self.discarded = self.reuses = 0
+        self.out = 0
+        """Reusable containers out in a run that may come back."""
+        self.discards: Counter[str] = Counter()
 
 
 class WarmPool:
@@ -72,10 +110,12 @@ class WarmPool:
 
     def __init__(self, factory: DockerFactory, profiles: Iterable[tuple[Profile, int]], *,
                  max_idle_s: float = DEFAULT_MAX_IDLE_S,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 on_reset: ResetHook | None = None) -> None:
         self.factory, self.max_idle_s, self.clock = factory, max_idle_s, clock
+        self.on_reset = on_reset
         self._slots = {profile.name: _Slot(profile, size) for profile, size in profiles}
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -98,14 +138,22 @@ class WarmPool:
         warm = self._take(profile)
         if warm is None:
             return self.factory.acquire(profile, run_id=run_id)
-        return self.factory.sandbox(warm.container, warm.channel, profile, run_id=run_id)
+        reused = Reuse(run=warm.runs + 1, cpu_base_s=warm.cpu_base_s,
+                       peak_rebased=warm.peak_rebased)
+        sandbox = self.factory.sandbox(warm.container, warm.channel, profile, run_id=run_id,
+                                       reused=reused)
+        if warm.reusable:
+            sandbox.release = functools.partial(self._hand_back, self._slots[profile.name], warm)
+        return sandbox
 
     def stats(self) -> list[PoolStats]:
         """Counters and idle sizes per profile."""
         with self._lock:
             return [PoolStats(profile=name, target=slot.size, idle=len(slot.idle),
                               hits=slot.hits, misses=slot.misses, created=slot.created,
-                              discarded=slot.discarded) for name, slot in self._slots.items()]
+                              discarded=slot.discarded, reuse_runs=slot.profile.reuse_runs,
+                              reuses=slot.reuses, discards=dict(slot.discards))
+                    for name, slot in self._slots.items()]
 
     def fill(self) -> None:
         """One refill pass: replace stale containers, create the missing ones."""
@@ -133,28 +181,75 @@ class WarmPool:
             if slot is None:
                 return None
             dead = _pop_dead(slot)
+            if slot.profile == profile and not slot.idle and slot.out:
+                self._lock.wait_for(lambda: bool(slot.idle) or not slot.out, RETURN_WAIT_S)
+                dead += _pop_dead(slot)
             if slot.profile != profile or not slot.idle:
                 slot.misses += 1
                 warm = None
             else:
                 slot.hits += 1
                 warm = slot.idle.popleft()
+                slot.reuses += warm.runs > 0
+                warm.counted = warm.reusable and warm.runs + 1 < slot.profile.reuse_runs
+                slot.out += warm.counted
         for item in dead:
             _remove(item)
         self._wake.set()
         return warm
 
+    def _hand_back(self, slot: _Slot, warm: _Warm, sandbox: DockerSandbox) -> None:
+        """A reusable sandbox's run is over: reset it and keep it, or remove it."""
+        reason = self._discard_reason(slot, warm, sandbox)
+        if reason is None:
+            outcome = sandbox.reset()
+            if self.on_reset is not None:
+                self.on_reset(slot.profile.name, outcome)
+            reason = _reset_verdict(sandbox, outcome)
+            if reason is None:
+                warm.runs += 1
+                warm.cpu_base_s = None if outcome.cpu_ns is None else outcome.cpu_ns / 1e9
+                warm.peak_rebased = not sandbox.gvisor and reset_peak(sandbox.id)
+        with self._lock:
+            slot.out -= warm.counted
+            warm.counted = False
+            if reason is None and not self._stop.is_set():
+                slot.idle.appendleft(warm)
+            else:
+                slot.discards[reason or "closing"] += 1
+            self._lock.notify_all()
+        if reason is not None or self._stop.is_set():
+            sandbox.conduit.close()
+        self._wake.set()
+
+    def _discard_reason(self, slot: _Slot, warm: _Warm, sandbox: DockerSandbox) -> str | None:
+        """Why a used container may not serve another run (``None``: reset it)."""
+        alive = sandbox.conduit.retire()
+        if self._stop.is_set():
+            return "closing"
+        hit = limits_hit(sandbox) or (None if alive else "deadline")
+        if hit is not None:
+            return hit
+        if warm.runs + 1 >= slot.profile.reuse_runs:
+            return "runs"
+        if warm.channel is None or not warm.channel.open or not warm.channel.in_step:
+            return "broken"
+        if self.clock() - warm.created > self.max_idle_s:
+            return "expired"  # it could not end another run before its labelled deadline
+        return None
+
     def _missing(self, slot: _Slot) -> int:
         with self._lock:
-            return slot.size - len(slot.idle)
+            return slot.size - len(slot.idle) - slot.out
 
     def _add(self, slot: _Slot) -> None:
         deadline = self.clock() + self.max_idle_s + slot.profile.limits.wall_timeout_s
         owner = Ownership(self.factory.worker, WARM_RUN_ID, deadline + DEADLINE_SLACK_S,
                           pooled=True)
         container, channel = self.factory.start(slot.profile, owner)
+        reusable = channel is not None and self.factory.reusable(slot.profile)
         with self._lock:
-            slot.idle.append(_Warm(container, self.clock(), channel))
+            slot.idle.append(_Warm(container, self.clock(), channel, reusable=reusable))
             slot.created += 1
 
     def _discard_stale(self, slot: _Slot) -> None:
@@ -164,7 +259,8 @@ class WarmPool:
         with self._lock:
             stale = [w for w in slot.idle if w.created < cutoff or w.container.id not in running]
             slot.idle = deque(w for w in slot.idle if w not in stale)
-            slot.discarded += len(stale)
+            slot.discarded += sum(1 for w in stale if not w.runs)
+            slot.discards.update("expired" for w in stale if w.runs)
         for item in stale:
             _remove(item)
 
@@ -195,12 +291,24 @@ class WarmPool:
             self._wake.clear()
 
 
+def _reset_verdict(sandbox: DockerSandbox, outcome: ResetOutcome) -> str | None:
+    """The discard reason a reset gives (``None``: verified, keep the container)."""
+    if not outcome.verified:
+        log.warning("sandbox %s not reused: its reset is not verified: %s", sandbox.id[:12],
+                    outcome.reason)
+        return "unverified"
+    if outcome.oom_kills:
+        return "oom"  # a background process met the memory limit during the run
+    return None
+
+
 def _pop_dead(slot: _Slot) -> list[_Warm]:
     """Take out the idle containers whose supervisor hung up (the container died)."""
     dead = [w for w in slot.idle if w.channel is not None and not w.channel.open]
     if dead:
         slot.idle = deque(w for w in slot.idle if w not in dead)
-        slot.discarded += len(dead)
+        slot.discarded += sum(1 for w in dead if not w.runs)
+        slot.discards.update("broken" for w in dead if w.runs)
     return dead
 
 

@@ -17,6 +17,12 @@ legitimately needs goes through ``prlimit64`` on another pid.
 Docker's API takes a custom profile as the JSON text itself in ``HostConfig.SecurityOpt``
 (``seccomp=<json>``), which is what the docker CLI sends for ``--security-opt
 seccomp=file.json``; :func:`security_opt` gives that option.
+
+A variant refuses creating IPC objects that outlive their process (:data:`IPC_CREATORS`:
+POSIX message queues and SysV shared memory, message queues and semaphores): the sandboxes
+of a reusing profile under gVisor get it, because gVisor lists neither kind (no
+``/proc/sysvipc``, no mqueue file system), so its supervisor could never verify that a reset
+left none behind (:mod:`sandbox.docker.reuse`). Under runc they are listed and removed.
 """
 
 from __future__ import annotations
@@ -29,8 +35,17 @@ from pathlib import Path
 PROFILE_PATH: Path = Path(__file__).with_name("seccomp.json")
 
 
+#: System calls that create IPC objects outliving every process (refused by the variant).
+IPC_CREATORS = frozenset({"mq_open", "shmget", "msgget", "semget"})
+
+
 @functools.cache
-def security_opt() -> str:
-    """``seccomp=<profile JSON>`` for a container's ``security_opt`` (read once)."""
+def security_opt(*, refuse_ipc: bool = False) -> str:
+    """``seccomp=<profile JSON>`` for a container's ``security_opt`` (read once);
+    ``refuse_ipc``: the variant where :data:`IPC_CREATORS` get the default EPERM."""
     profile = json.loads(PROFILE_PATH.read_text(encoding="utf-8"))
+    if refuse_ipc:
+        for rule in profile["syscalls"]:
+            rule["names"] = [name for name in rule["names"] if name not in IPC_CREATORS]
+        profile["syscalls"] = [rule for rule in profile["syscalls"] if rule["names"]]
     return "seccomp=" + json.dumps(profile, separators=(",", ":"))

@@ -90,6 +90,28 @@ def test_submit_to_a_full_redis_fails_clearly_and_enqueues_nothing(
     assert queued(client.redis) == 2
 
 
+def test_a_pipelined_submission_to_a_full_redis_names_every_run_not_enqueued(
+        client: EvalfleetClient) -> None:
+    """submit_batch: the round trip Redis refuses and every later one are not enqueued,
+    that round trip's runs named as perhaps enqueued; the earlier round trip's are."""
+    full = Fullness(client.redis)
+    requests = [run_request("full") for _ in range(3)]
+    ids = [r.run_id for r in requests]
+    sent = client.submit_batch(requests[:2], chunk=2)
+    full.fill()
+
+    with pytest.raises(SubmitError) as raised:
+        client.submit_batch([*requests[2:], run_request("full")], chunk=1)
+
+    assert sent == ids[:2]
+    assert raised.value.enqueued == []
+    assert raised.value.uncertain == [ids[2]]
+    assert raised.value.not_enqueued[0] == ids[2] and len(raised.value.not_enqueued) == 2
+    assert "Redis is full (maxmemory, noeviction)" in str(raised.value)
+    assert queued(client.redis) == 2
+    full.free()
+
+
 def test_a_full_redis_holds_runs_and_loses_none_once_memory_is_back(
         private_fleet: PrivateFleet) -> None:
     """Redis fills up while two workers run and three runs wait. The workers keep their

@@ -26,8 +26,8 @@
  * It is also not dumpable (PR_SET_DUMPABLE 0), and every descriptor of its own is
  * close-on-exec: commands see only their stdio pipes.
  *
- * Protocol version 2 (images say so in the label evalfleet.supervisor.protocol; bump it
- * with sandbox/docker/channel.py's PROTOCOL on any change): frames of [type: 1 byte]
+ * Protocol version 3 (images say so in the label evalfleet.supervisor.protocol; bump it
+ * with sandbox/docker/channel.py's PROTOCOL on any change; 3 added 'C'): frames of [type: 1 byte]
  * [length: 4 bytes, big endian][payload], both ways.
  * Host -> supervisor:
  *   'R' run: [flags: 1 byte][uid: 4][gid: 4] (big endian) workdir NUL
@@ -35,11 +35,13 @@
  *            flags bit 0: stop every other process first; one run at a time.
  *   'I' stdin bytes for the running command; 'E' end of its stdin.
  *   'K' stop every other process now (also while a command runs).
+ *   'C' reset the sandbox to how it started, between runs (see "Reset" below).
  * Supervisor -> host:
  *   'o' / 'e' the command's stdout / stderr bytes;
  *   'x' the command ended: its exit status as decimal (128 + signal when killed);
  *   'f' the command could not start: a message (runc's wording where it has one);
  *   'k' stop finished: "0", or "1 <processes left>".
+ *   'c' reset finished: "0 rounds=R cpu_ns=N oom_kill=K ms=T" (verified), or "1 <why not>".
  * A command has ended when its process has exited and its outputs closed, or DRAIN_MS
  * after its exit if background processes still hold them: those outputs are then read and
  * discarded (not closed, which would kill a chatty background server with SIGPIPE).
@@ -56,8 +58,14 @@
 #include <string.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <dirent.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -319,6 +327,8 @@ static void flush_stdin(void) {
     if (pendoff == pendlen) { free(pending); pending = NULL; pendlen = pendoff = 0; }
 }
 
+static void reset(void);
+
 static void handle(char type, char *payload, size_t len) {
     switch (type) {
     case 'R':
@@ -328,6 +338,7 @@ static void handle(char type, char *payload, size_t len) {
     case 'I': queue_stdin(payload, len); flush_stdin(); break;
     case 'E': cur.in_eof = 1; flush_stdin(); break;
     case 'K': report_stop(); break;
+    case 'C': reset(); break;
     default: send_text('f', "unknown request"); break;
     }
 }
@@ -403,6 +414,489 @@ static void finish_if_done(void) {
     send_text('x', status);
 }
 
+/* ------------------------------------------------------------------------------------
+ * Reset ('C', protocol 3): a used sandbox made as it was when the supervisor started, and
+ * proved so. Only in a supervisor started with --reusable (the host asks for that when a
+ * profile reuses its sandboxes), which records the sandbox's *baseline* before anything
+ * runs: every entry of every writable mount (path, owner, mode, device, size and mtime of
+ * files, target of links), the processes, the SysV IPC objects, the unix sockets and the
+ * file locks on those mounts. A reset then
+ *   1. stops every other process (kill(-1) from pid 1, as 'K');
+ *   2. compares the sandbox with its baseline: whatever differs is the work left;
+ *   3. cleans as each uid that owns something that differs (acting as that uid, never as
+ *      root, so it removes only what that uid could): it opens its own directories up (0777), removes
+ *      everything it may below every writable mount (never crossing into another mount,
+ *      never following a link, never touching a baseline entry), puts the modes of its
+ *      own baseline entries back, and removes its SysV IPC objects;
+ *   4. repeats 2-3 until nothing differs (verified) or MAX_ROUNDS passed (not verified).
+ * What the baseline cannot see cannot be verified: where SysV IPC is not listed in
+ * /proc/sysvipc (gVisor) its creation must be refused (the host's seccomp profile does so
+ * for reusable gVisor sandboxes), likewise POSIX message queues where no mqueue file
+ * system is mounted; a writable root file system is never verified. The answer 'c' is
+ * "0 rounds=R cpu_ns=N oom_kill=K ms=T" (counters -1 where unreadable) or "1 <why>".
+ */
+#define MAX_MOUNTS 64
+#define MAX_LIST 20000         /* entries a reset lists before it gives up (discarded) */
+#define MAX_DEPTH 48
+#define MAX_ROUNDS 4
+#define PATH_CAP 4096
+
+struct mount { char *path; dev_t dev; int dir, mqueue; };
+static struct mount mounts[MAX_MOUNTS];
+static int nmounts;
+static int reusable, root_writable;
+static int ipc_listed, ipc_refused, mq_listed, mq_refused;
+
+struct lines { char **v; size_t n, cap; int overflow; };
+static struct lines baseline;
+
+static void add_line(struct lines *l, const char *text) {
+    if (l->n >= MAX_LIST) { l->overflow = 1; return; }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        if (!l->v) die("out of memory");
+    }
+    if (!(l->v[l->n++] = strdup(text))) die("out of memory");
+}
+
+static void free_lines(struct lines *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    *l = (struct lines){0};
+}
+
+static int by_text(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether ``path`` is an entry of the baseline (lines are "path\t..."). */
+static int in_baseline(const char *path) {
+    size_t lo = 0, hi = baseline.n, len = strlen(path);
+    while (lo < hi) {  /* sorted by text: "path\t" sorts by path first */
+        size_t mid = (lo + hi) / 2;
+        int c = strncmp(baseline.v[mid], path, len);
+        if (c == 0 && baseline.v[mid][len] == '\t') return 1;
+        if (c < 0 || (c == 0 && (unsigned char)baseline.v[mid][len] < '\t')) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* One entry as a line: path, uid, gid, mode, device; size and mtime of a file, target of
+ * a link (what a non-root uid could change about an entry it may write). */
+static void entry_line(struct lines *out, int dirfd, const char *name, const char *path,
+                       const struct stat *st) {
+    char line[PATH_CAP + 512], extra[PATH_CAP] = "";
+    if (S_ISREG(st->st_mode)) {
+        snprintf(extra, sizeof extra, "%lld:%lld.%09ld", (long long)st->st_size,
+                 (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+    } else if (S_ISLNK(st->st_mode)) {
+        ssize_t n = readlinkat(dirfd, name, extra, sizeof extra - 1);
+        extra[n > 0 ? n : 0] = '\0';
+    }
+    snprintf(line, sizeof line, "%s\t%u\t%u\t%o\t%llx\t%s", path, (unsigned)st->st_uid,
+             (unsigned)st->st_gid, (unsigned)st->st_mode, (unsigned long long)st->st_rdev,
+             extra);
+    add_line(out, line);
+}
+
+/* Every entry below the open directory ``dirfd`` (``path``) on device ``dev``. */
+static void list_tree(struct lines *out, int dirfd, char *path, size_t len, dev_t dev,
+                      int depth) {
+    int copy = dup(dirfd);
+    DIR *dir = copy < 0 ? NULL : fdopendir(copy);
+    if (!dir) { if (copy >= 0) close(copy); return; }
+    struct dirent *e;
+    while ((e = readdir(dir)) && !out->overflow) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        struct stat st;
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
+            continue;  /* gone meanwhile, or another mount's root (listed on its own) */
+        size_t n = len + 1 + strlen(e->d_name);
+        if (n >= PATH_CAP || depth >= MAX_DEPTH) { out->overflow = 1; break; }
+        snprintf(path + len, PATH_CAP - len, "/%s", e->d_name);
+        entry_line(out, dirfd, e->d_name, path, &st);
+        if (S_ISDIR(st.st_mode)) {
+            int fd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) { list_tree(out, fd, path, n, dev, depth + 1); close(fd); }
+        }
+        path[len] = '\0';
+    }
+    closedir(dir);
+}
+
+/* The entries of mount ``m``, its root included. */
+static void list_mount(struct lines *out, const struct mount *m) {
+    char path[PATH_CAP];
+    struct stat st;
+    if (lstat(m->path, &st) != 0) { add_line(out, "#missing mount"); return; }
+    snprintf(path, sizeof path, "%s", strcmp(m->path, "/") ? m->path : "");
+    entry_line(out, AT_FDCWD, m->path, m->path, &st);
+    if (!S_ISDIR(st.st_mode)) return;
+    int fd = open(m->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) { list_tree(out, fd, path, strlen(path), st.st_dev, 0); close(fd); }
+}
+
+/* Act as ``uid`` (effective and file-system uid and gid: what permission checks use) until
+ * act_as(0); pid 1 keeps its saved uid 0, and its effective capabilities come back from the
+ * permitted set when its effective uid is 0 again. No fork: that costs milliseconds under
+ * gVisor. Nothing else runs meanwhile (every other process is stopped). */
+static void act_as(uid_t uid) {
+    if (uid != 0) {
+        if (setresgid(-1, uid, -1) != 0 || setresuid(-1, uid, -1) != 0) die("acting as a uid");
+        return;
+    }
+    if (setresuid(-1, 0, -1) != 0 || setresgid(-1, 0, -1) != 0) die("acting as root again");
+    if (prctl(PR_SET_DUMPABLE, 0) != 0) die("prctl(PR_SET_DUMPABLE)");  /* euid changes reset it */
+}
+
+/* Mount ``m`` listed as the owner of its root (a room owned by the judge, mode 0700, is
+ * closed to root without CAP_DAC_READ_SEARCH). */
+static void list_mount_as_owner(struct lines *out, const struct mount *m) {
+    struct stat st;
+    uid_t owner = lstat(m->path, &st) == 0 && S_ISDIR(st.st_mode) ? st.st_uid : 0;
+    if (owner != 0) act_as(owner);
+    list_mount(out, m);
+    if (owner != 0) act_as(0);
+}
+
+/* Lines of a /proc table after its header, as "#tag field" for field ``column`` (0-based,
+ * whitespace-separated), skipping rows whose field is "0" (a socket no process holds). */
+static void list_table(struct lines *out, const char *file, const char *tag, int column) {
+    FILE *f = fopen(file, "re");
+    if (!f) return;
+    char row[1024], line[1200];
+    int first = 1;
+    while (fgets(row, sizeof row, f)) {
+        if (first) { first = 0; continue; }
+        char *save = NULL, *field = strtok_r(row, " \t\n", &save);
+        for (int i = 0; field && i < column; i++) field = strtok_r(NULL, " \t\n", &save);
+        if (!field || !strcmp(field, "0")) continue;
+        snprintf(line, sizeof line, "#%s %s", tag, field);
+        add_line(out, line);
+    }
+    fclose(f);
+}
+
+/* SysV IPC objects as "#ipc kind id\tuid" (so their owner cleans them). */
+static void list_ipc(struct lines *out) {
+    static const struct { const char *kind; int id, uid; } tables[] = {
+        {"shm", 1, 7}, {"msg", 1, 7}, {"sem", 1, 4}};
+    for (size_t t = 0; t < 3; t++) {
+        char file[64], row[1024], line[128];
+        snprintf(file, sizeof file, "/proc/sysvipc/%s", tables[t].kind);
+        FILE *f = fopen(file, "re");
+        if (!f) continue;
+        int first = 1;
+        while (fgets(row, sizeof row, f)) {
+            if (first) { first = 0; continue; }
+            char *fields[16], *save = NULL;
+            int n = 0;
+            for (char *p = strtok_r(row, " \t\n", &save); p && n < 16;
+                 p = strtok_r(NULL, " \t\n", &save))
+                fields[n++] = p;
+            if (n <= tables[t].uid) continue;
+            snprintf(line, sizeof line, "#ipc %s %s\t%s", tables[t].kind, fields[tables[t].id],
+                     fields[tables[t].uid]);
+            add_line(out, line);
+        }
+        fclose(f);
+    }
+}
+
+/* File locks on a writable mount (/proc/locks: "... MAJ:MIN:INODE ..." in hex). */
+static void list_locks(struct lines *out) {
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f) return;
+    char row[512];
+    while (fgets(row, sizeof row, f)) {
+        char *save = NULL;
+        for (char *p = strtok_r(row, " \t\n", &save); p; p = strtok_r(NULL, " \t\n", &save)) {
+            unsigned maj, min;
+            unsigned long long inode;
+            if (sscanf(p, "%x:%x:%llu", &maj, &min, &inode) != 3) continue;
+            for (int i = 0; i < nmounts; i++) {
+                if (major(mounts[i].dev) != maj || minor(mounts[i].dev) != min) continue;
+                char line[600];
+                snprintf(line, sizeof line, "#lock %s %s", mounts[i].path, p);
+                add_line(out, line);
+            }
+        }
+    }
+    fclose(f);
+}
+
+/* Every process but pid 1. */
+static void list_processes(struct lines *out) {
+    DIR *dir = opendir("/proc");
+    if (!dir) { add_line(out, "#proc unreadable"); return; }
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || !strcmp(e->d_name, "1")) continue;
+        char line[300];
+        snprintf(line, sizeof line, "#proc %s", e->d_name);
+        add_line(out, line);
+    }
+    closedir(dir);
+}
+
+/* The sandbox as the baseline describes it, sorted; ``why`` set when it cannot be. */
+static void snapshot(struct lines *out, const char **why) {
+    *why = NULL;
+    if (root_writable) *why = "the root file system is writable";
+    else if (!ipc_listed && !ipc_refused)
+        *why = "SysV IPC objects cannot be listed here and creating them is allowed";
+    else if (!mq_listed && !mq_refused)
+        *why = "POSIX message queues cannot be listed here and creating them is allowed";
+    if (*why) return;
+    for (int i = 0; i < nmounts; i++) list_mount_as_owner(out, &mounts[i]);
+    list_processes(out);
+    if (ipc_listed) list_ipc(out);
+    /* Unix sockets (an abstract listener has no file to remove). Not TCP/UDP: the kernel
+     * walks its host-wide tables to print them (~4 ms each), and every socket is some
+     * process's, and only pid 1 is left. */
+    list_table(out, "/proc/net/unix", "unix", 6);
+    list_locks(out);
+    if (out->overflow) *why = "too many entries to list";
+    qsort(out->v, out->n, sizeof *out->v, by_text);
+}
+
+/* The mounts a non-root uid could have written to: every mount mounted read-write, but
+ * the kernel's own file systems; notes a read-write root and the mqueue file system. */
+static void find_mounts(void) {
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f) die("reading /proc/self/mountinfo");
+    char row[4096];
+    while (fgets(row, sizeof row, f) && nmounts < MAX_MOUNTS) {
+        char *fields[32], *save = NULL;
+        int n = 0, dash = -1;
+        for (char *p = strtok_r(row, " \n", &save); p && n < 32; p = strtok_r(NULL, " \n", &save)) {
+            if (!strcmp(p, "-") && dash < 0) dash = n;
+            fields[n++] = p;
+        }
+        if (dash < 6 || dash + 1 >= n) continue;
+        const char *point = fields[4], *options = fields[5], *type = fields[dash + 1];
+        if (strncmp(options, "rw", 2) != 0 || (options[2] != ',' && options[2] != '\0')) continue;
+        if (!strcmp(type, "proc") || !strcmp(type, "sysfs") || !strcmp(type, "cgroup") ||
+            !strcmp(type, "cgroup2") || !strcmp(type, "devpts"))
+            continue;
+        if (!strcmp(point, "/")) { root_writable = 1; continue; }
+        char path[PATH_CAP];  /* mountinfo escapes space, tab, newline, backslash as \ooo */
+        size_t k = 0;
+        for (const char *p = point; *p && k < sizeof path - 1; p++) {
+            if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] && p[3]) {
+                path[k++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+                p += 3;
+            } else {
+                path[k++] = *p;
+            }
+        }
+        path[k] = '\0';
+        struct stat st;
+        if (lstat(path, &st) != 0) continue;
+        struct mount *m = &mounts[nmounts++];
+        if (!(m->path = strdup(path))) die("out of memory");
+        m->dev = st.st_dev;
+        m->dir = S_ISDIR(st.st_mode);
+        m->mqueue = !strcmp(type, "mqueue");
+        mq_listed |= m->mqueue;
+    }
+    fclose(f);
+}
+
+/* Whether creating a POSIX queue / SysV IPC objects is refused here (the sandbox's seccomp
+ * profile applies to pid 1 too): then none can exist, listed or not. */
+static int refused(long result) { return result < 0 && (errno == EPERM || errno == ENOSYS); }
+
+static void probe_ipc(void) {
+    long q = syscall(SYS_mq_open, "evalfleet-probe", O_CREAT | O_EXCL | O_RDWR, 0600, NULL);
+    mq_refused = refused(q);
+    if (q >= 0) { close((int)q); syscall(SYS_mq_unlink, "evalfleet-probe"); }
+    int shm = shmget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+    int msg = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+    int sem = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+    ipc_refused = refused(shm) && refused(msg) && refused(sem);
+    if (shm >= 0) shmctl(shm, IPC_RMID, NULL);
+    if (msg >= 0) msgctl(msg, IPC_RMID, NULL);
+    if (sem >= 0) semctl(sem, 0, IPC_RMID);
+    ipc_listed = access("/proc/sysvipc/shm", R_OK) == 0;
+}
+
+/* At start, before any command: what "as it was" means. */
+static void take_baseline(void) {
+    find_mounts();
+    probe_ipc();
+    const char *why;
+    snapshot(&baseline, &why);
+}
+
+/* Remove what this uid may below the open directory ``dirfd`` (``path``), opening its own
+ * directories up first; never baseline entries, other mounts or links' targets. */
+static void clean_tree(int dirfd, char *path, size_t len, dev_t dev, int depth) {
+    struct stat st;
+    if (fstat(dirfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 07777) != 0777)
+        fchmod(dirfd, 0777);
+    int copy = dup(dirfd);
+    DIR *dir = copy < 0 ? NULL : fdopendir(copy);
+    if (!dir) { if (copy >= 0) close(copy); return; }
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        struct stat es;
+        if (fstatat(dirfd, e->d_name, &es, AT_SYMLINK_NOFOLLOW) != 0 || es.st_dev != dev)
+            continue;
+        size_t n = len + 1 + strlen(e->d_name);
+        if (n >= PATH_CAP) continue;
+        snprintf(path + len, PATH_CAP - len, "/%s", e->d_name);
+        int base = in_baseline(path);
+        if (S_ISDIR(es.st_mode)) {
+            if (depth < MAX_DEPTH) {
+                int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+                int fd = openat(dirfd, e->d_name, flags);
+                if (fd < 0 && es.st_uid == geteuid() && fchmodat(dirfd, e->d_name, 0777, 0) == 0)
+                    fd = openat(dirfd, e->d_name, flags);
+                if (fd >= 0) { clean_tree(fd, path, n, dev, depth + 1); close(fd); }
+            }
+            if (!base) unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+        } else if (!base) {
+            unlinkat(dirfd, e->d_name, 0);
+        }
+        path[len] = '\0';
+    }
+    closedir(dir);
+}
+
+/* As ``uid``: clean every writable mount, put the modes of this uid's baseline entries
+ * back, remove its SysV IPC objects. */
+static void clean_as(uid_t uid) {
+    char path[PATH_CAP];
+    act_as(uid);
+    for (int i = 0; i < nmounts; i++) {
+        if (!mounts[i].dir) continue;
+        int fd = open(mounts[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) continue;
+        snprintf(path, sizeof path, "%s", strcmp(mounts[i].path, "/") ? mounts[i].path : "");
+        clean_tree(fd, path, strlen(path), mounts[i].dev, 0);
+        close(fd);
+    }
+    for (size_t i = 0; i < baseline.n; i++) {
+        unsigned owner, group, mode;
+        char *tab = strchr(baseline.v[i], '\t');
+        if (baseline.v[i][0] == '#' || !tab) continue;
+        if (sscanf(tab + 1, "%u\t%u\t%o", &owner, &group, &mode) != 3 || owner != uid) continue;
+        if (S_ISLNK(mode)) continue;
+        *tab = '\0';
+        chmod(baseline.v[i], mode & 07777);
+        *tab = '\t';
+    }
+    struct lines ipc = {0};
+    if (ipc_listed) list_ipc(&ipc);
+    for (size_t i = 0; i < ipc.n; i++) {
+        char kind[8];
+        int id;
+        unsigned owner;
+        if (sscanf(ipc.v[i], "#ipc %7s %d\t%u", kind, &id, &owner) != 3 || owner != uid) continue;
+        if (!strcmp(kind, "shm")) shmctl(id, IPC_RMID, NULL);
+        else if (!strcmp(kind, "msg")) msgctl(id, IPC_RMID, NULL);
+        else semctl(id, 0, IPC_RMID);
+    }
+    free_lines(&ipc);
+    act_as(0);
+}
+
+/* Compare a snapshot with the baseline: the owners of what differs (entries and IPC
+ * objects; at most ``max``), and the first difference (for the answer). */
+static size_t differences(const struct lines *now, uid_t *owners, size_t max, char *first,
+                          size_t size) {
+    size_t i = 0, j = 0, found = 0, kinds = 0;
+    first[0] = '\0';
+    while (i < now->n || j < baseline.n) {
+        int c = i == now->n ? 1 : j == baseline.n ? -1 : strcmp(now->v[i], baseline.v[j]);
+        if (c == 0) { i++; j++; continue; }
+        const char *line = c < 0 ? now->v[i++] : baseline.v[j++];
+        found++;
+        if (!first[0]) snprintf(first, size, "%s %.300s", c < 0 ? "new:" : "gone:", line);
+        const char *tab = strchr(line, '\t');
+        unsigned owner;
+        if (c < 0 && tab && sscanf(tab + 1, "%u", &owner) == 1 && owner != 0) {
+            size_t k = 0;
+            while (k < kinds && owners[k] != owner) k++;
+            if (k == kinds && kinds < max) owners[kinds++] = owner;
+        }
+    }
+    for (size_t k = kinds; k < max; k++) owners[k] = 0;
+    return found;
+}
+
+static long long read_counter(const char *file, const char *key) {
+    FILE *f = fopen(file, "re");
+    if (!f) return -1;
+    char row[256];
+    long long value = -1;
+    size_t len = key ? strlen(key) : 0;
+    while (fgets(row, sizeof row, f)) {
+        if (!key) { value = atoll(row); break; }
+        if (!strncmp(row, key, len) && row[len] == ' ') { value = atoll(row + len + 1); break; }
+    }
+    fclose(f);
+    return value;
+}
+
+/* The sandbox cgroup's CPU time (ns) and OOM kills, as the next run's baseline. */
+static void counters(long long *cpu_ns, long long *oom_kill) {
+    *cpu_ns = read_counter("/sys/fs/cgroup/cpuacct/cpuacct.usage", NULL);
+    if (*cpu_ns < 0) *cpu_ns = read_counter("/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage", NULL);
+    if (*cpu_ns < 0) {
+        long long usec = read_counter("/sys/fs/cgroup/cpu.stat", "usage_usec");
+        *cpu_ns = usec < 0 ? -1 : usec * 1000;
+    }
+    *oom_kill = read_counter("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill");
+    if (*oom_kill < 0) *oom_kill = read_counter("/sys/fs/cgroup/memory.events", "oom_kill");
+}
+
+static void forget_commands(void) {
+    for (int i = 0; i < norphans; i++) close(orphans[i]);
+    norphans = 0;
+    close_fd(&cur.in); close_fd(&cur.out); close_fd(&cur.err);
+    cur = (struct child){.pid = 0, .in = -1, .out = -1, .err = -1};
+    free(pending); pending = NULL; pendlen = pendoff = 0;
+}
+
+static void reset(void) {
+    char answer[512], first[400] = "", stopped[80];
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    if (!reusable) { send_text('c', "1 the supervisor was not started --reusable"); return; }
+    if (cur.pid != 0) { send_text('c', "1 a command is still running"); return; }
+    stop_others(stopped, sizeof stopped);
+    forget_commands();
+    for (int round = 0;; round++) {
+        struct lines now = {0};
+        const char *why;
+        uid_t owners[8];
+        snapshot(&now, &why);
+        size_t left = why ? 1 : differences(&now, owners, 8, first, sizeof first);
+        free_lines(&now);
+        if (why) { snprintf(answer, sizeof answer, "1 %s", why); break; }
+        if (left == 0) {
+            long long cpu_ns, oom_kill;
+            counters(&cpu_ns, &oom_kill);
+            snprintf(answer, sizeof answer, "0 rounds=%d cpu_ns=%lld oom_kill=%lld ms=%ld",
+                     round, cpu_ns, oom_kill, ms_since(&started));
+            break;
+        }
+        if (round == MAX_ROUNDS) {
+            snprintf(answer, sizeof answer, "1 not as it started after %d rounds (%zu "
+                     "differences; %s)", round, left, first);
+            break;
+        }
+        stop_others(stopped, sizeof stopped);
+        for (size_t k = 0; k < 8 && owners[k]; k++) clean_as(owners[k]);
+    }
+    send_text('c', answer);
+}
+
 static void serve(void) {
     struct pollfd fds[5 + MAX_ORPHANS];
     for (;;) {
@@ -466,17 +960,18 @@ static void check_identity(void) {
     }
     if (geteuid() != 0) {
         fprintf(stderr, "evalfleet-supervisor: must start as uid 0 with CAP_SETUID, "
-                        "CAP_SETGID and CAP_KILL (protocol 2)\n");
+                        "CAP_SETGID and CAP_KILL (protocol 3)\n");
         exit(64);
     }
 }
 
 int main(int argc, char **argv) {
-    (void)argc;
     check_identity();
+    reusable = argc > 1 && !strcmp(argv[1], "--reusable");
     shed_environment(argv);
     shed_capabilities();
     if (prctl(PR_SET_DUMPABLE, 0) != 0) die("prctl(PR_SET_DUMPABLE)");
+    if (reusable) take_baseline();
     if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) die("pipe");
     for (int fd = 0; fd <= 2; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
     struct sigaction sa = {.sa_handler = on_child, .sa_flags = SA_RESTART | SA_NOCLDSTOP};

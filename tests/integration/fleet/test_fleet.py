@@ -171,6 +171,18 @@ def test_a_batch_of_fifty_runs_is_all_published(fleet: Any, client: Any) -> None
     assert len(_streamed(client, {r.run_id for r in requests})) == 50
 
 
+def test_a_pipelined_batch_is_all_published(fleet: Any, client: Any) -> None:
+    """submit_batch, three round trips of two: every run gets exactly one scorecard."""
+    requests = [request_for("support-reply-hybrid", "pass" if i % 2 else "fail")
+                for i in range(6)]
+    assert client.submit_batch(requests, chunk=2) == [r.run_id for r in requests]
+
+    results = [client.wait(r.run_id, timeout=300) for r in requests]
+
+    assert [r.scorecard.result for r in results] == ["loss", "win"] * 3
+    assert len(_streamed(client, {r.run_id for r in requests})) == 6
+
+
 def test_usage_is_measured_on_runc(start_worker: Any, client: Any) -> None:
     """On a profile pinned to runc the workers (on the host: cgroups visible) report the
     sandbox's peak memory and CPU time."""

@@ -1,5 +1,6 @@
 """Which images the factory drives through their supervisor: the label names the path and
-the protocol label must match the host's; anything else is driven through ``exec``."""
+the protocol label must be one the host speaks; anything else is driven through ``exec``.
+Only a supervisor of protocol 3 can reset a sandbox for reuse."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def factory(labels: dict[str, str] | None, *, supervise: bool = True) -> DockerF
 
 @pytest.mark.parametrize(("labels", "expected"), [
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: PROTOCOL}, "/bin/sv"),
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "2"}, "/bin/sv"),  # without the reset
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "0"}, None),  # an older supervisor
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "4"}, None),  # a newer one
     ({LABEL_SUPERVISOR: "/bin/sv"}, None),
     ({LABEL_SUPERVISOR: "", LABEL_PROTOCOL: PROTOCOL}, None),
     ({}, None),
@@ -36,6 +39,16 @@ def factory(labels: dict[str, str] | None, *, supervise: bool = True) -> DockerF
 def test_supervisor_label_and_protocol(labels: dict[str, str] | None,
                                        expected: str | None) -> None:
     assert factory(labels).supervisor("img") == expected
+
+
+@pytest.mark.parametrize(("protocol", "resets"), [(PROTOCOL, True), ("2", False)])
+def test_only_a_protocol_3_supervisor_resets(protocol: str, resets: bool) -> None:
+    from sandbox.profile import Profile
+
+    made = factory({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: protocol})
+    assert made.image("img").resets is resets
+    assert made.reusable(Profile(name="p", image="img", reuse_runs=2)) is resets
+    assert not made.reusable(Profile(name="p", image="img"))
 
 
 def test_labels_are_read_once_per_image() -> None:
@@ -47,3 +60,16 @@ def test_labels_are_read_once_per_image() -> None:
 def test_supervise_false_never_asks() -> None:
     made = factory({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: PROTOCOL}, supervise=False)
     assert made.supervisor("img") is None and made.client.images.calls == 0
+
+
+@pytest.mark.parametrize(("labels", "why"), [
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "2"}, "speaks protocol 2, which cannot reset"),
+    ({}, "has no evalfleet supervisor"),
+])
+def test_the_reuse_probe_names_an_image_that_cannot_reset(labels: dict[str, str],
+                                                          why: str) -> None:
+    """Found before any container starts (the factory only reads the image's labels)."""
+    from sandbox.docker.reuse import probe
+    from sandbox.profile import Profile
+
+    assert why in probe(factory(labels), Profile(name="p", image="img", reuse_runs=2))

@@ -142,6 +142,42 @@ def test_supplied_events_tell_the_run_story() -> None:
     assert [e["sequence_number"] for e in result.events] == list(range(1, len(types) + 1))
 
 
+EVENTS_ONLY: dict[str, Any] = {
+    "pack": {"slug": "events-only"},
+    "version": {"evaluation_spec": {
+        "name": "events-only", "version_number": 1, "judge_mode": "deterministic",
+        "validators": [{"key": "says_42", "type": "contains", "target": "final_output",
+                        "expected_from": "literal:42"}],
+        "scorecard": {"dimensions": ["correctness"]}}},
+}
+
+
+def test_a_plan_with_nothing_to_execute_acquires_no_sandbox() -> None:
+    """A pack scoring only the submitted events: scored as before, no sandbox acquired,
+    and the result says none served it."""
+    events = [{"type": "system.run.started", "sequence_number": 1,
+               "occurred_at": "2026-01-01T00:00:00Z", "payload": {}},
+              {"type": "system.run.completed", "sequence_number": 2,
+               "occurred_at": "2026-01-01T00:00:01Z", "payload": {"final_output": "42"}}]
+    body = request(pack=copy.deepcopy(EVENTS_ONLY), submission={"events": events})
+    result, factory = run(body)
+
+    assert result.scorecard is not None
+    assert (result.scorecard.result, result.scorecard.score) == ("win", 1000)
+    assert factory.sandboxes == []
+    assert result.resources["sandbox_id"] == ""
+    assert "system.run.failed" not in [e["type"] for e in result.events]
+
+
+def test_a_plan_with_a_command_still_acquires_a_sandbox() -> None:
+    """The same pack with one submitted command runs it in a sandbox."""
+    body = request(pack=copy.deepcopy(EVENTS_ONLY), submission={"commands": [{"run": "echo 42"}]})
+    result, factory = run(body)
+
+    assert len(factory.sandboxes) == 1
+    assert result.scorecard is not None and result.scorecard.result == "win"
+
+
 def test_token_budget_exceeded_ends_the_run_as_failed() -> None:
     """Events reporting more tokens than max_total_tokens end in system.run.failed."""
     events = [{"type": "system.run.completed", "sequence_number": 1,

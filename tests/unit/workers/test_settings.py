@@ -117,3 +117,17 @@ def test_a_worker_started_while_redis_is_full_adopts_the_stored_fleet_id() -> No
     full.data["evalfleet:fleet"] = b"fleet-0123456789ab"
 
     assert resolve_fleet(Settings(redis_url="redis://redis:6379/0"), full) == "fleet-0123456789ab"
+
+
+def test_a_reusing_profile_keeps_a_sandbox_to_reuse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``reuse_runs`` reaches the profile; a pool of at least one sandbox comes with it."""
+    monkeypatch.setenv("EVALFLEET_PROFILES", '{"default": {"reuse_runs": 50}, '
+                                             '"other": {"pool_size": 3}}')
+    settings = Settings()
+    assert settings.pipeline_config().profiles["default"].profile.reuse_runs == 50
+    assert settings.profiles["default"].warm_sandboxes == 1
+    assert settings.profiles["other"].warm_sandboxes == 3
+    assert settings.pipeline_config().profiles["other"].profile.reuse_runs == 1
+    monkeypatch.setenv("EVALFLEET_PROFILES", '{"default": {"reuse_runs": 0}}')
+    with pytest.raises(ValueError, match="reuse_runs"):
+        Settings()

@@ -1,0 +1,297 @@
+"""The scale model of the queue layer (issue 16, item 4): sandbox-free runs through the
+whole fleet, against a bare Celery no-op task through the same broker.
+
+A sandbox-free run is a pack that scores only the submitted events (no file, command, test
+or capture): the worker acquires no sandbox for it (``Plan.executes_nothing``), so what is
+measured is the queue layer — Celery, the pipeline's parsing and scoring, publication.
+
+* **drain rate**: ``depth`` runs are queued while no worker runs; then a node with
+  ``processes`` pool processes starts and drains them. The rate is counted between the
+  first and the last publication (the stream entries' ids are Redis's clock), so the
+  node's start is not in it. The baseline is the same for a bare Celery no-op task (Redis
+  result backend, Celery's defaults; ``date_done`` of its results), same depth, same
+  number of prefork processes.
+* **latency**: a node already running; ``burst`` runs submitted at once (pipelined), and
+  ``sequential`` runs one at a time (submit → published). Percentiles of submit → the
+  result's stream entry.
+* **client submission**: ``submit_batch`` (pipelined, 500 per round trip) and
+  ``submit_many`` (one round trip per run) runs/s.
+* **Redis memory**: ``used_memory`` before and after queueing (per queued run), and after
+  the drain (per published result: its key and its stream entry, the queue empty again).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import statistics
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from bench.common import Fleet, Report, Row
+from bench.dispatch import stop, worker
+from bench.dispatch_worker import BARE_TASK, bare_app
+from tasks.redis_keys import RESULTS_STREAM
+from workers.localfleet import RedisServer, free_port, wait_until
+
+#: A pack with nothing for a sandbox to do: one validator on the submitted final output.
+EVENTS_PACK: dict[str, Any] = {
+    "pack": {"slug": "bench-events", "name": "Bench: events only"},
+    "version": {"evaluation_spec": {
+        "name": "bench-events", "version_number": 1, "judge_mode": "deterministic",
+        "validators": [{"key": "says_42", "type": "contains", "target": "final_output",
+                        "expected_from": "literal:42"}],
+        "scorecard": {"dimensions": ["correctness"]}}},
+}
+EVENTS = [{"type": "system.run.started", "sequence_number": 1,
+           "occurred_at": "2026-01-01T00:00:00Z", "payload": {}},
+          {"type": "system.run.completed", "sequence_number": 2,
+           "occurred_at": "2026-01-01T00:00:01Z", "payload": {"final_output": "42"}}]
+
+
+def events_request(prefix: str = "scale") -> dict[str, Any]:
+    """A sandbox-free run request (its own run id, 28 characters)."""
+    return {"run_id": f"{prefix}-{uuid.uuid4().hex[:22]}"[:28], "pack": EVENTS_PACK,
+            "submission": {"events": EVENTS}}
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q``-th percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
+
+
+def used_memory(client: Any) -> int:
+    return int(client.info("memory")["used_memory"])
+
+
+@dataclass
+class Drain:
+    """One drain: how fast, and what Redis held."""
+
+    rate: float
+    queued_bytes: float
+    """``used_memory`` growth per queued run."""
+    published_bytes: float = 0.0
+    """``used_memory`` growth per published result (key + stream entry), queue empty."""
+
+
+def published_since(client: Any, last_id: bytes | str) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """Stream entries after ``last_id``."""
+    found: list[Any] = []
+    start = f"({last_id.decode() if isinstance(last_id, bytes) else last_id}"
+    while True:
+        page = client.xrange(RESULTS_STREAM, min=start, max="+", count=10_000)
+        if not page:
+            return found
+        found.extend(page)
+        start = f"({page[-1][0].decode()}"
+
+
+def stream_ms(entry_id: bytes) -> int:
+    return int(entry_id.split(b"-")[0])
+
+
+def last_entry(client: Any) -> bytes:
+    newest = client.xrevrange(RESULTS_STREAM, count=1)
+    return newest[0][0] if newest else b"0-0"
+
+
+def evalfleet_drain(fleet: Fleet, processes: int, depth: int, timeout: float, *,
+                    no_op: bool = False) -> Drain:
+    """Queue ``depth`` sandbox-free runs, then drain them with a node of ``processes``
+    (``no_op``: evalfleet's Celery app and task with the pipeline replaced by a no-op,
+    :mod:`bench.dispatch_worker`, to split the queue layer's cost from the run's)."""
+    client = fleet.client.redis
+    since, goal = last_entry(client), client.xlen(RESULTS_STREAM) + depth
+    before = used_memory(client)
+    fleet.client.submit_batch(events_request() for _ in range(depth))
+    queued = used_memory(client)
+    if no_op:
+        process = worker("evalfleet", fleet.redis.url, fleet.workdir / "noop.log", processes)
+        stop_it = functools.partial(stop, process)
+    else:
+        node = fleet.node(f"scale{processes}", processes=processes)
+        stop_it = functools.partial(fleet.stop, node)
+    try:
+        wait_until(lambda: client.xlen(RESULTS_STREAM) >= goal, timeout,
+                   f"{depth} sandbox-free runs")
+    finally:
+        stop_it()
+    entries = published_since(client, since)
+    expected = (b"rejected", b"") if no_op else (b"scored", b"win")
+    if outcomes(entries, expected) != depth:
+        raise RuntimeError(f"only {outcomes(entries, expected)} of {depth} sandbox-free runs "
+                           f"ended {expected}")
+    span_s = (stream_ms(entries[-1][0]) - stream_ms(entries[0][0])) / 1000
+    return Drain(rate=(len(entries) - 1) / max(span_s, 1e-3),
+                 queued_bytes=(queued - before) / depth,
+                 published_bytes=(used_memory(client) - before) / depth)
+
+
+def outcomes(entries: list[Any], expected: tuple[bytes, bytes]) -> int:
+    """Entries whose (outcome, scorecard result) is ``expected``."""
+    return sum(1 for _, fields in entries
+               if (fields[b"outcome"], fields[b"scorecard_result"]) == expected)
+
+
+def wins(entries: list[Any]) -> int:
+    """Entries of runs scored a win (the only outcome the bench's run can have)."""
+    return outcomes(entries, (b"scored", b"win"))
+
+
+def bare_drain(workdir: Path, redis_url: str, processes: int, depth: int,
+               timeout: float) -> Drain:
+    """Queue ``depth`` bare no-op tasks, then drain them with ``processes`` prefork
+    processes; the rate between the first and the last ``date_done``."""
+    app = bare_app(redis_url)
+    client = redis.Redis.from_url(redis_url)
+    before = used_memory(client)
+    ids = [uuid.uuid4().hex for _ in range(depth)]
+    with app.producer_or_acquire() as producer, producer.batch(max_size=501):
+        for task_id in ids:
+            app.send_task(BARE_TASK, task_id=task_id, producer=producer)
+    queued = used_memory(client)
+    keys = [f"celery-task-meta-{task_id}" for task_id in ids]
+    process = worker("bare", redis_url, workdir / f"bare{processes}-{depth}.log", processes)
+    try:
+        wait_until(lambda: client.exists(*keys) == depth, timeout, f"{depth} bare tasks")
+    finally:
+        stop(process)
+    done = []
+    for start in range(0, depth, 1000):
+        for raw in client.mget(keys[start:start + 1000]):
+            if not isinstance(raw, bytes):
+                raise RuntimeError("a bare task's result is missing")
+            done.append(datetime.fromisoformat(json.loads(raw)["date_done"]).timestamp())
+    client.delete(*keys)
+    client.close()
+    return Drain(rate=(depth - 1) / max(max(done) - min(done), 1e-3),
+                 queued_bytes=(queued - before) / depth)
+
+
+def latencies(fleet: Fleet, burst: int, sequential: int) -> dict[str, list[float]]:
+    """Submit → published (ms) of a pipelined burst and of one-at-a-time runs, on a
+    running node of two processes."""
+    client = fleet.client.redis
+    node = fleet.node("scale-latency", processes=2)
+    found: dict[str, list[float]] = {}
+    try:
+        fleet.client.wait(fleet.client.submit(events_request("warm")), timeout=60)
+        since, goal = last_entry(client), client.xlen(RESULTS_STREAM) + burst
+        requests = [events_request("burst") for _ in range(burst)]
+        submitted = time.time()
+        fleet.client.submit_batch(requests)
+        wait_until(lambda: client.xlen(RESULTS_STREAM) >= goal, 600, "the burst")
+        entries = published_since(client, since)
+        found["burst"] = [stream_ms(e[0]) - submitted * 1000 for e in entries]
+        if wins(entries) != burst:
+            raise RuntimeError(f"only {wins(entries)} of {burst} burst runs scored wins")
+        one_by_one = []
+        for _ in range(sequential):
+            request = events_request("seq")
+            started = time.perf_counter()
+            fleet.client.submit(request)
+            result = fleet.client.wait(request["run_id"], timeout=60)
+            one_by_one.append((time.perf_counter() - started) * 1000)
+            if result.scorecard is None or result.scorecard.result != "win":
+                raise RuntimeError(f"a sequential run was not scored a win: {result.reason}")
+        found["sequential"] = one_by_one
+    finally:
+        fleet.stop(node)
+    return found
+
+
+def submission(fleet: Fleet, count: int) -> tuple[float, float]:
+    """Runs/s of ``submit_batch`` and of ``submit_many`` (``count`` runs each; the queue
+    emptied after)."""
+    rates = []
+    for send in (fleet.client.submit_batch, fleet.client.submit_many):
+        requests = [events_request("submit") for _ in range(count)]
+        started = time.perf_counter()
+        send(requests)
+        rates.append(count / (time.perf_counter() - started))
+        for key in fleet.client.redis.keys("evalfleet.default*"):
+            fleet.client.redis.delete(key)
+    return rates[0], rates[1]
+
+
+def result_sizes(fleet: Fleet, sample: int = 50) -> tuple[float, float]:
+    """Mean ``MEMORY USAGE`` of a published result key, and of the stream per entry."""
+    client = fleet.client.redis
+    keys = [k for _, k in zip(range(sample), client.scan_iter("evalfleet:result:*",
+                                                                count=1000), strict=False)]
+    per_key = statistics.mean(client.memory_usage(k, samples=0) for k in keys)
+    per_entry = client.memory_usage(RESULTS_STREAM, samples=0) / max(1, client.xlen(
+        RESULTS_STREAM))
+    return per_key, per_entry
+
+
+def run(fleet: Fleet, report: Report, quick: bool = False) -> None:
+    """Every scale case on ``fleet`` (its own Redis); see the module docstring."""
+    depth = 1000
+    deep = 2000 if quick else 10_000
+    processes = (1, 2, 4)
+    lines = ["| worker processes | queued | evalfleet runs/s | evalfleet, no-op pipeline/s "
+             "| bare Celery no-op/s | ratio (evalfleet / bare) |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    drains: dict[tuple[int, int], Drain] = {}
+    bares: dict[tuple[int, int], Drain] = {}
+    with tempfile.TemporaryDirectory(prefix="evalfleet-scale-") as tmp:
+        bare_redis = RedisServer(free_port(), Path(tmp)).start()
+        try:
+            for count, size in [(p, depth) for p in processes] + [(2, deep)]:
+                bares[count, size] = bare_drain(Path(tmp), bare_redis.url, count, size, 900)
+                drains[count, size] = evalfleet_drain(fleet, count, size, 1800)
+                no_op = evalfleet_drain(fleet, count, size, 1800, no_op=True).rate
+                ours, base = drains[count, size].rate, bares[count, size].rate
+                lines.append(f"| {count} | {size:,} | {ours:,.0f} | {no_op:,.0f} | "
+                             f"{base:,.0f} | {ours / base:.2f} |")
+        finally:
+            bare_redis.stop()
+    report.section("Sandbox-free runs drained from a backlog (rate between the first and "
+                   "the last publication; bare Celery: a no-op task, Redis result backend, "
+                   "the same prefork processes):\n\n" + "\n".join(lines) + "\n")
+    # the pair with the median ratio (not the best: each pair is noisy on a shared machine)
+    ratios = sorted(drains, key=lambda k: drains[k].rate / bares[k].rate)
+    middle = ratios[(len(ratios) - 1) // 2]
+    row = Row(f"sandbox-free runs vs bare Celery no-op (median pair: {middle[0]} processes, "
+              f"{middle[1]:,} queued)", drains[middle].rate, bares[middle].rate, "runs/s",
+              "≥ 0.5", False)
+    row.met = row.ratio >= 0.5
+    report.add(row)
+    _latency_section(report, latencies(fleet, 200 if quick else 1000, 20 if quick else 100))
+    batch, single = submission(fleet, 2000 if quick else 10_000)
+    report.section(f"Client submission: `submit_batch` (pipelined, 500 per round trip) "
+                   f"{batch:,.0f} runs/s, `submit_many` (a round trip per run) "
+                   f"{single:,.0f} runs/s.\n")
+    row = Row("client submission, pipelined (`submit_batch`) vs the target", batch, 2000,
+              "runs/s", "≥ 1.0", False)
+    row.met = row.ratio >= 1.0
+    report.add(row)
+    per_key, per_entry = result_sizes(fleet)
+    deep_drain = drains[2, deep]
+    report.section(
+        f"Redis memory (`used_memory` deltas, {deep:,} runs): "
+        f"{deep_drain.queued_bytes:,.0f} B per queued run (bare Celery no-op: "
+        f"{bares[2, deep].queued_bytes:,.0f} B), {deep_drain.published_bytes:,.0f} B per "
+        f"published result once drained; `MEMORY USAGE`: result key {per_key:,.0f} B, "
+        f"stream {per_entry:,.0f} B per entry.\n")
+
+
+def _latency_section(report: Report, found: dict[str, list[float]]) -> None:
+    lines = ["| series | runs | p50 ms | p95 ms | p99 ms | scored wins |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for name, values in found.items():
+        lines.append(f"| {name} | {len(values)} | {percentile(values, 50):,.1f} | "
+                     f"{percentile(values, 95):,.1f} | {percentile(values, 99):,.1f} | "
+                     f"{len(values)}/{len(values)} |")
+    report.section("Submit → published, sandbox-free runs, one node of 2 processes "
+                   "(burst: submitted at once, pipelined):\n\n" + "\n".join(lines) + "\n")
