@@ -10,8 +10,8 @@ candidate's.
 
 It is one request, as the candidate's uid in the workspace with the step's environment:
 :data:`SCRIPT` asks the shell's own builtins (``command -v``, ``test -w``) and ends by
-becoming ``df`` (no fork). Measured here: about 4 ms under runc and 30 ms under gVisor,
-where a bare ``true`` takes 2 ms and 12-17 ms (``docs/reliability.md``).
+becoming ``df`` (no fork). Measured 2026-11-23 (median of 15, the engine busy with other
+tests): 3 ms under runc and 94 ms under gVisor, where a bare ``true`` took 1 ms and 48 ms.
 """
 
 from __future__ import annotations
