@@ -25,7 +25,8 @@ from sandbox.results import DirectoryListing, FileCapture
 from sandbox.room import Probe
 
 #: A background loop that rewrites ``out.txt`` forever (started with ``sh tamper.sh &``).
-TAMPER = "while :; do echo tampered > out.txt; sleep 0.05; done\n"
+#: Replaces out.txt whole (never truncated then written: a reader sees old or new content).
+TAMPER = "while :; do echo tampered > .t && mv -f .t out.txt; sleep 0.05; done\n"
 
 
 @dataclass(frozen=True)
@@ -182,12 +183,18 @@ def check_code_execution_record(target: Target) -> None:
         assert slow.timed_out and slow.total_tests is None
 
 
+def _eventually(sandbox: Sandbox, command: str, stdout: bytes, tries: int = 200) -> bool:
+    """Whether ``command`` prints ``stdout`` within ``tries`` runs, 50 ms apart."""
+    return any(sandbox.exec(Command(f"sleep 0.05; {command}")).stdout == stdout
+               for _ in range(tries))
+
+
 def check_stop_candidate_ends_background_processes(target: Target) -> None:
     """A background process of the submission cannot touch test output or captures."""
     with target.sandbox() as sandbox:
         sandbox.write_files([SeedFile("tamper.sh", TAMPER)])
         sandbox.exec(Command("sh tamper.sh >/dev/null 2>&1 &"))
-        assert sandbox.exec(Command("sleep 0.3; cat out.txt")).stdout == b"tampered\n"
+        assert _eventually(sandbox, "cat out.txt", b"tampered\n")  # it outlived its exec
         spec = CodeExecution(validator_key="v", target="file:out", target_path="out.txt",
                              test_command="sleep 0.3; cat out.txt")
         result = sandbox.run_plan(Plan(test_files=(SeedFile("out.txt", "clean\n"),),

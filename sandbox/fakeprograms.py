@@ -78,6 +78,17 @@ def rm(shell: Shell, argv: list[str], stdin: bytes) -> int:
     return 0
 
 
+def mv(shell: Shell, argv: list[str], stdin: bytes) -> int:
+    """``mv [-f] source target`` (one file)."""
+    source, target = (shell.path(name) for name in argv[-2:])
+    data = shell.fs.read(source)
+    if data is None or not shell.fs.write(target, data):
+        shell.emit(2, f"mv: cannot move '{argv[-2]}'\n".encode())
+        return 1
+    shell.fs.remove(source)
+    return 0
+
+
 def ln(shell: Shell, argv: list[str], stdin: bytes) -> int:
     """``ln -s target link``."""
     shell.fs.links[shell.path(argv[-1])] = argv[-2]
@@ -119,6 +130,7 @@ PROGRAMS: Mapping[str, Program] = {
     "id": id_,
     "ln": ln,
     "mkdir": mkdir,
+    "mv": mv,
     "rm": rm,
     "sh": sh,
     "sleep": sleep,

@@ -4,7 +4,7 @@ fail in CI, ``CI=true``), the runtimes, and the label and images of the sandbox 
 from __future__ import annotations
 
 import os
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -27,6 +27,22 @@ IMAGE_TAG = os.environ.get("EVALFLEET_TEST_IMAGE_TAG") or "latest"
 def image(name: str) -> str:
     """The sandbox image ``name`` (``python``, ``busybox``) the tests run."""
     return f"evalfleet/{name}:{IMAGE_TAG}"
+
+
+def sweep_label(client: Any, label: str = TEST_LABEL) -> None:
+    """Remove every container carrying ``label`` (what a failed test may leave); one that
+    is already gone or being removed counts as removed."""
+    import docker.errors
+
+    for container in client.containers.list(ignore_removed=True, all=True,
+                                            filters={"label": label}):
+        try:
+            container.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as error:
+            if "already in progress" not in str(error):
+                raise
 
 
 def missing_service(what: str, error: BaseException) -> NoReturn:

@@ -8,9 +8,15 @@ starts with four digits and ``-`` and one of these layouts parses it, in order:
 * ``2006-1-2``.
 
 Go's parser reads a month, day, hour, minute or second as one or two digits, range-checks
-each (the day against the month, leap years included), takes an optional fraction of up to
-nine digits after ``.`` or ``,``, and a zone of ``Z`` or ``±hh:mm``. ``json.Marshal`` then
-writes RFC 3339 with nanoseconds: ``2026-01-01T00:00:00Z``, ``…T10:00:00.5+05:00``.
+each (the day against the month, leap years included), takes an optional fraction after
+``.`` or ``,`` and a zone of ``Z`` or ``±hh:mm``. ``json.Marshal`` then writes RFC 3339 with
+nanoseconds: ``2026-01-01T00:00:00Z``, ``…T10:00:00.5+05:00``.
+
+The fraction is read as Go 1.25 reads it (AgentClash ships Go 1.25): every digit is taken
+and the value is truncated to nanoseconds (``time/format.go``, the ``stdFracSecond9`` case
+of ``parse`` and ``parseNanoseconds``), so ``10:00:00.1234567891Z`` is a timestamp at
+``.123456789``. Go 1.19 stopped after nine digits and then failed on the tenth, leaving
+such a scalar a string.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import calendar
 import re
 from typing import NamedTuple
 
-_CLOCK = re.compile(r"([0-9][0-9]?):([0-9][0-9]?):([0-9][0-9]?)(?:[.,]([0-9]{1,9}))?")
+_CLOCK = re.compile(r"([0-9][0-9]?):([0-9][0-9]?):([0-9][0-9]?)(?:[.,]([0-9]+))?")
 _DATE = re.compile(r"([0-9]{4})-([0-9][0-9]?)-([0-9][0-9]?)")
 _ZONE = re.compile(r"Z|([+-])([0-9][0-9]):([0-9][0-9])")
 
@@ -87,7 +93,7 @@ def _with_zone(date: _Date, text: str) -> str | None:
 
 def _format(date: _Date, clock: tuple[int, int, int, str], zone: str) -> str:
     hour, minute, second, fraction = clock
-    fraction = fraction.ljust(9, "0").rstrip("0")
+    fraction = fraction[:9].ljust(9, "0").rstrip("0")
     dot = f".{fraction}" if fraction else ""
     return (f"{date.year:04d}-{date.month:02d}-{date.day:02d}"
             f"T{hour:02d}:{minute:02d}:{second:02d}{dot}{zone}")

@@ -140,9 +140,29 @@ def compose(text: str) -> Node | None:
         loader.dispose()
 
 
-def line_of(node: Node | Alias) -> int:
-    """The 1-based line a node starts on."""
-    return int(node.start_mark.line) + 1
+def line_of(node: Node | Alias) -> int | None:
+    """The 1-based line a node starts on (None for a node built from a value)."""
+    mark = node.start_mark
+    return None if mark is None else int(mark.line) + 1
+
+
+def node_of(value: Any) -> Node:
+    """The node tree yaml.v3 would compose from ``value``'s JSON text (JSON is flow YAML):
+    strings double-quoted, numbers, booleans and null plain. No text is parsed, so a large
+    mapping costs what its size does; the nodes carry no lines.
+
+    ``value`` must be plain JSON (str keys; str, int, finite float, bool, None, list, dict).
+    """
+    if isinstance(value, dict):
+        return MappingNode(_LONG + "map", [(ScalarNode(_LONG + "str", k, None, None, style='"'),
+                                            node_of(v)) for k, v in value.items()], None, None)
+    if isinstance(value, list):
+        return SequenceNode(_LONG + "seq", [node_of(v) for v in value], None, None)
+    if isinstance(value, str):
+        return ScalarNode(_LONG + "str", value, None, None, style='"')
+    if isinstance(value, bool) or value is None:
+        return ScalarNode(PLAIN, {True: "true", False: "false", None: "null"}[value], None, None)
+    return ScalarNode(PLAIN, repr(value) if isinstance(value, float) else str(value), None, None)
 
 
 def short_tag(tag: str) -> str:
@@ -294,7 +314,7 @@ def typed_bool(tag: str, value: Any) -> bool | None:
 class Decoder:
     """yaml.v3's decoder state: collected type errors, alias bookkeeping, merge tracking."""
 
-    errors: list[tuple[int, str, str]] = field(default_factory=list)
+    errors: list[tuple[int | None, str, str]] = field(default_factory=list)
     """``(line, field path, message)`` of each problem, in document order."""
     decode_count: int = 0
     alias_count: int = 0
@@ -433,7 +453,8 @@ def to_json(value: Any, path: str = "") -> Any:
     """The JSON value ``json.Marshal`` writes for a decoded value, read back as JSON.
 
     A float with no fraction in Go's output is an integer again (``1e3`` → ``1000``), a
-    timestamp is its RFC 3339 text.
+    timestamp is its RFC 3339 text, and a mapping's keys come in Go's order (``json.Marshal``
+    writes a ``map[string]any`` sorted by key, so a later decode of that JSON meets them so).
 
     Raises:
         MarshalError: NaN or ±Inf (``json: unsupported value: NaN``) or a mapping with a
@@ -442,7 +463,7 @@ def to_json(value: Any, path: str = "") -> Any:
     if isinstance(value, GeneralMap):
         raise MarshalError("json: unsupported type: map[interface {}]interface {}", path)
     if isinstance(value, dict):
-        return {k: to_json(v, _child(path, k)) for k, v in value.items()}
+        return {k: to_json(value[k], _child(path, k)) for k in sorted(value)}
     if isinstance(value, list):
         return [to_json(v, f"{path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, Timestamp):

@@ -8,7 +8,12 @@ AgentClash challenge pack (``pack``, ``version.evaluation_spec``, ``challenges``
   decoded into typed structs (:mod:`scoring.spec.envelope`); the spec is decoded as
   ``map[string]any``, written as JSON (NaN, ±Inf and non-string keys cannot be) and
   decoded strictly from that JSON;
-* JSON text or a mapping (``loader.go``): the envelope leniently, the spec strictly.
+* a pack given as JSON text, or as a mapping (its JSON), is read as YAML: AgentClash
+  uploads a pack's bytes, JSON or YAML, through ``ParseYAML``
+  (``backend/internal/api/challenge_packs.go``), so its envelope is decoded into the typed
+  structs and a wrong shape is rejected with its path;
+* a bare spec as JSON text or a mapping (``loader.go``): the envelope leniently, the spec
+  strictly.
 
 Strict decoding follows Go's ``encoding/json`` (:mod:`scoring.compat.godecode`): unknown fields
 are errors, keys match case-insensitively, null is a no-op. Every problem comes back as one
@@ -38,7 +43,7 @@ from .models import EvaluationSpec
 from .rules import validate_spec
 
 Source = str | os.PathLike[str] | Mapping[str, Any]
-LineMap = dict[str, int]
+LineMap = dict[str, int | None]
 PACK_ROOT = "version.evaluation_spec"
 BARE_ROOT = "evaluation_spec"
 _TYPE_MESSAGES = {
@@ -247,12 +252,25 @@ def _key_text(node: Any) -> str:
 
 def _read(source: Source) -> _Parsed:
     if isinstance(source, Mapping):
-        return _from_json(source)
+        return _from_mapping(source)
     if isinstance(source, os.PathLike) or _looks_like_path(source):
         path = Path(source)
         text = _read_file(path)
         return _parse(text, yaml_hint=path.suffix.lower() in (".yaml", ".yml"))
     return _parse(source)
+
+
+def _from_mapping(source: Mapping[str, Any]) -> _Parsed:
+    """A mapping is read as its JSON text would be: a pack's envelope into the typed
+    structs. One JSON cannot carry (NaN, a non-string key, another type) is read as given,
+    leniently, and its problems reported there."""
+    if not source or _form({str(k) for k in source}) != PACK_ROOT:
+        return _from_json(source)
+    try:
+        plain = json.loads(json.dumps(source, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return _from_json(source)
+    return _from_yaml(yamlv3.node_of(plain))
 
 
 _SPEC_SUFFIXES = (".json", ".yaml", ".yml")
@@ -282,7 +300,10 @@ def _read_file(path: Path) -> str:
 
 def _parse(text: str, *, yaml_hint: bool = False) -> _Parsed:
     if not yaml_hint and text.lstrip().startswith("{"):
-        return _from_json(parse_json(text))
+        data = parse_json(text)
+        if not isinstance(data, Mapping) or _form(set(data)) != PACK_ROOT:
+            return _from_json(data)
+        return _from_yaml(yamlv3.node_of(data))
     try:
         return _from_yaml(yamlv3.compose(text))
     except yamlv3.YAMLError as err:

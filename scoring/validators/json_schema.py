@@ -2,8 +2,9 @@
 §5.5).
 
 Config ignored. A malformed actual is an ``evaluator_error`` ("parse actual JSON document");
-a malformed or unsupported schema is a ``pack_error`` ("parse JSON schema"). The rules of
-drafts and numbers are in :mod:`scoring.validators.schemas`.
+a schema that does not decode or names another draft is a ``pack_error`` ("parse JSON
+schema"), and so is one jsonschema-go's ``Resolve`` refuses ("resolve JSON schema"). The
+rules of decoding, drafts and numbers are in :mod:`scoring.validators.schemas`.
 """
 
 from __future__ import annotations

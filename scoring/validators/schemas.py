@@ -1,34 +1,50 @@
 """JSON Schema checking shared by json_schema and file_json_schema (docs/scoring.md §5.5, §5.17).
 
-AgentClash validates with a 2020-12 engine: ``$schema`` absent, empty or
+AgentClash validates with google/jsonschema-go v0.3.0 (``json_validators.go``): the schema
+is decoded into jsonschema-go's ``Schema`` (:mod:`.schema_decode`; an error is ``parse
+JSON schema: …``), its ``$schema`` checked, then resolved (:mod:`.schema_resolve`; ``resolve
+JSON schema: …``), then the document validated. ``$schema`` absent, empty or
 ``https://json-schema.org/draft/2020-12/schema`` means 2020-12; the draft-07 URIs
 (``http://`` or ``https://json-schema.org/draft-07/schema#``) are accepted but validated with
 the same 2020-12 engine (the shared keyword subset); any other ``$schema`` is an error
-"unsupported JSON schema draft". Integral numbers satisfy ``type: integer`` (``1.0`` too).
-``pattern`` and ``patternProperties`` are RE2, as in Go.
+"unsupported JSON schema draft". jsonschema-go checks no meta-schema: a keyword value it
+can decode is used as it is (``minLength: -1`` holds for every string, an unknown ``type``
+for no value, ``multipleOf: 0`` for no number).
+
+Validation itself is the ``jsonschema`` library's 2020-12 validator with jsonschema-go's
+rules where they differ: ``pattern`` and ``patternProperties`` are RE2, as in Go;
+``type`` counts an integral number (``1.0`` too) as an integer; ``multipleOf`` divides and
+asks for a zero fractional part (Go's ``math.Modf``). A failed validation's reason is
+``json schema validation failed``; jsonschema-go's own message is evidence only
+(``validation_error``), worded by the library here.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
 from jsonschema.exceptions import (  # type: ignore[import-untyped]
-    SchemaError,
+    UndefinedTypeCheck,
+    UnknownType,
     ValidationError,
     best_match,
 )
 from referencing.exceptions import Unresolvable
 
+from ..compat.gojsonscan import JSONSyntaxError
+from ..compat.gojsonscan import check as check_json
+from ..compat.goquote import quote
 from ..compat.jsondoc import DocumentError, parse_document
-from ..compat.lenient import json_kind
 from ..compat.patterns import PatternError, compile_pattern
 from .base import Outcome
+from .schema_decode import DecodeError, Literal, decode_schema, parse_float, parse_int
+from .schema_resolve import DRAFT_2020_12, ResolveError, resolve
 
-DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 DRAFT_07 = ("http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#")
 
 
@@ -36,20 +52,12 @@ class SchemaProblem(ValueError):
     """The schema cannot be used: not JSON, not a schema, or an unsupported draft."""
 
 
-_DECODE_TARGET = (
-    'struct { Type json.RawMessage "json:\\"type,omitempty\\""; Const json.RawMessage '
-    '"json:\\"const,omitempty\\""; ' + "; ".join(
-        f'{name} *jsonschema.integer "json:\\"{tag},omitempty\\""' for name, tag in (
-            ("MinLength", "minLength"), ("MaxLength", "maxLength"), ("MinItems", "minItems"),
-            ("MaxItems", "maxItems"), ("MinProperties", "minProperties"),
-            ("MaxProperties", "maxProperties"), ("MinContains", "minContains"),
-            ("MaxContains", "maxContains"))) + "; *jsonschema.schemaWithoutMethods }")
-"""The Go type jsonschema-go v0.3.0's ``Schema.UnmarshalJSON`` decodes an object into (its
-anonymous struct, as ``reflect`` prints it): a non-object schema's error names it."""
-_TEXT_KEYWORDS = frozenset({
-    "$id", "$schema", "$ref", "$comment", "$anchor", "$dynamicAnchor", "$dynamicRef",
-    "title", "description", "pattern", "contentEncoding", "contentMediaType", "format"})
-_FLAG_KEYWORDS = frozenset({"deprecated", "readOnly", "writeOnly", "uniqueItems"})
+class SchemaUnresolved(SchemaProblem):
+    """The schema decodes but jsonschema-go's ``Resolve`` refuses it."""
+
+    def __init__(self, message: str, draft: str) -> None:
+        super().__init__(message)
+        self.draft = draft
 
 
 def _re2_pattern(validator: Any, pattern: str, instance: Any,
@@ -68,76 +76,109 @@ def _re2_pattern_properties(validator: Any, patterns: Mapping[str, Any], instanc
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
+def _go_type(validator: Any, types: Any, instance: Any,
+             schema: Mapping[str, Any]) -> Iterator[ValidationError]:
+    """jsonschema-go's ``type``: an integral number is an integer, an integer a number."""
+    wanted = [types] if isinstance(types, str) else list(types)
+    got = _json_type(instance)
+    if got not in wanted and not (got == "integer" and "number" in wanted):
+        yield ValidationError(f"{instance!r} is not of type {', '.join(map(repr, wanted))}")
+
+
+def _json_type(instance: Any) -> str:
+    if isinstance(instance, bool):
+        return "boolean"
+    if isinstance(instance, int | float):
+        return "integer" if math.isfinite(instance) and instance == int(instance) else "number"
+    kinds = ((str, "string"), (list, "array"), (dict, "object"))
+    return next((name for kind, name in kinds if isinstance(instance, kind)), "null")
+
+
+def _go_multiple_of(validator: Any, divisor: float, instance: Any,
+                    schema: Mapping[str, Any]) -> Iterator[ValidationError]:
+    """jsonschema-go's ``multipleOf``: ``math.Modf(n / divisor)`` has no fraction (a zero
+    divisor, giving ±Inf or NaN, never does)."""
+    if isinstance(instance, bool) or not isinstance(instance, int | float):
+        return
+    try:
+        quotient = float(instance) / float(divisor)
+    except ZeroDivisionError:
+        quotient = math.nan
+    if not math.isfinite(quotient) or math.modf(quotient)[0] != 0:
+        yield ValidationError(f"{instance!r} is not a multiple of {divisor!r}")
+
+
 _Engine = validators.extend(Draft202012Validator, {
-    "pattern": _re2_pattern, "patternProperties": _re2_pattern_properties})
+    "pattern": _re2_pattern, "patternProperties": _re2_pattern_properties,
+    "type": _go_type, "multipleOf": _go_multiple_of})
 
 
 def parse_schema_text(text: str) -> Any:
-    """Decode schema text as Go's ``json.Unmarshal`` does (one value, nothing after it).
+    """Decode schema text as Go's ``json.Unmarshal`` reads it (one value, nothing after
+    it, Go's syntax errors); number literals keep what jsonschema-go's decode needs.
 
     Raises:
         SchemaProblem: when the text is not JSON.
     """
     try:
-        return json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as err:
+        check_json(text)
+        return json.loads(text, parse_float=parse_float, parse_int=parse_int)
+    except (JSONSyntaxError, ValueError, RecursionError) as err:
         raise SchemaProblem(str(err)) from None
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"invalid character {name[0]!r} looking for beginning of value")
-
-
 def schema_draft(schema: Any) -> str:
-    """The draft URI a schema declares (2020-12 when absent).
+    """The draft URI a schema declares (2020-12 when absent): AgentClash's
+    ``parseJSONSchema``, the decode and the draft check without ``Resolve``.
 
     Raises:
-        SchemaProblem: when the schema is not an object/boolean or names another draft.
+        SchemaProblem: when the schema does not decode or names another draft.
     """
-    if schema is None or isinstance(schema, bool):
-        return DRAFT_2020_12
-    if not isinstance(schema, dict):
-        raise SchemaProblem(f"json: cannot unmarshal {json_kind(schema)} into Go value of "
-                            f"type {_DECODE_TARGET}")
-    _check_keyword_types(schema)
-    declared = schema.get("$schema") or ""
+    return _decoded(schema)[1]
+
+
+def _decoded(schema: Any) -> tuple[Any, str]:
+    try:
+        decoded = decode_schema(schema)
+    except DecodeError as err:
+        raise SchemaProblem(str(err)) from None
+    except RecursionError:
+        raise SchemaProblem("exceeded max depth") from None
+    declared = decoded.get("$schema", "") if isinstance(decoded, dict) else ""
     if declared not in ("", DRAFT_2020_12, *DRAFT_07):
-        raise SchemaProblem(f'unsupported JSON schema draft "{declared}"')
-    return declared or DRAFT_2020_12
-
-
-def _check_keyword_types(schema: dict[str, Any]) -> None:
-    """Go's first decode error among the top-level text and flag keywords (document
-    order; null is no value). Deeper keyword errors are worded by the meta-schema check."""
-    for key, value in schema.items():
-        if value is None:
-            continue
-        if key in _TEXT_KEYWORDS and not isinstance(value, str):
-            go_type = "string"
-        elif key in _FLAG_KEYWORDS and not isinstance(value, bool):
-            go_type = "bool"
-        else:
-            continue
-        raise SchemaProblem(f"json: cannot unmarshal {json_kind(value)} into Go struct "
-                            f"field .{key} of type {go_type}")
+        raise SchemaProblem(f"unsupported JSON schema draft {quote(declared)}")
+    if declared in DRAFT_07:
+        decoded = {key: value for key, value in decoded.items() if key != "$schema"}
+    return decoded, declared or DRAFT_2020_12
 
 
 def load_schema(schema: Any) -> tuple[Any, str]:
     """A ready validator for ``schema`` and its draft URI (cached by the schema's JSON).
 
-    Checking a schema against the meta-schema costs about a millisecond, far more than
-    validating a small document; a pack evaluates the same schema on every run, so the
-    checked validator is kept, keyed by the schema's JSON text in its own key order.
+    Decoding and resolving a schema costs far more than validating a small document; a
+    pack evaluates the same schema on every run, so the resolved validator is kept, keyed
+    by the schema's JSON text in its own key order.
 
     Raises:
-        SchemaProblem: when the schema is unusable (see :func:`schema_draft`) or invalid
-            against the 2020-12 meta-schema.
+        SchemaProblem: when the schema does not decode or names another draft.
+        SchemaUnresolved: when jsonschema-go's ``Resolve`` would refuse it.
     """
     try:
         key = json.dumps(schema, allow_nan=False)
     except (TypeError, ValueError, RecursionError):  # not plain JSON: check it uncached
         return _load_schema(schema)
+    if _has_literals(schema):  # the cache key's JSON would lose their text
+        return _load_schema(schema)
     return _load_schema_text(key)
+
+
+def _has_literals(schema: Any) -> bool:
+    """Whether number literals whose text matters to the decode are in the schema."""
+    if isinstance(schema, Literal):
+        return True
+    if isinstance(schema, dict):
+        return any(map(_has_literals, schema.values()))
+    return isinstance(schema, list) and any(map(_has_literals, schema))
 
 
 @functools.lru_cache(maxsize=256)
@@ -146,35 +187,67 @@ def _load_schema_text(text: str) -> tuple[Any, str]:
 
 
 def _load_schema(schema: Any) -> tuple[Any, str]:
-    draft = schema_draft(schema)
-    if schema is None:  # jsonschema-go reads JSON null as the boolean false: nothing validates
-        schema = False
-    if isinstance(schema, dict) and draft in DRAFT_07:
-        schema = {key: value for key, value in schema.items() if key != "$schema"}
+    decoded, draft = _decoded(schema)
     try:
-        _Engine.check_schema(schema, format_checker=None)
-    except SchemaError as err:
-        raise SchemaProblem(err.message) from None
-    return _Engine(schema), draft
+        resolve(decoded)
+    except ResolveError as err:
+        raise SchemaUnresolved(str(err), draft) from None
+    except RecursionError:
+        raise SchemaUnresolved("exceeded max depth", draft) from None
+    return _Engine(decoded), draft
+
+
+def as_float64(value: Any) -> Any:
+    """The document as AgentClash validates it (``parseJSONDocument``): every number a
+    float64, so ``9007199254740993`` is ``9007199254740992``.
+
+    Raises:
+        DocumentError: an integer beyond float64's range (Go cannot decode it).
+    """
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            raise DocumentError(f"json: cannot unmarshal number {value} into Go value of "
+                                "type float64") from None
+    if isinstance(value, dict):
+        return {key: as_float64(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_float64(item) for item in value]
+    return value
 
 
 def check_document(actual: str, schema: Any) -> Outcome:
     """Validate the actual text (one JSON value) against a decoded schema."""
     try:
-        document = parse_document(actual)
+        document = as_float64(parse_document(actual))
     except DocumentError as err:
         return Outcome.error(f"parse actual JSON document: {err}", error=str(err))
     try:
         engine, draft = load_schema(schema)
+    except SchemaUnresolved as err:
+        return Outcome.error(f"resolve JSON schema: {err}", schema_draft=err.draft,
+                             error=str(err))
     except SchemaProblem as err:
         return Outcome.error(f"parse JSON schema: {err}", error=str(err))
     return _validate(engine, draft, document)
 
 
+def _first_problem(problems: list[ValidationError]) -> ValidationError | None:
+    """The library's most relevant problem (its ranking cannot weigh an unknown ``type``
+    name, which jsonschema-go allows: then the first)."""
+    try:
+        return best_match(problems)
+    except UndefinedTypeCheck:
+        return problems[0]
+
+
 def _validate(engine: Any, draft: str, document: Any) -> Outcome:
     try:
-        problem = best_match(engine.iter_errors(document))
-    except (Unresolvable, PatternError, RecursionError) as err:
+        problem = _first_problem(list(engine.iter_errors(document)))
+    except (Unresolvable, UnknownType, PatternError, RecursionError) as err:
         return Outcome.error(f"resolve JSON schema: {err}",
                              schema_draft=draft, error=str(err))
     if problem is None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from services import RUNTIMES, TEST_LABEL, TEST_LABELS, image, missing_service
+from services import RUNTIMES, TEST_LABEL, TEST_LABELS, image, missing_service, sweep_label
 
 from sandbox.contract import Target
 from sandbox.fake import FakeFactory
@@ -60,6 +60,4 @@ def _split(param: str) -> tuple[str, str | None]:
 def sweep(client: Any) -> None:
     """Remove every container with this run's test label (``TEST_LABELS``: left by a
     failed test)."""
-    for container in client.containers.list(ignore_removed=True,
-                                            all=True, filters={"label": TEST_LABEL}):
-        container.remove(force=True)
+    sweep_label(client, TEST_LABEL)

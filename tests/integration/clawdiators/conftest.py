@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from services import TEST_LABELS, sweep_label
 
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DockerFactory
@@ -16,6 +17,8 @@ from sandbox.docker.limits import LABEL_RUN
 from sandbox.profile import Limits, Profile
 
 LABEL = "evalfleet.test.clawdiators"
+#: This test run's own value (``EVALFLEET_TEST_LABEL``): runs sharing an engine sweep apart.
+RUN = next(iter(TEST_LABELS.values()))
 IMAGE = "evalfleet/python:latest"
 
 OpenSandbox = Callable[..., DockerSandbox]
@@ -25,10 +28,8 @@ OpenSandbox = Callable[..., DockerSandbox]
 def factory(docker_client: Any) -> Iterator[DockerFactory]:
     """A cold factory whose containers carry this directory's test label."""
     yield DockerFactory(docker_client, worker=f"clawdiators-tests-{os.getpid()}",
-                        extra_labels={LABEL: "1"})
-    for container in docker_client.containers.list(ignore_removed=True,
-                                                   all=True, filters={"label": LABEL}):
-        container.remove(force=True)
+                        extra_labels={LABEL: RUN})
+    sweep_label(docker_client, f"{LABEL}={RUN}")
 
 
 @pytest.fixture

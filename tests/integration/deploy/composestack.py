@@ -177,6 +177,15 @@ class Stack:
 
         wait_until(all_up, timeout, f"Prometheus did not scrape {workers} healthy workers")
 
+    def wait_for_job(self, job: str, timeout: float = 90) -> None:
+        """Wait until Prometheus has scraped every target of ``job`` at least once."""
+        def scraped() -> bool:
+            targets = self.prometheus("targets", state="active")["activeTargets"]
+            ours = [t for t in targets if t["labels"]["job"] == job]
+            return bool(ours) and all(t["health"] != "unknown" for t in ours)
+
+        wait_until(scraped, timeout, f"Prometheus did not scrape the {job} job")
+
     def exported_names(self) -> set[str]:
         return set(self.prometheus("label/__name__/values"))
 

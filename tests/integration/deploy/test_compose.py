@@ -166,6 +166,7 @@ def test_limits_a_missing_image_and_the_warm_pool_take_their_paths(batch: Batch)
 
 def test_prometheus_scrapes_every_worker_and_redis(stack: Stack, batch: Batch) -> None:
     stack.wait_for_scrapes(WORKERS)
+    stack.wait_for_job("redis")  # its first scrape may come after the workers'
     redis = stack.prometheus("query", query='up{job="redis"}')["result"]
     assert [s["value"][1] for s in redis] == ["1"]
     assert stack.prometheus("query", query="redis_up")["result"][0]["value"][1] == "1"

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from services import TEST_LABEL, image
+from services import TEST_LABEL, image, sweep_label
 from services import TEST_LABELS as TEST_LABELS  # the tests here import it from this module
 
 from sandbox.docker.driver import DockerSandbox
@@ -22,9 +22,7 @@ OpenSandbox = Callable[..., DockerSandbox]
 
 def sweep(client: Any, label: str = TEST_LABEL) -> None:
     """Remove every container with ``label`` (what a failed test may leave)."""
-    for container in client.containers.list(ignore_removed=True,
-                                            all=True, filters={"label": label}):
-        container.remove(force=True)
+    sweep_label(client, label)
 
 
 def left_over(client: Any, run_id: str) -> list[Any]:

@@ -132,14 +132,18 @@ def test_a_background_process_keeps_writing_after_its_command(
     sandbox = open_sandbox("busybox")
     script = "(sleep 0.3; echo late; echo err >&2; sleep 0.2; echo alive > bg.txt) & echo early"
     assert sandbox.exec(Command(script)).stdout == b"early\n"
-    assert sandbox.exec(Command("sleep 1; cat bg.txt")).stdout == b"alive\n"
+    waited = "for i in $(seq 200); do [ -s bg.txt ] && break; sleep 0.05; done; cat bg.txt"
+    assert sandbox.exec(Command(waited)).stdout == b"alive\n"
 
 
 def test_orphans_are_reaped_by_the_supervisor(open_sandbox: OpenSandbox) -> None:
     """pid 1 is the sandbox's init: orphaned processes that exit leave no zombie."""
     sandbox = open_sandbox("busybox")
     sandbox.exec(Command("for i in 1 2 3 4 5; do (sleep 0.1 &); done"))
-    states = sandbox.exec(Command("sleep 0.5; cat /proc/[0-9]*/stat")).stdout.decode()
+    settled = ("for i in $(seq 200); do sleep 0.05; "
+               "grep -qs '(sleep) [RSD]' /proc/[0-9]*/stat || break; done; "
+               "cat /proc/[0-9]*/stat")  # no sleep left running: each reaped, or a zombie
+    states = sandbox.exec(Command(settled)).stdout.decode()
     assert [line for line in states.splitlines() if line.split(") ")[1].startswith("Z")] == []
 
 

@@ -148,7 +148,8 @@ MISSING = [
      [("version.evaluation_spec", "is required")]),
     ("pack-null-spec", {"version": {"evaluation_spec": None}},
      [("version.evaluation_spec", "is required")]),
-    ("pack-version-not-object", {"version": 3}, [("version.evaluation_spec", "is required")]),
+    ("pack-version-not-object", {"version": 3},
+     [("version", "cannot unmarshal !!int `3` into challengepack.rawVersionMetadata")]),
 ]
 
 
@@ -163,3 +164,53 @@ def test_pack_envelope_is_lenient() -> None:
     manifest = {"pack": {"slug": "p", "whatever": [1]}, "not_a_pack_field": True,
                 "version": {"number": 1, "unknown": {}, "evaluation_spec": SPEC}}
     assert load_spec(manifest).name == "demo"
+
+
+def _json_pack(**changes: Any) -> str:
+    manifest: dict[str, Any] = {
+        "pack": {"slug": "p", "name": "P", "family": "f"},
+        "version": {"number": 1, "evaluation_spec": SPEC},
+        "challenges": [{"key": "c1", "title": "C", "category": "x", "difficulty": "easy"}],
+        "input_sets": [{"key": "default", "name": "D",
+                        "cases": [{"challenge_key": "c1", "case_key": "k", "payload": {}}]}]}
+    manifest.update(changes)
+    return json.dumps(manifest)
+
+
+def test_a_json_pack_text_is_read_as_agentclash_uploads_it() -> None:
+    """AgentClash reads an uploaded pack, JSON or YAML, with ``ParseYAML``: unknown keys are
+    ignored, a case key written as a number is its text."""
+    text = _json_pack(whatever=[1])
+    text = text.replace('"case_key": "k"', '"case_key": 12')
+
+    assert [c.qualified_key for c in load_pack(text).cases] == ["default/12"]
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"challenges": {"key": "c1"}},
+     ("challenges", "cannot unmarshal !!map into []challengepack.ChallengeDefinition")),
+    ({"pack": {"slug": ["p"]}}, ("pack.slug", "cannot unmarshal !!seq into string")),
+])
+def test_a_json_pack_envelope_of_the_wrong_shape_is_rejected(changes: dict[str, Any],
+                                                              expected: tuple[str, str]) -> None:
+    """What the typed envelope cannot hold is rejected with its field path (was ignored)."""
+    field, fragment = expected
+    found = errors_of(_json_pack(**changes))
+
+    assert any(f == field and fragment in m for f, m in found), found
+
+
+def test_a_json_pack_number_that_is_not_an_integer_is_rejected() -> None:
+    """``version.number`` is an int32: a string is a yaml.v3 type error."""
+    found = errors_of(_json_pack(version={"number": "one", "evaluation_spec": SPEC}))
+
+    assert [f for f, _ in found] == ["version.number"], found
+
+
+def test_a_pack_mapping_is_read_as_its_json_text() -> None:
+    """A pack given as a mapping (a RunRequest's inline pack) is decoded as its JSON would
+    be: the same typed envelope, the same field paths."""
+    manifest = json.loads(_json_pack(challenges={"key": "c1"}))
+
+    assert errors_of(manifest) == errors_of(json.dumps(manifest))
+    assert errors_of(manifest)[0][0] == "challenges"

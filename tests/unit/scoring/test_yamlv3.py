@@ -142,6 +142,14 @@ GO_DECODED = [
     ('yes', 'string', '"yes"'),
     ('~', '<nil>', 'null'),
 ]
+GO_125 = {
+    '2026-01-01T10:00:00.1234567891Z': ('time.Time', '"2026-01-01T10:00:00.123456789Z"'),
+    '2026-01-01 10:00:00.99999999999': ('time.Time', '"2026-01-01T10:00:00.999999999Z"'),
+}
+"""Documented divergences from the Go 1.19 run: AgentClash ships Go 1.25, whose
+``time.Parse`` (``time/format.go``, ``stdFracSecond9`` in ``parse``; ``parseNanoseconds``)
+takes every fractional digit and truncates to nanoseconds, where Go 1.19 stopped at nine
+and failed on the tenth."""
 
 
 def decoded(text: str) -> Any:
@@ -150,8 +158,12 @@ def decoded(text: str) -> Any:
     return yamlv3.to_any(node, yamlv3.Decoder())["v"]
 
 
-@pytest.mark.parametrize(("text", "go_type", "written"), GO_DECODED,
-                         ids=[repr(row[0]) for row in GO_DECODED])
+@pytest.mark.parametrize(("text", "go_type", "written"),
+                         [(t, *GO_125.get(t, (g, w))) for t, g, w in GO_DECODED]
+                         + [(t, *row) for t, row in GO_125.items()
+                            if t not in {r[0] for r in GO_DECODED}],
+                         ids=[repr(row[0]) for row in GO_DECODED]
+                         + [repr(t) for t in GO_125 if t not in {r[0] for r in GO_DECODED}])
 def test_scalars_resolve_and_marshal_as_yaml_v3_does(text: str, go_type: str,
                                                      written: str) -> None:
     """Every scalar of the reference table decodes to what yaml.v3 gave and writes as
@@ -368,3 +380,27 @@ def test_case_values_keep_their_yaml_v3_meaning() -> None:
                             "{key: c, value: 12:30}, {key: d, value: 0o10}]}")
     [case] = load_pack(text).cases
     assert [e.value for e in case.expectations] == ["no", 1000.0, "12:30", 8.0]
+
+
+def test_json_marshal_writes_a_mappings_keys_sorted() -> None:
+    """AgentClash turns the YAML spec into JSON with ``json.Marshal`` of a
+    ``map[string]any``, which writes keys sorted; whatever decodes that JSON next (a
+    validator's config, a JSON schema) meets them in that order."""
+    value = decoded("{b: 1, a: {d: 2, c: 3}, A: 0}")
+
+    assert list(yamlv3.to_json(value)) == ["A", "a", "b"]
+    assert list(yamlv3.to_json(value)["a"]) == ["c", "d"]
+
+
+@pytest.mark.parametrize("value", [
+    {"a": "no", "b": "012", "c": "2026-01-01", "d": ["~", "", "1e3"]},
+    {"n": [0, -1, 12, 1.5, 1e-05, 1e300, -0.0, 1.0, 2**70], "t": [True, False, None]},
+    {"nested": {"x": [{"y": {}}, []], "é": "\u2028"}},
+])
+def test_a_node_built_from_a_value_decodes_as_its_json_text(value: Any) -> None:
+    """``node_of`` gives what yaml.v3 composes from the value's JSON text (flow YAML)."""
+    text = json.dumps(value)
+    from_text = yamlv3.to_json(yamlv3.to_any(yamlv3.compose(text), yamlv3.Decoder()))
+    from_node = yamlv3.to_json(yamlv3.to_any(yamlv3.node_of(value), yamlv3.Decoder()))
+
+    assert from_node == from_text

@@ -100,6 +100,11 @@ CASES = [
     ("schema-draft-07", judge(output_schema={"$schema": "http://json-schema.org/draft-07/schema#",
                                              "type": "object"}), []),
     ("schema-2020", judge(output_schema={"type": "object"}), []),
+    ("schema-nested-decode", judge(output_schema={"properties": {"a": {"minimum": "x"}}}),
+     [(f"{J}.output_schema", "must be valid JSON Schema: json: cannot unmarshal string into "
+                             "Go struct field .schemaWithoutMethods.properties."
+                             "schemaWithoutMethods.minimum of type float64")]),
+    ("schema-unresolvable-ok", judge(output_schema={"$ref": "elsewhere.json"}), []),
     ("secrets-rubric", judge(rubric="use ${secrets.KEY}"),
      [(f"{J}.rubric", SECRETS)]),
     ("secrets-spaced", judge(mode="assertion", assertion="${ secrets.K}"),

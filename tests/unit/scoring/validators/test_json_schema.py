@@ -3,10 +3,15 @@ accepted."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
+
+from scoring.validators.schema_decode import KIND_OF
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 DRAFT_07_TLS = "https://json-schema.org/draft-07/schema#"
@@ -118,18 +123,94 @@ GO_STRUCT = (
     ("5", f"json: cannot unmarshal number into Go value of type {GO_STRUCT}"),
     ('"x"', f"json: cannot unmarshal string into Go value of type {GO_STRUCT}"),
     ("[1]", f"json: cannot unmarshal array into Go value of type {GO_STRUCT}"),
-    ('{"$schema": 5}', "json: cannot unmarshal number into Go struct field .$schema of type "
-                       "string"),
+    ('{"$schema": 5}', "json: cannot unmarshal number into Go struct field "
+                       ".schemaWithoutMethods.$schema of type string"),
     ('{"title": 3, "$schema": true}', "json: cannot unmarshal number into Go struct field "
-                                      ".title of type string"),
+                                      ".schemaWithoutMethods.title of type string"),
     ('{"uniqueItems": "yes"}', "json: cannot unmarshal string into Go struct field "
-                               ".uniqueItems of type bool"),
+                               ".schemaWithoutMethods.uniqueItems of type bool"),
 ])
 def test_undecodable_schemas_fail_as_jsonschema_go_decodes_them(schema: str,
                                                                 message: str) -> None:
     """jsonschema-go v0.3.0's decode errors, recorded by decoding into its own struct
-    under Go 1.19: a non-object names the anonymous struct, a bad keyword its field."""
+    under Go 1.19: a non-object names the anonymous struct, a bad keyword its field. The
+    field paths are Go 1.25's (AgentClash ships Go 1.25): its ``addErrorContext`` names
+    the embedded ``schemaWithoutMethods``, where Go 1.19 printed ``.$schema``."""
     result = run_one("json_schema", "{}", schema)
 
     assert (result.state, result.outcome_class) == ("error", "pack_error")
     assert result.reason == f"parse JSON schema: {message}"
+
+
+@pytest.mark.parametrize(("actual", "schema", "verdict"), [
+    ('"a"', '{"minLength": -1}', "pass"),
+    ('"a"', '{"type": "text"}', "fail"),
+    ('"a"', '{"type": ["text", "string"]}', "pass"),
+    ("6", '{"multipleOf": 0}', "fail"),
+    ("6", '{"multipleOf": 1.5}', "pass"),
+    ("6.5", '{"multipleOf": 1.5}', "fail"),
+    ("1e308", '{"multipleOf": 1e-308}', "fail"),
+    ("1.0", '{"type": ["integer"]}', "pass"),
+    ('{"a": 1}', '{"Required": ["b"]}', "fail"),
+    ('{"a": 1}', '{"required": ["a"], "title": null}', "pass"),
+])
+def test_no_meta_schema_and_go_s_keyword_rules(actual: str, schema: str, verdict: str) -> None:
+    """jsonschema-go checks no meta-schema: what decodes is used as it is (an unknown
+    ``type`` matches nothing, ``multipleOf: 0`` no number, ``Required`` is ``required``)."""
+    assert verdict == run_one("json_schema", actual, schema).verdict
+
+
+def test_a_schema_resolve_refuses_is_a_pack_error_with_its_draft() -> None:
+    """``resolve JSON schema: …`` keeps the draft and jsonschema-go's text as evidence."""
+    result = run_one("json_schema", '"a"', f'{{"$schema": "{DRAFT_07}", "$ref": "x.json"}}')
+
+    assert (result.state, result.outcome_class) == ("error", "pack_error")
+    assert result.reason == ("resolve JSON schema: loading /x.json: cannot resolve remote "
+                             "schemas: no loader passed to Schema.Resolve")
+    assert result.evidence["schema_draft"] == DRAFT_07
+
+
+def test_a_syntax_error_is_go_s() -> None:
+    """Schema text that is not JSON is reported with Go's scanner's words."""
+    result = run_one("json_schema", "{}", '{"a": }')
+
+    assert result.reason == ("parse JSON schema: invalid character '}' looking for "
+                             "beginning of value")
+
+
+@pytest.mark.parametrize(("actual", "schema", "verdict"), [
+    ("9007199254740993", '{"const": 9007199254740992}', "pass"),
+    ("[9007199254740993, 9007199254740992]", '{"uniqueItems": true}', "fail"),
+    ("3", '{"type": "integer", "enum": [3.0]}', "pass"),
+])
+def test_the_document_s_numbers_are_float64(actual: str, schema: str, verdict: str) -> None:
+    """AgentClash decodes the document with float64 numbers (``parseJSONDocument``)."""
+    assert verdict == run_one("json_schema", actual, schema).verdict
+
+
+def test_an_integer_beyond_float64_is_the_agent_s_error() -> None:
+    """Go cannot decode such a number as a float64: ``parse actual JSON document``."""
+    result = run_one("json_schema", "1" + "0" * 400, "{}")
+
+    assert (result.state, result.outcome_class) == ("error", "evaluator_error")
+    assert result.reason.startswith("parse actual JSON document: json: cannot unmarshal number 1")
+
+
+_KEYS = st.sampled_from([*sorted(KIND_OF), "x", "Minimum"])
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["#", "#/properties", "#/$defs/a", "a.json", "http://x/y", "(", "string",
+                     "#A", "A", "%zz", ":x"]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.one_of(_KEYS, st.text(max_size=3)),
+                                                 inner, max_size=4)), max_leaves=12)
+
+
+@given(st.dictionaries(_KEYS, _VALUES, max_size=5), _VALUES)
+def test_keyword_shaped_schemas_never_raise(schema: dict[str, Any], document: Any) -> None:
+    """Schemas built from real keywords with arbitrary values give a result, never an
+    exception (decode, Resolve and validation each answer)."""
+    result = run_one("json_schema", json.dumps(document), json.dumps(schema))
+
+    assert result.state in {"available", "error"}
