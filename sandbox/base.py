@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
-from sandbox import room
+from sandbox import envprobe, room
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
-from sandbox.errors import SeedRefused
+from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
+from sandbox.errors import SandboxUnavailable, SeedRefused
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
 from sandbox.execution import (
     CodeExecution,
@@ -224,21 +225,60 @@ class Sandbox(ABC):
             SandboxUnavailable: the engine or the container is gone.
         """
         started = time.monotonic()
-        commands = self._run_commands(plan)
+        report = self._probe(plan.environment)
+        if report is not None and report.problems:  # nothing seeded, nothing run
+            return self._result(plan, started, (), (), (), environment=report)
+        setup = self._run_setup(plan)
+        if setup and not setup[-1].ok:  # the pack's setup failed: the candidate never runs
+            return self._result(plan, started, setup, (), (), environment=report,
+                                files_written=len(plan.setup_files))
+        report = self._probe(plan.environment_after_setup) or report
+        if report is not None and report.problems:
+            return self._result(plan, started, setup, (), (), environment=report,
+                                files_written=len(plan.setup_files))
+        commands = setup + self._run_commands(plan)
         tests, probes = self._run_tests(plan)
         checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
         evaluator = self.run_evaluator(plan.evaluator) if plan.evaluator else None
+        return self._result(plan, started, commands, tests, checks, evaluator=evaluator,
+                            probes=probes, environment=report,
+                            files_written=(len(plan.setup_files) + len(plan.files)
+                                           + len(plan.test_files)))
+
+    def _probe(self, probe: EnvironmentProbe | None) -> EnvironmentReport | None:
+        """The probe's report, or None when the plan asked for none."""
+        return self.check_environment(probe) if probe is not None else None
+
+    def _result(self, plan: Plan, started: float, commands: tuple[ExecResult, ...],
+                tests: tuple[CodeExecutionRecord, ...],
+                checks: tuple[FileCapture | DirectoryListing, ...], **rest: Any) -> PlanResult:
+        """The plan's result from its steps' records (``rest``: further PlanResult fields)."""
         usage = self.usage()
         incomplete = not usage or any(value is None for value in usage.values())
         return PlanResult(
             sandbox_id=self.id, profile=self.profile.name, image=self.profile.image,
-            image_id=self.image_id, runtime=self.runtime,
-            limits=self.profile.limits, commands=commands, tests=tests, checks=checks,
-            files_written=len(plan.files) + len(plan.test_files),
-            commands_skipped=len(plan.commands) - len(commands),
+            image_id=self.image_id, runtime=self.runtime, limits=self.profile.limits,
+            commands=commands, tests=tests, checks=checks,
+            setup_commands=min(len(commands), len(plan.setup_commands)),
+            commands_skipped=len(plan.setup_commands) + len(plan.commands) - len(commands),
             deadline_exceeded=self.deadline_exceeded, duration_s=time.monotonic() - started,
-            evaluator=evaluator, usage=usage, probes=probes,
-            usage_unavailable=self.usage_unavailable() if incomplete else "")
+            usage=usage, usage_unavailable=self.usage_unavailable() if incomplete else "",
+            **rest)
+
+    def check_environment(self, probe: EnvironmentProbe) -> EnvironmentReport:
+        """Run the environment probe (:mod:`sandbox.envprobe`): one command as the
+        candidate's uid in the workspace, before anything is seeded.
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone, or the probe got no
+                answer from the sandbox (it could not start it, or it timed out).
+        """
+        result = self.exec(probe.command(self.profile.workdir))
+        report = envprobe.parse(probe, result)
+        if report is None:
+            why = result.error or ("timed out" if result.timed_out else "no answer")
+            raise SandboxUnavailable(f"environment probe: {why}", sandbox_id=self.id)
+        return report
 
     def usage(self) -> Mapping[str, float | None]:
         """What this run has used of the sandbox (peak memory, CPU time), where known; a
@@ -289,6 +329,19 @@ class Sandbox(ABC):
         else:
             self.stop_and_write(files)
         return self.code_execution(spec, context, clean=clean)
+
+    def _run_setup(self, plan: Plan) -> tuple[ExecResult, ...]:
+        """The pack's files, then its setup commands (the files ride with the first) up to
+        the first that fails, all before anything of the candidate's is seeded."""
+        results: list[ExecResult] = []
+        for index, command in enumerate(plan.setup_commands):
+            results.append(self.write_and_exec(plan.setup_files, command) if index == 0
+                           else self.exec(command))
+            if not results[-1].ok:
+                break
+        if plan.setup_files and not plan.setup_commands:
+            self.write_files(plan.setup_files)
+        return tuple(results)
 
     def _run_commands(self, plan: Plan) -> tuple[ExecResult, ...]:
         """Seed files, then the commands (the seeding rides with the first command)."""

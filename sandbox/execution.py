@@ -21,6 +21,11 @@ from sandbox.template import render
 
 #: AgentClash's default ``timeout_ms`` of a code_execution validator.
 DEFAULT_TIMEOUT_MS = 30_000
+#: How much of each output stream of a test the record keeps: this many bytes of its head
+#: and as many of its tail (counts are parsed from all of it first). The record is stored
+#: twice in a result (its event and its validator's evidence): a test that prints up to its
+#: output cap must not make the result megabytes long.
+KEPT_OUTPUT_BYTES = 8 * 1024
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,7 @@ def record(spec: CodeExecution, command: str, result: ExecResult,
         validator_key=spec.validator_key, target=spec.target, target_path=spec.target_path,
         test_command=command, timeout_ms=spec.timeout_ms,
         exit_code=None if result.timed_out else result.exit_code,
-        stdout=stdout, stderr=stderr, timed_out=result.timed_out,
+        stdout=kept(stdout), stderr=kept(stderr), timed_out=result.timed_out,
         execution_error=result.error or "",
         passed_tests=counts.passed if counts else None,
         failed_tests=counts.failed if counts else None,
@@ -138,11 +143,21 @@ def _from_report(spec: CodeExecution, command: str, result: ExecResult,
     return CodeExecutionRecord(
         validator_key=spec.validator_key, target=spec.target, target_path=spec.target_path,
         test_command=command, timeout_ms=spec.timeout_ms, exit_code=result.exit_code,
-        stdout=text(result.stdout), stderr=stderr, timed_out=False, execution_error="",
+        stdout=kept(text(result.stdout)), stderr=kept(stderr), timed_out=False,
+        execution_error="",
         passed_tests=counts.passed, failed_tests=counts.failed, error_tests=counts.errors,
         total_tests=counts.total, pass_threshold=spec.pass_threshold, scoring=spec.scoring,
         test_cases=verdicts, truncated=result.truncated, unresolved_placeholders=unresolved,
         duration_s=result.duration_s)
+
+
+def kept(output: str, keep: int = KEPT_OUTPUT_BYTES) -> str:
+    """``output`` as a record keeps it: whole when short, else its head and its tail (each
+    ``keep`` characters) around a line that says how much was left out."""
+    if len(output) <= 2 * keep:
+        return output
+    cut = len(output) - 2 * keep
+    return f"{output[:keep]}\n[evalfleet] {cut} characters left out\n{output[-keep:]}"
 
 
 #: What a test with a report counts as when there is no usable report: one failed test.

@@ -14,9 +14,10 @@ import itertools
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 
-from sandbox import room
+from sandbox import envprobe, room
 from sandbox.base import Sandbox
 from sandbox.command import Command, SeedFile
+from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.errors import SandboxConfigError, SandboxUnavailable
 from sandbox.evaluator import GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, record
 from sandbox.fakefs import FakeFS
@@ -77,6 +78,8 @@ class FakeSandbox(Sandbox):
             self.jobs.clear()  # a command with a user of its own stops everything first
         self._tick_jobs()
         key = command.argv if isinstance(command.argv, str) else shlex.join(command.argv)
+        if command.argv[:3] == ("sh", "-c", envprobe.SCRIPT):
+            key = "environment"
         inner = command.argv[2] if command.as_argv()[:2] in {("sh", "-c"), ("sh", "-lc")} else key
         scripted = self.script.get(key, self.script.get(str(inner)))
         if scripted is not None:
@@ -156,6 +159,21 @@ class FakeSandbox(Sandbox):
             return Listing(error=f"not a directory: {path}")
         entries = self.fs.walk(self.fs.resolve(path))
         return Listing(entries=tuple(entries[:max_entries]), truncated=len(entries) > max_entries)
+
+    def check_environment(self, probe: EnvironmentProbe) -> EnvironmentReport:
+        """The probe's answer scripted as ``script["environment"]`` (the output of
+        :data:`~sandbox.envprobe.SCRIPT`), else: every tool found, the workspace writable,
+        its free space what the in-memory tree has left.
+
+        Raises:
+            SandboxUnavailable: the sandbox was closed, or the scripted probe got no answer.
+        """
+        self._check_open()
+        scripted = self.script.get("environment")
+        if scripted is not None:
+            return super().check_environment(probe)
+        return EnvironmentReport(free_bytes=self.fs.capacity - self.fs.used(),
+                                 needed_bytes=probe.free_bytes)
 
     def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
         """The evaluator: ``script["evaluator"]`` if scripted, else a ``shell`` script in

@@ -1,7 +1,9 @@
 """A whole run's sandbox work as one value, and its one result.
 
-The pipeline hands a :class:`Plan` to :meth:`sandbox.base.Sandbox.run_plan`: seed files →
-commands (each with its own timeout and caps) → stop every candidate process → (clean room:
+The pipeline hands a :class:`Plan` to :meth:`sandbox.base.Sandbox.run_plan`: the
+environment probe (:mod:`sandbox.envprobe`; a finding ends the plan there) → the pack's
+files and setup commands → the submission's files and commands (each command with its own
+timeout and caps) → stop every candidate process → (clean room:
 copy the deliverables out, run the probes as the candidate) → test files → test commands
 (``code_execution``, as the judge) → stop again → captures and listings in declaration
 order under one capture budget → the custom-script evaluator, if any. A driver may carry that out
@@ -16,6 +18,7 @@ from typing import Any
 
 from sandbox.capture import DEFAULT_MAX_TOTAL_BYTES, Check
 from sandbox.command import Command, SeedFile
+from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from sandbox.execution import CodeExecution, CodeExecutionRecord
 from sandbox.profile import Limits
@@ -29,6 +32,17 @@ class Plan:
 
     files: tuple[SeedFile, ...] = ()
     commands: tuple[Command, ...] = ()
+    setup_files: tuple[SeedFile, ...] = ()
+    """Seeded with the first of :attr:`setup_commands`, before :attr:`files`."""
+    setup_commands: tuple[Command, ...] = ()
+    """Run before :attr:`files` are seeded and :attr:`commands` run: nothing of the
+    candidate's is in the sandbox yet. Their results come first in
+    :attr:`PlanResult.commands`."""
+    environment: EnvironmentProbe | None = None
+    """Checked before anything is seeded; a finding ends the plan (nothing else runs)."""
+    environment_after_setup: EnvironmentProbe | None = None
+    """Checked after the setup commands (what they install counts), before anything of the
+    candidate's is seeded; a finding ends the plan there."""
     test_files: tuple[SeedFile, ...] = ()
     """The pack's own test files: written only after the candidate is stopped, so a
     submission can neither read nor rewrite them."""
@@ -53,8 +67,9 @@ class Plan:
     def executes_nothing(self) -> bool:
         """No file to write, command, test, capture, listing, evaluator or probe: a
         sandbox would have nothing to do (a pack scoring only the submitted events)."""
-        return not (self.files or self.commands or self.test_files or self.tests
-                    or self.checks or self.evaluator or self.probes)
+        return not (self.files or self.commands or self.setup_files or self.setup_commands
+                    or self.test_files or self.tests or self.checks or self.evaluator
+                    or self.probes)
 
 
 @dataclass(frozen=True)
@@ -86,6 +101,17 @@ class PlanResult:
     evaluator: EvaluatorRecord | None = None
     probes: tuple[ExecResult, ...] = ()
     """The probes' results (clean room only), in plan order."""
+    environment: EnvironmentReport | None = None
+    """The last environment probe's report (``None`` when the plan asked for none): the
+    one whose findings ended the plan, if any did."""
+    setup_commands: int = 0
+    """How many of :attr:`commands` (the first ones) are the pack's setup commands."""
+
+    @property
+    def setup_failure(self) -> ExecResult | None:
+        """The setup command that did not succeed (it ended the plan), if one did not."""
+        failed = [c for c in self.commands[:self.setup_commands] if not c.ok]
+        return failed[0] if failed else None
 
     @property
     def captures(self) -> tuple[FileCapture, ...]:

@@ -40,6 +40,7 @@ from .messages import (
     fallback_run_id,
     parse_request,
 )
+from .pack_faults import no_contest, pack_fault
 from .packs import SandboxBlock, resolve_pack, sandbox_block
 from .planning import build_plan, step_env
 from .provenance import provenance
@@ -153,7 +154,8 @@ def prepare(request: RunRequest, config: PipelineConfig) -> Prepared:
     case = pick_case(pack, request.case_key)
     block = sandbox_block(pack)
     profile = choose_profile(request, pack.spec, block, config)
-    plan = build_plan(pack.spec, case, block, request, profile.limits.output_cap_bytes)
+    plan = build_plan(pack.spec, case, block, request, profile.limits.output_cap_bytes,
+                      profile.workdir)
     stop_reason = prerun_check(pack.spec, request.submission.events or [])
     return Prepared(request, pack, case, block, profile, plan, stop_reason)
 
@@ -273,11 +275,15 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
                                judging or JudgingConfig(), clock, peers=request.peers)
         mark = timer.mark("judging", mark)
     card = evaluate(pack.spec, events, [case] if case else [])
+    fault = pack_fault(plan_result, run.profile.workdir)
+    if fault is not None:  # the pack spoiled the run: no contest, whatever the evidence says
+        card = no_contest(card, fault)
     timer.mark("scoring", mark)
     timer.phases["total"] = round((time.perf_counter() - timer.started) * 1000, 3)
     resources = _resources(plan_result)
     return RunResult(
-        run_id=request.run_id, outcome="scored", scorecard=card, pack=pack.spec.name,
+        run_id=request.run_id, outcome="scored", reason=fault or "", scorecard=card,
+        pack=pack.spec.name,
         case_key=case.case_key if case else None, input_set=case.input_set if case else None,
         metadata=request.metadata,
         timings_ms=dict(timer.phases), resources=resources, events=events,

@@ -9,18 +9,23 @@ from sandbox.capture import CaptureCheck, Check, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
+from sandbox.profile import WORKSPACE
 from sandbox.room import Probe
 from sandbox.template import render
 from scoring import Case, EvaluationSpec
 
+from . import pack_environment
 from .clawdiators import evaluator_run
 from .messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
 from .packs import ProbeSpec, SandboxBlock
 
 
 def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
-               request: RunRequest, output_cap: int | None = None) -> Plan:
-    """Everything the run needs from its sandbox, in the pipeline's order.
+               request: RunRequest, output_cap: int | None = None,
+               workspace: str = WORKSPACE) -> Plan:
+    """Everything the run needs from its sandbox, in the pipeline's order: the pack's own
+    files and setup commands first, then the submission's (``workspace``: the profile's,
+    for the environment probes of :mod:`tasks.pack_environment`).
 
     Raises:
         Rejection: a submission file collides with a pack file or does not decode.
@@ -31,19 +36,30 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
         raise Rejection([FieldProblem(field=f"request.submission.files.{path}",
                                       message="collides with a file of the pack")
                          for path in clashes])
-    files = seed_files(block.files, "pack.version.sandbox.files")
-    files += seed_files(request.submission.files, "request.submission.files")
+    own = seed_files(block.files, "pack.version.sandbox.files")
+    files = seed_files(request.submission.files, "request.submission.files")
     env = step_env(block, request)
-    commands = [command(c, env, output_cap) for c in block.setup_commands]
-    commands += [command(c, env, output_cap) for c in request.submission.commands]
+    setup = tuple(command(c, env, output_cap) for c in block.setup_commands)
+    commands = [command(c, env, output_cap) for c in request.submission.commands]
     tests = seed_files(block.test_files, "pack.version.sandbox.test_files")
     context = case_context(case)
-    return Plan(files=tuple(files), commands=tuple(commands), test_files=tuple(tests),
-                tests=code_executions(spec, block.reports), checks=checks(spec),
-                context=context, evaluator=evaluator_run(spec, output_cap),
-                deliverables=tuple(block.deliverables),
-                probes=tuple(probe(name, p, block.env_vars, output_cap, context)
-                             for name, p in block.probes.items()))
+    runs = code_executions(spec, block.reports)
+    probes = tuple(probe(name, p, block.env_vars, output_cap, context)
+                   for name, p in block.probes.items())
+    evaluator = evaluator_run(spec, output_cap)
+    before, after = pack_environment.probes(
+        setup=setup, tests=runs, probes=[p.command for p in probes], evaluator=evaluator,
+        context=context, env=env, workspace=workspace,
+        needed_bytes=_bytes(own) + (0 if block.deliverables else _bytes(tests)))
+    return Plan(setup_files=tuple(own), setup_commands=setup, files=tuple(files),
+                commands=tuple(commands), test_files=tuple(tests), tests=runs,
+                checks=checks(spec), context=context, evaluator=evaluator,
+                deliverables=tuple(block.deliverables), probes=probes,
+                environment=before, environment_after_setup=after)
+
+
+def _bytes(files: list[SeedFile]) -> int:
+    return sum(len(f.content) for f in files)
 
 
 #: What a preflight run (``evalfleet check``) tells every step of the sandbox: its index in

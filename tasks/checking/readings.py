@@ -11,6 +11,7 @@ from typing import Any
 from scoring.run import event_types
 
 from ..messages import RunResult
+from ..pack_faults import ENVIRONMENT, PACK_ERROR
 
 #: Output that says a tool or module the step needs is not in the image.
 _MISSING = re.compile(r"command not found|: not found|No module named [\w.'\"]+|"
@@ -65,6 +66,15 @@ def first_line(*texts: Any) -> str:
             if line.strip():
                 return line.strip()[:160]
     return ""
+
+
+#: How the reason of a run the pack spoiled starts (:mod:`tasks.pack_faults`).
+PACK_FAULTS = (ENVIRONMENT, PACK_ERROR)
+
+
+def pack_fault(result: RunResult) -> str | None:
+    """The run's pack fault (its environment check, a failed setup command, …), or None."""
+    return result.reason if result.reason.startswith(PACK_FAULTS) else None
 
 
 def setup_failures(result: RunResult, setup_commands: int) -> list[str]:

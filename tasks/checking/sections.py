@@ -214,7 +214,9 @@ class Environment(Section):
     def _problems(subject: Subject, label: str, result: RunResult) -> list[str]:
         if result.outcome != "scored":
             return [f"the run ended {result.outcome}: {result.reason}"]
-        problems = readings.setup_failures(result, len(subject.block.setup_commands))
+        fault = readings.pack_fault(result)  # it names a failed setup command itself
+        problems = ([fault] if fault else
+                    readings.setup_failures(result, len(subject.block.setup_commands)))
         if label != REFERENCE:  # what the candidate's own runs trip over is theirs
             return problems
         problems += readings.missing_tools(result, len(subject.block.setup_commands))

@@ -78,16 +78,22 @@ def test_an_empty_submission_that_wins_is_unsound_in_the_table(docker_client: An
 
 
 def test_environmental_failures_are_named_with_their_runs(docker_client: Any) -> None:
-    """A missing setup tool (every run), a missing test runner and a test timeout (the
-    reference's runs) are reported as the environment's, one finding each."""
+    """A missing setup tool is found by the sandbox's pre-run check in every run (which then
+    goes no further); a missing test runner the check cannot see and a test timeout are
+    found in the reference's runs. One finding each, the environment's."""
     status, report = check_json(HERE / "packs" / "broken" / "pack.yaml", "--runs", "2")
 
     assert status == 1
     assert errors(report, "environment") == [
-        "setup command 1 exited 127: sh: 1: no-such-tool: not found "
-        f"(all {3 + len(FORGERIES)} runs)",
-        "hidden test suite ('no-such-runner --junit'): not found: sh: 1: no-such-runner: "
-        "not found (reference 1, 2)",
+        "pack environment: no `no-such-tool` on the sandbox's PATH "
+        f"(all {3 + len(FORGERIES)} runs)"]
+
+    status, report = check_json(HERE / "packs" / "slow" / "pack.yaml", "--runs", "2")
+
+    assert status == 1
+    assert errors(report, "environment") == [
+        "hidden test suite (\"sh -c 'no-such-runner --junit'\"): not found: sh: 1: "
+        "no-such-runner: not found (reference 1, 2)",
         "hidden test slow ('sleep 30') timed out after 300 ms (reference 1, 2)"]
 
 

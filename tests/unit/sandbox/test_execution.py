@@ -61,3 +61,15 @@ def test_fake_scripted_result_feeds_counts() -> None:
     scripted = ExecResult(exit_code=0, stdout=b"4 passed")
     sandbox = FakeSandbox(Profile(name="p", image="fake"), script={"pytest -q -x": scripted})
     assert sandbox.code_execution(SPEC, {"flags": "-x"}).passed_tests == 4
+
+
+def test_a_tests_output_is_kept_as_head_and_tail() -> None:
+    """Counts come from all of it; the record keeps a bounded head and tail."""
+    from sandbox.execution import KEPT_OUTPUT_BYTES, kept
+
+    assert kept("short") == "short"
+    long = "a" * KEPT_OUTPUT_BYTES + "b" * 100_000 + "3 passed in 1s"
+    shown = kept(long)
+    assert shown.startswith("a" * KEPT_OUTPUT_BYTES) and shown.endswith("3 passed in 1s")
+    assert f"[evalfleet] {len(long) - 2 * KEPT_OUTPUT_BYTES} characters left out" in shown
+    assert len(shown) < 2 * KEPT_OUTPUT_BYTES + 100

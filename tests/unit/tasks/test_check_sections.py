@@ -111,6 +111,22 @@ def test_a_failing_setup_command_is_environmental_in_every_run() -> None:
         "setup command 1 exited 127: sh: 1: make: not found (all 3 runs)"]
 
 
+def test_a_run_the_pack_spoiled_is_environmental_once() -> None:
+    """The pipeline's pack-fault reason is the finding; the setup command's own event is
+    not reported a second time."""
+    failed = event("sandbox.command.failed", command_index=0, exit_code=127,
+                   stderr="sh: 1: make: not found\n", timed_out=False, oom_killed=False)
+    spoiled = result(card(score=None, result=None, validity="invalid"), events=[failed],
+                     reason="pack_error: setup command 1 exited 127: sh: 1: make: not found")
+    probed = result(card(score=None, result=None, validity="invalid"),
+                    reason="pack environment: no `make` on the sandbox's PATH")
+    report = Environment().judge(subject(), {"reference": [spoiled, probed]})
+
+    assert messages(report) == [
+        "pack_error: setup command 1 exited 127: sh: 1: make: not found (reference 1)",
+        "pack environment: no `make` on the sandbox's PATH (reference 2)"]
+
+
 def test_a_failing_submission_command_is_not_environmental() -> None:
     """Command index 1 is the submission's (the pack has one setup command): not reported."""
     failed = event("sandbox.command.failed", command_index=1, exit_code=1, stderr="boom")
