@@ -339,6 +339,8 @@ class Chaos:
             "duplicates": sorted(i for i, n in streamed.items() if n > 1),
             "not_streamed": sorted(i for i, n in streamed.items() if n == 0),
             "against_the_candidate": against,
+            "not_scored": {i: f"{r.outcome} (attempt {r.attempt}): {r.reason[:160]}"
+                           for i, r in sorted(results.items()) if r.outcome != "scored"},
             "redelivered": sum(n > 1 for n in deliveries),
             "max_deliveries": max(deliveries, default=0),
             "leaked_containers": leaked,
