@@ -5,12 +5,14 @@ partitioned worker runs in."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import random
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -236,18 +238,42 @@ def namespaces_available() -> None:
         missing_service("network namespaces (root + iproute2)", PermissionError("not root"))
 
 
+#: Held while a test picks a subnet and puts it on its link, so that two tests on this
+#: machine never pick the same one.
+SUBNET_LOCK = Path(tempfile.gettempdir()) / "evalfleet-netns.lock"
+
+
+def _claim_subnet() -> tuple[Any, int]:
+    """The subnet lock (held: close it once the address is on the link) and a
+    10.231.N.0/30 that no link of the root namespace has — two namespaces on one subnet
+    send each other's replies astray (connections time out)."""
+    lock = SUBNET_LOCK.open("a")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    used = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True,
+                          check=True, timeout=10).stdout
+    free = [n for n in range(1, 250) if f" 10.231.{n}." not in used]
+    return lock, random.choice(free)
+
+
 @contextlib.contextmanager
 def network_host() -> Iterator[Host]:
-    """A namespace + veth, removed on the way out (asserted gone)."""
+    """A namespace + veth on a subnet of its own, removed on the way out (asserted gone)."""
     tag = f"{os.getpid() % 10000}{random.randrange(100)}"
-    net = random.randrange(1, 250)
+    lock, net = _claim_subnet()
     host = Host(f"{PREFIX}-{tag}", f"{PREFIX}h{tag}", f"10.231.{net}.1", f"10.231.{net}.2")
     inside = f"{PREFIX}w{tag}"
-    ip("netns", "add", host.netns)
     try:
-        ip("link", "add", host.outside, "type", "veth", "peer", "name", inside)
-        ip("link", "set", inside, "netns", host.netns)
-        ip("addr", "add", f"{host.host_addr}/30", "dev", host.outside)
+        ip("netns", "add", host.netns)
+    except BaseException:
+        lock.close()
+        raise
+    try:
+        try:
+            ip("link", "add", host.outside, "type", "veth", "peer", "name", inside)
+            ip("link", "set", inside, "netns", host.netns)
+            ip("addr", "add", f"{host.host_addr}/30", "dev", host.outside)
+        finally:
+            lock.close()
         ip("link", "set", host.outside, "up")
         ip("-n", host.netns, "addr", "add", f"{host.worker_addr}/30", "dev", inside)
         ip("-n", host.netns, "link", "set", inside, "up")
