@@ -323,7 +323,9 @@ class Chaos:
             for _, fields in server.xrange(RESULTS_STREAM):
                 if fields[b"run_id"].decode() in ids:
                     streamed[fields[b"run_id"].decode()] += 1
-            deliveries = [int(server.get(deliveries_key(i)) or 1) for i in ids]
+            counted = {i: int(server.get(deliveries_key(i)) or 0) for i in ids}
+        deliveries = [max(1, n) for n in counted.values()]
+        lost = sorted(ids - results.keys())
         outcomes = Counter(outcome_of(r) for r in results.values())
         against = sorted(i for i, r in results.items() if outcome_of(r).startswith("scored:")
                          and outcome_of(r) != "scored:win")
@@ -334,8 +336,11 @@ class Chaos:
             "faults": dict(Counter(f["kind"] for f in self.faults
                                    if f["kind"] in KINDS and "skipped" not in f)),
             "outcomes": dict(outcomes),
-            "lost": {i: f"submitted at {self.submitted_at[i]} s"
-                     for i in sorted(ids - results.keys())},
+            "lost": {i: f"submitted at {self.submitted_at[i]} s" for i in lost},
+            # Lost before any worker counted a delivery: taken off the queue by a BRPOP
+            # whose reply the worker never recorded (docs/reliability.md, "What can still
+            # go wrong"). Any other loss is not in this list.
+            "lost_in_take": [i for i in lost if counted[i] == 0],
             "duplicates": sorted(i for i, n in streamed.items() if n > 1),
             "not_streamed": sorted(i for i, n in streamed.items() if n == 0),
             "against_the_candidate": against,
