@@ -339,7 +339,7 @@ class Chaos:
             "lost": {i: f"submitted at {self.submitted_at[i]} s" for i in lost},
             # Lost before any worker counted a delivery: taken off the queue by a BRPOP
             # whose reply the worker never recorded (docs/reliability.md, "What can still
-            # go wrong"). Any other loss is not in this list.
+            # go wrong"). A run lost so on a later delivery is not in this list.
             "lost_in_take": [i for i in lost if counted[i] == 0],
             "duplicates": sorted(i for i, n in streamed.items() if n > 1),
             "not_streamed": sorted(i for i, n in streamed.items() if n == 0),
