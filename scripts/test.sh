@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: setup, lint, types, then every pytest lane CI runs
-# (unit, contract, integration). Extra arguments go to pytest. The soak lane is separate:
-# `bash scripts/soak.sh`.
+# (unit, contract, integration). Extra arguments go to pytest. The long soaks are separate:
+# `bash scripts/soak.sh` (1,000 runs) and `bash scripts/chaos.sh` (30 minutes of faults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

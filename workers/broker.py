@@ -1,4 +1,4 @@
-"""Kombu's Redis broker bookkeeping, made to survive a full Redis.
+"""Kombu's Redis broker bookkeeping, made to survive a full Redis and a restarted one.
 
 With ``maxmemory`` and ``noeviction`` Redis refuses every write that needs memory, and every
 command at all inside ``MULTI``. Kombu's Redis transport (5.7) did not expect it
@@ -10,12 +10,18 @@ command at all inside ``MULTI``. Kombu's Redis transport (5.7) did not expect it
 * an acknowledgement (``ZREM`` + ``HDEL`` in a transaction) was refused too, and a requeue
   (``reject(requeue=True)``: a lost pool process, a run given back): both killed the worker
   ("Unrecoverable error: OutOfMemoryError");
-* the periodic sweep of unacknowledged messages logged a traceback at every interval.
+* the periodic sweep of unacknowledged messages logged a traceback at every interval;
+* and, Redis full or not: when Redis went away (a restart) while messages were delivered
+  and not acknowledged, Celery closed the broken connection, the channel then tried to
+  give those messages back through that released connection, and the worker died
+  ("Unrecoverable error: AttributeError: 'NoneType' object has no attribute 'hostname'").
 
 :class:`QoS` does the bookkeeping in scripts flagged ``allow-oom``, each about
 memory-neutral: recording a delivered message (it has just left its list), forgetting an
 acknowledged one (frees memory), moving a requeued one from the unacked hash back to its
-list. A sweep Redis refuses is skipped with one line of warning (the next one catches up).
+list. A sweep Redis refuses is skipped with one line of warning (the next one catches up),
+and so is giving messages back through a released connection (they stay unacknowledged
+in Redis, and the sweep restores them).
 :func:`install` puts it on kombu's Redis channel, which ``redis://`` and ``rediss://`` URLs
 both use, in the worker's process. Script flags need Redis 7.0; evalfleet sets no
 ``global_keyprefix`` (the scripts name kombu's keys as they are).
@@ -88,6 +94,19 @@ class QoS(kombu_redis.QoS):
             message["properties"]["delivery_info"]["redelivered"] = True
             self._script(_RESTORE, self._queues(message, exchange, routing_key), tag,
                          "LPUSH" if leftmost else "RPUSH", json.dumps(message), client=conn)
+
+    def restore_unacked(self, client: Any = None) -> None:
+        """Give this channel's delivered, unacknowledged messages back to their queues as it
+        closes — unless its connection was already released (Redis went away: Celery closes
+        the connection after a broker error). Then they stay in the unacked hash, and the
+        sweep puts them back after the visibility timeout."""
+        if client is None and self.channel.connection.client is None:
+            log.warning("Redis connection lost with %d message(s) delivered and not "
+                        "acknowledged: they come back after the visibility timeout",
+                        len(self._delivered))
+            self._delivered.clear()
+            return
+        super().restore_unacked(client)
 
     def restore_visible(self, *args: Any, **kwargs: Any) -> Any:
         """Kombu's sweep, skipped (with a warning) while Redis refuses writes."""

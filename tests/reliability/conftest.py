@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 import redis as redis_lib
-from fleet_support import TEST_WORKER_SETTINGS, PrivateFleet
+from fleet_support import (
+    TEST_WORKER_SETTINGS,
+    Host,
+    PrivateFleet,
+    SocketProxy,
+    namespaces_available,
+    network_host,
+)
 from services import missing_service
 
 from tasks.redis_keys import FLEET_KEY
@@ -64,3 +71,19 @@ def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def engine_proxy(tmp_path: Path, docker_client: object) -> Iterator[SocketProxy]:
+    """A cuttable unix-socket forwarder to the Docker engine (``docker_url`` of a worker)."""
+    proxy = SocketProxy(tmp_path / "docker.sock")
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture
+def worker_host() -> Iterator[Host]:
+    """A namespace + veth (removed after the test; the test fails if any is left)."""
+    namespaces_available()
+    with network_host() as host:
+        yield host

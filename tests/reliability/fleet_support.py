@@ -1,13 +1,22 @@
-"""Helpers shared by the fault-injection tests (fixtures are in conftest.py)."""
+"""Helpers shared by the fault-injection tests (fixtures are in conftest.py): a private
+fleet, the Docker-socket proxy an engine outage cuts, and the network namespace a
+partitioned worker runs in."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,3 +143,161 @@ def cpu_seconds(node: WorkerNode) -> float:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / os.sysconf("SC_CLK_TCK")
+
+
+ENGINE = "/var/run/docker.sock"
+
+
+class SocketProxy:
+    """Forwards a unix socket to the Docker engine's until cut; restorable."""
+
+    def __init__(self, path: Path, target: str = ENGINE) -> None:
+        self.path, self.target = path, target
+        self.lock = threading.Lock()
+        self.open: list[socket.socket] = []
+        self.listener: socket.socket | None = None
+        self.stopped = threading.Event()
+        self.restore()
+
+    def restore(self) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.path.unlink(missing_ok=True)
+        listener.bind(str(self.path))
+        listener.listen(64)
+        listener.settimeout(0.2)
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        """Close the listener (new connections are refused) and every open connection."""
+        listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.close()
+        self.path.unlink(missing_ok=True)
+        with self.lock:
+            for sock in self.open:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+            self.open.clear()
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.cut()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while listener is self.listener and not self.stopped.is_set():
+            try:
+                client, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            engine = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            engine.connect(self.target)
+            with self.lock:
+                self.open += [client, engine]
+            for a, b in ((client, engine), (engine, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+
+PREFIX = "efrel"
+
+
+def ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=10)
+
+
+@dataclass
+class Host:
+    """A network namespace with one veth to the root namespace."""
+
+    netns: str
+    outside: str
+    host_addr: str
+    worker_addr: str
+
+    def link(self, state: str) -> None:
+        ip("link", "set", self.outside, state)
+
+
+def namespaces_available() -> None:
+    """Skip (fail in CI) unless network namespaces can be made: root and iproute2."""
+    if os.geteuid() != 0 or subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                           check=False).returncode != 0:
+        from services import missing_service
+
+        missing_service("network namespaces (root + iproute2)", PermissionError("not root"))
+
+
+#: Held while a test picks a subnet and puts it on its link, so that two tests on this
+#: machine never pick the same one.
+SUBNET_LOCK = Path(tempfile.gettempdir()) / "evalfleet-netns.lock"
+
+
+def _claim_subnet() -> tuple[Any, int]:
+    """The subnet lock (held: close it once the address is on the link) and a
+    10.231.N.0/30 that no link of the root namespace has — two namespaces on one subnet
+    send each other's replies astray (connections time out)."""
+    lock = SUBNET_LOCK.open("a")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    used = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True,
+                          check=True, timeout=10).stdout
+    free = [n for n in range(1, 250) if f" 10.231.{n}." not in used]
+    return lock, random.choice(free)
+
+
+@contextlib.contextmanager
+def network_host() -> Iterator[Host]:
+    """A namespace + veth on a subnet of its own, removed on the way out (asserted gone)."""
+    tag = f"{os.getpid() % 10000}{random.randrange(100)}"
+    lock, net = _claim_subnet()
+    host = Host(f"{PREFIX}-{tag}", f"{PREFIX}h{tag}", f"10.231.{net}.1", f"10.231.{net}.2")
+    inside = f"{PREFIX}w{tag}"
+    try:
+        ip("netns", "add", host.netns)
+    except BaseException:
+        lock.close()
+        raise
+    try:
+        try:
+            ip("link", "add", host.outside, "type", "veth", "peer", "name", inside)
+            ip("link", "set", inside, "netns", host.netns)
+            ip("addr", "add", f"{host.host_addr}/30", "dev", host.outside)
+        finally:
+            lock.close()
+        ip("link", "set", host.outside, "up")
+        ip("-n", host.netns, "addr", "add", f"{host.worker_addr}/30", "dev", inside)
+        ip("-n", host.netns, "link", "set", inside, "up")
+        ip("-n", host.netns, "link", "set", "lo", "up")
+        yield host
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            ip("netns", "del", host.netns)
+        with contextlib.suppress(subprocess.CalledProcessError):
+            ip("link", "del", host.outside)
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                            check=True).stdout
+    assert host.netns not in listed
+
+
+class NamespacedNode(WorkerNode):
+    """A worker node started inside a network namespace (``ip netns exec``)."""
+
+    netns: str = ""
+
+    def launch(self) -> WorkerNode:
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                ["ip", "netns", "exec", self.netns, sys.executable, "-m", "workers", "worker",
+                 *self.args], env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        return self

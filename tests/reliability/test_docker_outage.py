@@ -6,85 +6,9 @@ it closes every open connection and refuses new ones, as an engine restart would
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-from fleet_support import PrivateFleet, run_request, wait_for
-
-ENGINE = "/var/run/docker.sock"
-
-
-class SocketProxy:
-    """Forwards a unix socket to the Docker engine's until cut; restorable."""
-
-    def __init__(self, path: Path, target: str = ENGINE) -> None:
-        self.path, self.target = path, target
-        self.lock = threading.Lock()
-        self.open: list[socket.socket] = []
-        self.listener: socket.socket | None = None
-        self.stopped = threading.Event()
-        self.restore()
-
-    def restore(self) -> None:
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.path.unlink(missing_ok=True)
-        listener.bind(str(self.path))
-        listener.listen(64)
-        listener.settimeout(0.2)
-        self.listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def cut(self) -> None:
-        """Close the listener (new connections are refused) and every open connection."""
-        listener, self.listener = self.listener, None
-        if listener is not None:
-            listener.close()
-        self.path.unlink(missing_ok=True)
-        with self.lock:
-            for sock in self.open:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-                sock.close()
-            self.open.clear()
-
-    def close(self) -> None:
-        self.stopped.set()
-        self.cut()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while listener is self.listener and not self.stopped.is_set():
-            try:
-                client, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            engine = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            engine.connect(self.target)
-            with self.lock:
-                self.open += [client, engine]
-            for a, b in ((client, engine), (engine, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := source.recv(65536):
-                sink.sendall(data)
-        with contextlib.suppress(OSError):
-            sink.shutdown(socket.SHUT_WR)
-
-
-@pytest.fixture
-def engine_proxy(tmp_path: Path, docker_client: object) -> Iterator[SocketProxy]:
-    proxy = SocketProxy(tmp_path / "docker.sock")
-    yield proxy
-    proxy.close()
+from fleet_support import PrivateFleet, SocketProxy, run_request, wait_for
 
 
 def test_engine_outage_is_retried_never_scored_against_the_candidate(

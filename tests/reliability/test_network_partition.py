@@ -9,90 +9,13 @@ its unix socket, which no network namespace affects.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import random
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 
-import pytest
 import redis
-from fleet_support import PrivateFleet, run_request, wait_for
+from fleet_support import Host, NamespacedNode, PrivateFleet, run_request, wait_for
 
-from workers.localfleet import WorkerNode, worker_env
-from workers.localfleet import wait_until as wait_ready
-
-PREFIX = "efrel"
-
-
-def ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=10)
-
-
-@dataclass
-class Host:
-    """A network namespace with one veth to the root namespace."""
-
-    netns: str
-    outside: str
-    host_addr: str
-    worker_addr: str
-
-    def link(self, state: str) -> None:
-        ip("link", "set", self.outside, state)
-
-
-@pytest.fixture
-def worker_host() -> Iterator[Host]:
-    """A namespace + veth (removed after the test; the test fails if any is left)."""
-    if os.geteuid() != 0 or subprocess.run(["ip", "netns", "list"], capture_output=True,
-                                           check=False).returncode != 0:
-        from services import missing_service
-
-        missing_service("network namespaces (root + iproute2)", PermissionError("not root"))
-    tag = f"{os.getpid() % 10000}{random.randrange(100)}"
-    net = random.randrange(1, 250)
-    host = Host(f"{PREFIX}-{tag}", f"{PREFIX}h{tag}", f"10.231.{net}.1", f"10.231.{net}.2")
-    inside = f"{PREFIX}w{tag}"
-    ip("netns", "add", host.netns)
-    try:
-        ip("link", "add", host.outside, "type", "veth", "peer", "name", inside)
-        ip("link", "set", inside, "netns", host.netns)
-        ip("addr", "add", f"{host.host_addr}/30", "dev", host.outside)
-        ip("link", "set", host.outside, "up")
-        ip("-n", host.netns, "addr", "add", f"{host.worker_addr}/30", "dev", inside)
-        ip("-n", host.netns, "link", "set", inside, "up")
-        ip("-n", host.netns, "link", "set", "lo", "up")
-        yield host
-    finally:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            ip("netns", "del", host.netns)
-        with contextlib.suppress(subprocess.CalledProcessError):
-            ip("link", "del", host.outside)
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                            check=True).stdout
-    assert host.netns not in listed
-
-
-class NamespacedNode(WorkerNode):
-    """A worker node started inside a network namespace (``ip netns exec``)."""
-
-    netns: str = ""
-
-    def start(self, ready_timeout: float = 30) -> WorkerNode:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                ["ip", "netns", "exec", self.netns, sys.executable, "-m", "workers", "worker",
-                 *self.args], env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True)
-        wait_ready(lambda: b" ready." in self.log.read_bytes() or not self.alive,
-                   ready_timeout, f"worker {self.worker_id} did not become ready")
-        assert self.alive, self.log.read_text()[-3000:]
-        return self
+from workers.localfleet import worker_env
 
 
 def test_partitioned_worker_is_replaced_then_rejoins(private_fleet: PrivateFleet,

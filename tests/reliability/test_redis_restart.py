@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import time
 
+import redis
 from fleet_support import PrivateFleet, run_request
+from kombu import Connection
+
+from workers import broker
+from workers.localfleet import RedisServer
 
 
 def test_redis_restart_with_runs_queued_and_in_flight(private_fleet: PrivateFleet) -> None:
@@ -31,3 +36,22 @@ def test_redis_restart_with_runs_queued_and_in_flight(private_fleet: PrivateFlee
     counts = private_fleet.results_streamed({r.run_id for r in requests + after})
     assert set(counts.values()) == {1}
     assert all(node.alive for node in nodes)
+
+
+def test_a_channel_closed_after_its_connection_was_released_keeps_its_runs(
+        private_redis: RedisServer) -> None:
+    """Found by the chaos soak: Redis restarted while a worker held a delivered, unacked run.
+    Celery drops the broken connection (kombu clears its transport's client) and then the
+    channel, closing, tried to give the run back through it — AttributeError, "Unrecoverable
+    error", the worker died. Now the run stays in the unacked hash for the sweep."""
+    broker.install()
+    with Connection(private_redis.url) as connection:
+        queue = connection.SimpleQueue("evalfleet.restore-test")
+        queue.put({"run": 1})
+        queue.get(timeout=10)  # delivered, not acknowledged
+        connection.transport.client = None  # what Connection._do_close_transport does
+
+        queue.channel.close()  # raised AttributeError ('NoneType' … 'hostname')
+
+    with redis.Redis(port=private_redis.port) as server:
+        assert (server.hlen("unacked"), server.llen("evalfleet.restore-test")) == (1, 0)
