@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,20 @@ def private_fleet(docker_client: Any, tmp_path: Path) -> Iterator[PrivateFleet]:
             with contextlib.suppress(Exception):
                 client.close()
         redis.stop()
-        leaked = made.containers()
+        leaked = _settled(made)
         for container in leaked:
             with contextlib.suppress(Exception):
                 container.remove(force=True)
     assert not leaked, f"containers left behind: {[c.name for c in leaked]}"
+
+
+def _settled(fleet: PrivateFleet, within_s: float = 30.0) -> list[Any]:
+    """The fleet's containers once removals the workers started have finished (a gVisor
+    sandbox can take seconds to go); what is still there after ``within_s`` is a leak."""
+    deadline = time.monotonic() + within_s
+    while (left := fleet.containers()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return left
 
 
 @pytest.fixture
