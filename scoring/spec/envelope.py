@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ..compat import yamlv3
+from ..compat import yamlresolve, yamlv3
 from ..compat.yamlv3 import Alias, Decoder
 
 Kind = Literal["string", "bool", "int", "float", "any", "list", "map", "struct", "uuid"]
@@ -143,7 +143,7 @@ def decode(node: Node | Alias, go_type: GoType, decoder: Decoder, path: str = ""
     (null, or a type error).
 
     Raises:
-        yamlv3.YAMLError: what yaml.v3 treats as fatal (a bad UUID, an anchor cycle).
+        yamlresolve.YAMLError: what yaml.v3 treats as fatal (a bad UUID, an anchor cycle).
     """
     if go_type.kind == "any":
         return yamlv3.to_any(node, decoder, path)
@@ -172,7 +172,7 @@ UNSET: Any = _UNSET
 def terror(node: Node, tag: str, go_type: GoType, decoder: Decoder, path: str) -> Any:
     """Record yaml.v3's ``cannot unmarshal !!tag `value` into type`` for ``node``."""
     shown = ""
-    if tag not in (yamlv3.SEQ, yamlv3.MAP):
+    if tag not in (yamlresolve.SEQ, yamlresolve.MAP):
         raw = str(node.value).encode("utf-8", "surrogateescape")
         text = raw[:7].decode("utf-8", "replace") + "..." if len(raw) > 10 else str(node.value)
         shown = f" `{text}`"
@@ -190,15 +190,16 @@ def _scalar(node: ScalarNode, go_type: GoType, decoder: Decoder, path: str) -> A
     if kind == "uuid":
         return _uuid(node)
     if kind == "string":
-        return value if tag == yamlv3.BINARY else node.value
+        return value if tag == yamlresolve.BINARY else node.value
     if kind == "bool":
-        flag = yamlv3.typed_bool(tag, value)
+        flag = yamlresolve.typed_bool(tag, value)
         return flag if flag is not None else terror(node, tag, go_type, decoder, path)
-    if kind == "int" and tag in (yamlv3.INT, yamlv3.FLOAT) and not isinstance(value, bool):
+    numeric = tag in (yamlresolve.INT, yamlresolve.FLOAT) and not isinstance(value, bool)
+    if kind == "int" and numeric:
         number = _go_int(value)
         if number is not None and -(1 << (go_type.bits - 1)) <= number < 1 << (go_type.bits - 1):
             return number
-    if kind == "float" and tag in (yamlv3.INT, yamlv3.FLOAT):
+    if kind == "float" and tag in (yamlresolve.INT, yamlresolve.FLOAT):
         return float(value)
     return terror(node, tag, go_type, decoder, path)
 
@@ -216,13 +217,13 @@ def _uuid(node: ScalarNode) -> str:
     try:
         return str(uuid.UUID(node.value))
     except ValueError:
-        raise yamlv3.YAMLError(f"invalid UUID format: {node.value!r}",
+        raise yamlresolve.YAMLError(f"invalid UUID format: {node.value!r}",
                                yamlv3.line_of(node)) from None
 
 
 def _sequence(node: SequenceNode, go_type: GoType, decoder: Decoder, path: str) -> Any:
     if go_type.kind != "list" or go_type.elem is None:
-        return terror(node, yamlv3.SEQ, go_type, decoder, path)
+        return terror(node, yamlresolve.SEQ, go_type, decoder, path)
     items = (decode(item, go_type.elem, decoder, f"{path}[{i}]")
              for i, item in enumerate(node.value))
     return [item for item in items if item is not UNSET]
@@ -235,7 +236,7 @@ def _mapping(node: MappingNode, go_type: GoType, decoder: Decoder, path: str) ->
         return _fields(node, go_type, decoder, path, {})
     if go_type.kind == "map" and go_type.elem is not None:
         return _entries(node, go_type.elem, decoder, path, {})
-    return terror(node, yamlv3.MAP, go_type, decoder, path)
+    return terror(node, yamlresolve.MAP, go_type, decoder, path)
 
 
 def _key(node: Node | Alias, decoder: Decoder, path: str) -> Any:
@@ -300,7 +301,7 @@ def _merge_sources(node: Node | Alias) -> list[Node | Alias]:
 def _as_mapping(source: Node | Alias, decoder: Decoder) -> MappingNode:
     target = source.target if isinstance(source, Alias) else source
     if not isinstance(target, MappingNode):
-        raise yamlv3.YAMLError("map merge requires map or sequence of maps as the value",
+        raise yamlresolve.YAMLError("map merge requires map or sequence of maps as the value",
                                yamlv3.line_of(source))
     decoder.visit(source)
     return target

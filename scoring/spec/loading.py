@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ..compat import godecode, yamlv3
+from ..compat import godecode, yamlresolve, yamlv3
 from ..compat.gojson import UnmarshalError, unmarshal
 from ..errors import FieldError, SpecError
 from . import envelope
@@ -306,7 +306,7 @@ def _parse(text: str, *, yaml_hint: bool = False) -> _Parsed:
         return _from_yaml(yamlv3.node_of(data))
     try:
         return _from_yaml(yamlv3.compose(text))
-    except yamlv3.YAMLError as err:
+    except yamlresolve.YAMLError as err:
         raise SpecError.single("manifest", str(err), err.line) from None
 
 
