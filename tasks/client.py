@@ -20,6 +20,7 @@ from celery import Celery
 from kombu.exceptions import BatchPublishError, OperationalError
 from pydantic import ValidationError
 
+from . import broker
 from .consumers import missed_by
 from .messages import RunRequest, RunResult
 from .queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
@@ -57,7 +58,9 @@ class SubmitError(RuntimeError):
 
 
 def sender_app(redis_url: str, visibility_timeout_s: int = 3600) -> Celery:
-    """A Celery app that only sends ``evalfleet.run`` (same transport options as workers)."""
+    """A Celery app that only sends ``evalfleet.run`` (same transport options as workers;
+    evalfleet's broker channel, which rings a queue's doorbell with each run)."""
+    broker.install()
     app = Celery("evalfleet-client", broker=redis_url, set_as_current=False)
     app.conf.broker_transport_options = transport_options(visibility_timeout_s)
     app.conf.broker_connection_retry_on_startup = True

@@ -26,6 +26,10 @@ HEARTBEAT_KEY = "evalfleet:heartbeat:{worker_id}"
 """A worker's heartbeat (string, with a TTL)."""
 FLEET_KEY = "evalfleet:fleet"
 """The fleet's id, set once by its first worker."""
+DOORBELL_KEY = "evalfleet:doorbell:{queue}"
+"""A queue's doorbell (list): a token pushed with each message sent to the queue, which
+idle workers wait on (``BRPOP``) before they take (:mod:`tasks.broker`); deleted when a
+worker finds the queue empty."""
 
 
 def result_key(run_id: str) -> str:
@@ -46,3 +50,8 @@ def preflight_key(digest: str) -> str:
 def heartbeat_key(worker_id: str) -> str:
     """:data:`HEARTBEAT_KEY` of a worker."""
     return HEARTBEAT_KEY.format(worker_id=worker_id)
+
+
+def doorbell_key(queue: str) -> str:
+    """:data:`DOORBELL_KEY` of a queue (``evalfleet.<profile>``)."""
+    return DOORBELL_KEY.format(queue=queue)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from celery import Celery
 
+from tasks import broker
 from tasks.queueing import queue_for, transport_options
 
-from . import broker
 from .settings import Settings
 
 #: Seconds between the sandbox's own deadline and Celery's soft / hard time limits.
@@ -26,7 +26,7 @@ def soft_time_limit_s(settings: Settings) -> float:
 
 def make_app(settings: Settings) -> Celery:
     """The evalfleet Celery app for ``settings`` (registers ``evalfleet.run``)."""
-    # Kombu's broker bookkeeping, made to survive a full Redis (see workers/broker.py).
+    # Takes that lose no run, bookkeeping a full Redis still runs (see tasks/broker/).
     broker.install()
     app = Celery("evalfleet", broker=settings.redis_url)
     app.conf.update(

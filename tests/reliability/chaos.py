@@ -337,9 +337,9 @@ class Chaos:
                                    if f["kind"] in KINDS and "skipped" not in f)),
             "outcomes": dict(outcomes),
             "lost": {i: f"submitted at {self.submitted_at[i]} s" for i in lost},
-            # Lost before any worker counted a delivery: taken off the queue by a BRPOP
-            # whose reply the worker never recorded (docs/reliability.md, "What can still
-            # go wrong"). A run lost so on a later delivery is not in this list.
+            # Lost before any worker counted a delivery: kombu's take-then-record hole
+            # (a BRPOP whose reply no worker recorded), closed by tasks/broker's one-step
+            # take; kept to name a regression. A run lost on a later delivery is not here.
             "lost_in_take": [i for i in lost if counted[i] == 0],
             "duplicates": sorted(i for i, n in streamed.items() if n > 1),
             "not_streamed": sorted(i for i, n in streamed.items() if n == 0),

@@ -8,7 +8,7 @@ import redis
 from fleet_support import PrivateFleet, run_request
 from kombu import Connection
 
-from workers import broker
+from tasks import broker
 from workers.localfleet import RedisServer
 
 

@@ -17,13 +17,12 @@ command at all inside ``MULTI``. Kombu's Redis transport (5.7) did not expect it
   ("Unrecoverable error: AttributeError: 'NoneType' object has no attribute 'hostname'").
 
 :class:`QoS` does the bookkeeping in scripts flagged ``allow-oom``, each about
-memory-neutral: recording a delivered message (it has just left its list), forgetting an
+memory-neutral: recording a delivered message (it has just left its list; for evalfleet's
+queues the take has recorded it already, :mod:`tasks.broker.channel`), forgetting an
 acknowledged one (frees memory), moving a requeued one from the unacked hash back to its
 list. A sweep Redis refuses is skipped with one line of warning (the next one catches up),
 and so is giving messages back through a released connection (they stay unacknowledged
-in Redis, and the sweep restores them).
-:func:`install` puts it on kombu's Redis channel, which ``redis://`` and ``rediss://`` URLs
-both use, in the worker's process. Script flags need Redis 7.0; evalfleet sets no
+in Redis, and the sweep restores them). Script flags need Redis 7.0; evalfleet sets no
 ``global_keyprefix`` (the scripts name kombu's keys as they are).
 """
 
@@ -38,49 +37,38 @@ from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
 from redis.exceptions import OutOfMemoryError
 
+from .scripts import FORGET, REMEMBER, RESTORE
+
 log = logging.getLogger(__name__)
-
-#: Keys: kombu's ``unacked_index`` and ``unacked``. Args: time, delivery tag, payload.
-_REMEMBER = """#!lua flags=allow-oom
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-return 1
-"""
-#: Keys: ``unacked_index``, ``unacked``. Args: delivery tag.
-_FORGET = """#!lua flags=allow-oom
-redis.call('ZREM', KEYS[1], ARGV[1])
-return redis.call('HDEL', KEYS[2], ARGV[1])
-"""
-#: Keys: ``unacked_index``, ``unacked``, the queue lists. Args: delivery tag, LPUSH or RPUSH,
-#: the payload marked redelivered. Nothing happens when the tag is no longer unacked
-#: (acknowledged, or restored by another worker meanwhile).
-_RESTORE = """#!lua flags=allow-oom
-if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then return 0 end
-redis.call('ZREM', KEYS[1], ARGV[1])
-for i = 3, #KEYS do redis.call(ARGV[2], KEYS[i], ARGV[3]) end
-return 1
-"""
-
 
 class QoS(kombu_redis.QoS):
     """Kombu's Redis QoS, for a Redis that refuses writes (see the module's docstring)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Delivery tags the channel's take recorded as unacknowledged on the server.
+        self.taken: set[str] = set()
+
     def append(self, message: Any, delivery_tag: str) -> None:
-        """Record ``message`` as delivered and unacknowledged."""
-        delivery = message.delivery_info
-        payload = json.dumps([message._raw, delivery["exchange"], delivery["routing_key"]])
-        self._script(_REMEMBER, [], time(), delivery_tag, payload)
+        """Record ``message`` as delivered and unacknowledged (unless its take did)."""
+        if delivery_tag in self.taken:
+            self.taken.discard(delivery_tag)
+        else:
+            delivery = message.delivery_info
+            payload = json.dumps([message._raw, delivery["exchange"],
+                                  delivery["routing_key"]])
+            self._script(REMEMBER, [], time(), delivery_tag, payload)
         virtual.QoS.append(self, message, delivery_tag)
 
     def ack(self, delivery_tag: str) -> None:
-        self._script(_FORGET, [], delivery_tag)
+        self._script(FORGET, [], delivery_tag)
         virtual.QoS.ack(self, delivery_tag)
 
     def reject(self, delivery_tag: str, requeue: bool = False) -> None:
         if requeue:
             self.restore_by_tag(delivery_tag, leftmost=True)
         else:
-            self._script(_FORGET, [], delivery_tag)
+            self._script(FORGET, [], delivery_tag)
         virtual.QoS.ack(self, delivery_tag)
 
     def restore_by_tag(self, tag: str, client: Any = None, leftmost: bool = False) -> None:
@@ -92,7 +80,7 @@ class QoS(kombu_redis.QoS):
             message, exchange, routing_key = json.loads(raw)
             message["headers"]["redelivered"] = True
             message["properties"]["delivery_info"]["redelivered"] = True
-            self._script(_RESTORE, self._queues(message, exchange, routing_key), tag,
+            self._script(RESTORE, self._queues(message, exchange, routing_key), tag,
                          "LPUSH" if leftmost else "RPUSH", json.dumps(message), client=conn)
 
     def restore_unacked(self, client: Any = None) -> None:
@@ -128,7 +116,3 @@ class QoS(kombu_redis.QoS):
             return conn.eval(script, 2 + len(queues), self.unacked_index_key,
                              self.unacked_key, *queues, *args)
 
-
-def install() -> None:
-    """Make every Redis channel of this process use :class:`QoS` (idempotent)."""
-    kombu_redis.Channel.QoS = QoS
