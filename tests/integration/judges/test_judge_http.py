@@ -15,8 +15,8 @@ import yaml
 from pydantic import SecretStr
 
 import scoring
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
+from sandbox.testing.fake import FakeFactory
 from scoring.judges import CALL_COMPLETED, CALL_SKIPPED, JudgeCall
 from tasks.judging import CallFailed, JudgingConfig, ProviderEndpoint, Sender
 from tasks.judging.stub import Answer, StubJudgeServer, keyword
