@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from tasks.client import EvalfleetClient
-from tasks.judging.stub import StubJudgeServer
+from tasks.devtools.judge_stub import StubJudgeServer
 from tasks.messages import RunRequest, RunResult
 
 from .fleet_cli import pack_mapping

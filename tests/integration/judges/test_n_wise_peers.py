@@ -11,8 +11,8 @@ from pydantic import SecretStr
 
 from sandbox.profile import Profile
 from sandbox.testing.fake import FakeFactory
+from tasks.devtools.judge_stub import Answer, StubJudgeServer
 from tasks.judging import JudgingConfig, ProviderEndpoint
-from tasks.judging.stub import Answer, StubJudgeServer
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK: dict[str, Any] = {
