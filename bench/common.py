@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.client import EvalfleetClient
-from workers.localfleet import RedisServer, Starter, WorkerNode, free_port
+from workers.devtools.local_fleet import RedisServer, Starter, WorkerNode, free_port
 
 #: The image of the trivial run and of its ``docker run`` baseline (``evalfleet/busybox``,
 #: tagged ``EVALFLEET_BENCH_IMAGE_TAG``: a set built with ``IMAGE_TAG=... build-images.sh``).

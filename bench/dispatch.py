@@ -16,7 +16,7 @@ from pathlib import Path
 from bench.common import Report, Row, median, timed_ms
 from bench.dispatch_worker import BARE_TASK, bare_app
 from tasks.client import EvalfleetClient
-from workers.localfleet import RedisServer, free_port, wait_until
+from workers.devtools.local_fleet import RedisServer, free_port, wait_until
 
 
 def worker(kind: str, redis_url: str, log: Path,

@@ -39,7 +39,7 @@ from bench.common import Fleet, Report, Row
 from bench.dispatch import stop, worker
 from bench.dispatch_worker import BARE_TASK, bare_app
 from tasks.redis_keys import RESULTS_STREAM
-from workers.localfleet import RedisServer, free_port, wait_until
+from workers.devtools.local_fleet import RedisServer, free_port, wait_until
 
 #: A pack with nothing for a sandbox to do: one validator on the submitted final output.
 EVENTS_PACK: dict[str, Any] = {

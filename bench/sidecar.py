@@ -1,6 +1,6 @@
 """The sidecar engine against the host's: the same trivial run, cold and warm, through a worker
 driving the host's Docker engine and one driving an engine container (``deploy/engine``, as
-each Kubernetes worker pod has; ``workers.localengine``), on each runtime.
+each Kubernetes worker pod has; ``workers.devtools.local_engine``), on each runtime.
 
 Both worker nodes run at once on their own profiles (queues), pinned to the same runtime; the
 runs alternate between them (each first half of the time, each after 0.6 s of quiet, so that
@@ -33,7 +33,7 @@ from bench.common import (
     timed_ms,
     trivial_request,
 )
-from workers.localengine import LocalEngine
+from workers.devtools.local_engine import LocalEngine
 
 #: The profile (and queue) of the node that drives the sidecar engine.
 SIDECAR = "sidecar"

@@ -1,5 +1,6 @@
-"""Sandboxes for evaluation runs: the contract, its fake, and (in ``sandbox.docker``) the
-hardened Docker driver.
+"""Sandboxes for evaluation runs: the contract and (in ``sandbox.docker``) the hardened
+Docker driver; the contract's in-memory fake and its checks are in ``sandbox.testing``,
+which production code never imports.
 
 The pipeline builds a :class:`~sandbox.plan.Plan`, acquires a :class:`~sandbox.base.Sandbox`
 from a :class:`~sandbox.base.SandboxFactory` and calls :meth:`~sandbox.base.Sandbox.run_plan`;

@@ -4,7 +4,9 @@ A driver implements a few primitives (:meth:`Sandbox.write_files`, :meth:`Sandbo
 :meth:`Sandbox.stop_candidate`, :meth:`Sandbox.read_file`, :meth:`Sandbox.list_dir`,
 :meth:`Sandbox.close`); the AgentClash rules (capture caps, code execution, the plan's
 order) live here once, so every driver applies them the same way. A driver may override
-:meth:`Sandbox.run_plan` to do the same work in fewer round trips.
+:meth:`Sandbox.run_plan` to do the same work in fewer round trips. The fake is
+:mod:`sandbox.testing.fake`; :mod:`sandbox.testing.contract` holds the checks every
+driver passes.
 """
 
 from __future__ import annotations

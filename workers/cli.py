@@ -25,7 +25,6 @@ from scoring.spec.models import spec_json_schema
 from tasks.messages import RunRequest, RunResult
 
 from .check_cli import check
-from .demo import demo
 from .fleet_cli import COMMANDS
 from .rescore import rescore_command
 
@@ -210,6 +209,20 @@ def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
         return [find_case(cases, case_key)]
     except CaseError as err:
         _fail([f"case: {err}"])
+
+
+@click.command()
+@click.option("--packs", "packs_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("examples/packs"), show_default=True)
+@click.option("--timeout", type=float, default=300.0, show_default=True,
+              help="Seconds to wait for each scorecard.")
+def demo(packs_dir: Path, timeout: float) -> None:
+    """Run the example packs through a live local fleet and print their scorecards."""
+    # A development tool: imported when the command runs, so that the worker process
+    # (``evalfleet worker`` starts here too) never loads workers.devtools.
+    from .devtools.demo import run_demo
+
+    sys.exit(run_demo(packs_dir, timeout))
 
 
 for _command in [*COMMANDS, check, demo, rescore_command]:

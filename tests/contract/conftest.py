@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from services import RUNTIMES, TEST_LABEL, TEST_LABELS, image, missing_service, sweep_label
 
-from sandbox.contract import Target
-from sandbox.fake import FakeFactory
 from sandbox.profile import Limits, Profile
+from sandbox.testing.contract import Target
+from sandbox.testing.fake import FakeFactory
 
 #: name → image (None: the in-memory fake). Both images have the supervisor; the
 #: ``-exec`` driver drives one through ``docker exec`` (as for an image without it).

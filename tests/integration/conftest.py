@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from services import missing_service
 
-from workers.localfleet import RedisServer, Starter, WorkerNode, free_port
+from workers.devtools.local_fleet import RedisServer, Starter, WorkerNode, free_port
 
 TEST_WORKER_SETTINGS = {"retry_backoff_s": "0.2", "heartbeat_interval_s": "0.5",
                         "heartbeat_ttl_s": "3"}

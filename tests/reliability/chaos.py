@@ -50,7 +50,7 @@ from fleet_support import (
 from tasks.client import SubmitError
 from tasks.messages import RunRequest, RunResult, Submission
 from tasks.redis_keys import RESULTS_STREAM, deliveries_key, result_key
-from workers.localfleet import WorkerNode, worker_env
+from workers.devtools.local_fleet import WorkerNode, worker_env
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "packs"
 #: Example packs whose reference submission wins deterministically (no LLM judge).

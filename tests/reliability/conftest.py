@@ -28,7 +28,7 @@ from fleet_support import (
 from services import missing_service
 
 from tasks.redis_keys import FLEET_KEY
-from workers.localfleet import RedisServer, Starter, free_port
+from workers.devtools.local_fleet import RedisServer, Starter, free_port
 
 
 def _redis_available() -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.messages import RunRequest
-from workers.localfleet import RedisServer, Starter, WorkerNode
+from workers.devtools.local_fleet import RedisServer, Starter, WorkerNode
 
 FLEET_LABEL = "evalfleet.fleet"
 TEST_WORKER_SETTINGS = {"retry_backoff_s": "0.2", "heartbeat_interval_s": "0.5",

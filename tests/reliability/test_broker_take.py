@@ -26,7 +26,7 @@ from kombu.transport import redis as kombu_redis
 from tasks import broker
 from tasks.queueing import transport_options
 from tasks.redis_keys import doorbell_key
-from workers.localfleet import RedisServer
+from workers.devtools.local_fleet import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 QUEUE = "evalfleet.take-test"

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
+from sandbox.testing.fake import FakeFactory
 from scoring import Pack, SpecError, evaluate, load_pack
 from scoring.run.events import decode_events
 from tasks.messages import Rejection, RunRequest, parse_request

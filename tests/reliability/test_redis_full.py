@@ -23,7 +23,7 @@ from tasks.client import EvalfleetClient, SubmitError
 from tasks.intake import IntakeForwarder
 from tasks.queueing import PRIORITY_STEPS, queue_for
 from tasks.redis_keys import INTAKE_GROUP, INTAKE_STREAM
-from workers.localfleet import RedisServer
+from workers.devtools.local_fleet import RedisServer
 
 MiB = 1024 * 1024
 BALLAST = "test:ballast"

@@ -9,7 +9,7 @@ from fleet_support import PrivateFleet, run_request
 from kombu import Connection
 
 from tasks import broker
-from workers.localfleet import RedisServer
+from workers.devtools.local_fleet import RedisServer
 
 
 def test_redis_restart_with_runs_queued_and_in_flight(private_fleet: PrivateFleet) -> None:

@@ -18,7 +18,7 @@ from tasks.consumers import group_states
 from tasks.messages import RunResult
 from tasks.publish import Publisher
 from tasks.redis_keys import RESULTS_STREAM
-from workers.localfleet import RedisServer
+from workers.devtools.local_fleet import RedisServer
 from workers.metrics import ResultsCollector
 
 #: ``EVALFLEET_STREAM_MAXLEN``'s default before results were kept by age.

@@ -17,7 +17,7 @@ import redis
 from fleet_support import PrivateFleet, log_of, new_id, run_request
 
 from tasks.queueing import TASK_NAME, queue_for
-from workers.localfleet import free_port, wait_until
+from workers.devtools.local_fleet import free_port, wait_until
 
 CANARY = "s3cr3t-canary-7f1d"
 DAEMON = ("import os, signal, time\n"

@@ -2,8 +2,9 @@
 
 ``[tool.importlinter]`` in pyproject.toml states the layering (``workers → tasks →
 scoring | sandbox``; scoring imports no Celery, Redis or Docker; sandbox no Celery or
-Redis, and only its Docker driver the Docker SDK). import-linter reads every import,
-function-level ones included, without importing anything.
+Redis, and only its Docker driver the Docker SDK; the worker process's modules never the
+test doubles of ``sandbox.testing`` or the ``devtools`` packages). import-linter reads
+every import, function-level ones included, without importing anything.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ BREAKS = (
     ("sandbox/base.py", "import docker"),
     ("scoring/compat/gopath.py", "import scoring.run.engine"),
     ("scoring/run/engine.py", "import scoring.clawdiators.layer"),
+    ("tasks/judging/runner.py", "import tasks.devtools.judge_stub"),
 )
 
 

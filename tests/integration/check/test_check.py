@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from check_support import evalfleet
 
+from tasks.devtools.judge_stub import StubJudgeServer
 from tasks.forgeries import FORGERIES
-from tasks.judging.stub import StubJudgeServer
-from workers.demo import stub_judge_settings
+from workers.devtools.demo import stub_judge_settings
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE.parents[2] / "examples" / "packs"

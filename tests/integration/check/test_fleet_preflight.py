@@ -21,7 +21,7 @@ from tasks.packs import pack_digest
 from tasks.preflight import PreflightRecord
 from tasks.redis_keys import preflight_key
 from tasks.submissions import load_submission
-from workers.localfleet import wait_until
+from workers.devtools.local_fleet import wait_until
 
 EXAMPLES = Path(__file__).parents[3] / "examples" / "packs"
 UNSOUND = Path(__file__).parent / "packs" / "unsound"

@@ -22,7 +22,7 @@ import yaml
 
 from tasks.messages import RunRequest
 from tasks.submissions import load_submission
-from workers.localfleet import free_port, wait_until
+from workers.devtools.local_fleet import free_port, wait_until
 
 ROOT = Path(__file__).parents[3]
 HERE = Path(__file__).parent

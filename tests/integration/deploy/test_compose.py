@@ -36,7 +36,7 @@ from services import missing_service
 
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
-from workers.localfleet import wait_until
+from workers.devtools.local_fleet import wait_until
 
 DASHBOARD = ROOT / "deploy" / "grafana" / "evalfleet.json"
 ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yml"

@@ -24,7 +24,7 @@ from services import missing_service
 
 from sandbox.docker.limits import Ownership, create_kwargs
 from sandbox.profile import Profile
-from workers.localengine import LocalEngine, wait_for_restart
+from workers.devtools.local_engine import LocalEngine, wait_for_restart
 
 LABELS = {"evalfleet.test": "deploy-engine"}
 SANDBOX_IMAGE = "evalfleet/busybox:latest"

@@ -29,8 +29,8 @@ from services import missing_service
 
 from tasks.messages import RunRequest, RunResult
 from tasks.submissions import load_submission
-from workers.demo import demo_runs
-from workers.localfleet import wait_until
+from workers.devtools.demo import demo_runs
+from workers.devtools.local_fleet import wait_until
 
 POD = ("sidecar-engine", "sidecar-worker")
 SERVICES = ["redis", "stub-judge", *POD]

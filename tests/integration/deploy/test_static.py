@@ -14,7 +14,7 @@ import yaml
 from composestack import ROOT, Stack
 from services import missing_service
 
-from workers.localengine import PRIVILEGES
+from workers.devtools.local_engine import PRIVILEGES
 
 DEPLOY = ROOT / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "evalfleet.json"
@@ -71,9 +71,10 @@ def test_compose_sidecar_worker_reaches_its_engine_only_through_the_shared_socke
 
 
 def test_compose_sidecar_engine_is_privileged_with_its_data_on_a_volume() -> None:
-    """The engine gets what the engine tests run it with (workers.localengine.PRIVILEGES),
-    its data root on an anonymous volume (removed with the container, like an emptyDir), the
-    socket volume, the preload directory read-only, and a restart policy."""
+    """The engine gets what the engine tests run it with
+    (workers.devtools.local_engine.PRIVILEGES), its data root on an anonymous volume (removed
+    with the container, like an emptyDir), the socket volume, the preload directory
+    read-only, and a restart policy."""
     engine = compose_config("sidecar")["services"]["sidecar-engine"]
 
     assert {k: engine.get(k) for k in PRIVILEGES} == PRIVILEGES

@@ -17,7 +17,7 @@ import pytest
 from services import TEST_LABELS, image
 
 from tasks.messages import RunRequest
-from workers.localfleet import wait_until
+from workers.devtools.local_fleet import wait_until
 
 ROOT = Path(__file__).parents[3]
 PACK: dict[str, Any] = {

@@ -15,11 +15,11 @@ import yaml
 from pydantic import SecretStr
 
 import scoring
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
+from sandbox.testing.fake import FakeFactory
 from scoring.judges import CALL_COMPLETED, CALL_SKIPPED, JudgeCall
+from tasks.devtools.judge_stub import Answer, StubJudgeServer, keyword
 from tasks.judging import CallFailed, JudgingConfig, ProviderEndpoint, Sender
-from tasks.judging.stub import Answer, StubJudgeServer, keyword
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "support-reply-judged" / "pack.yaml"

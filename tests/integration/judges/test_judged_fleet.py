@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tasks.judging.stub import Answer, StubJudgeServer, keyword
+from tasks.devtools.judge_stub import Answer, StubJudgeServer, keyword
 from tasks.messages import RunRequest
 from tasks.submissions import load_submission
 

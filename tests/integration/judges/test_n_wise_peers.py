@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
+from sandbox.testing.fake import FakeFactory
+from tasks.devtools.judge_stub import Answer, StubJudgeServer
 from tasks.judging import JudgingConfig, ProviderEndpoint
-from tasks.judging.stub import Answer, StubJudgeServer
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK: dict[str, Any] = {

@@ -13,9 +13,9 @@ from sandbox.capture import (
     CaptureCheck,
 )
 from sandbox.command import SeedFile
-from sandbox.fake import FakeSandbox
 from sandbox.profile import Limits, Profile
 from sandbox.results import FileRead
+from sandbox.testing.fake import FakeSandbox
 
 MiB = 1024 * 1024
 

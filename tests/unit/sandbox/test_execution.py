@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sandbox.execution import EVENT_FIELDS, CodeExecution, record, working_directory
-from sandbox.fake import FakeSandbox
 from sandbox.profile import Profile
 from sandbox.results import ExecResult
+from sandbox.testing.fake import FakeSandbox
 
 SPEC = CodeExecution(validator_key="tests", target="file:sol", target_path="/workspace/sol.py",
                      test_command="pytest -q {{ flags }}", timeout_ms=1000, pass_threshold=0.5)

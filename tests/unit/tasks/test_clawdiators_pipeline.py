@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
 from sandbox.results import ExecResult
+from sandbox.testing.fake import FakeFactory
 from scoring import evaluate, load_pack
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 

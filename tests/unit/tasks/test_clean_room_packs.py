@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
+from sandbox.testing.fake import FakeFactory
 from scoring import load_pack
 from tasks.forgeries import FORGERIES, battery, target, wins
 from tasks.messages import RunResult

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
 from sandbox.results import ExecResult
+from sandbox.testing.fake import FakeFactory
 from tasks.closing import Closer
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
 from sandbox.results import ExecResult
+from sandbox.testing.fake import FakeFactory
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 CONFIG = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))})

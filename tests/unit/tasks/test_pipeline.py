@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sandbox.fake import FakeFactory
 from sandbox.profile import Limits, Profile
 from sandbox.results import ExecResult
+from sandbox.testing.fake import FakeFactory
 from scoring import evaluate, load_pack
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 

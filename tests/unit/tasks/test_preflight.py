@@ -12,7 +12,7 @@ import pytest
 from unit.tasks.checking_support import card, result, subject
 from unit.tasks.test_pipeline import PACK, TESTS_PASS, config, request
 
-from sandbox.fake import FakeFactory
+from sandbox.testing.fake import FakeFactory
 from tasks.checking import check_pack
 from tasks.messages import RunResult
 from tasks.packs import pack_digest

@@ -12,8 +12,8 @@ from redis.exceptions import OutOfMemoryError
 from unit.tasks.test_pipeline import TESTS_PASS, request
 
 from sandbox.errors import SandboxConfigError, SandboxUnavailable
-from sandbox.fake import FakeFactory
 from sandbox.profile import Profile
+from sandbox.testing.fake import FakeFactory
 from tasks.messages import RunResult
 from tasks.patience import Patience
 from tasks.pipeline import PipelineConfig, ProfileBounds

@@ -1,10 +1,10 @@
 """The in-memory sandbox: the stub every unit test of the pipeline uses.
 
 :class:`FakeSandbox` passes the same contract suite as the Docker driver
-(``sandbox/contract.py``). Its commands run in :mod:`sandbox.fakeshell` over an
-in-memory file tree; ``script`` maps a command (the shell string, or the argv joined by
-spaces) to a fixed :class:`~sandbox.results.ExecResult` for anything the tiny shell does
-not know (``pytest -q`` → "3 passed", an OOM kill, …).
+(:mod:`sandbox.testing.contract`). Its commands run in :mod:`sandbox.testing.fake_shell`
+over an in-memory file tree; ``script`` maps a command (the shell string, or the argv
+joined by spaces) to a fixed :class:`~sandbox.results.ExecResult` for anything the tiny
+shell does not know (``pytest -q`` → "3 passed", an OOM kill, …).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from sandbox.command import Command, SeedFile
 from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.errors import SandboxConfigError, SandboxUnavailable
 from sandbox.evaluator import GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, record
-from sandbox.fakefs import FakeFS
-from sandbox.fakeprograms import PROGRAMS
-from sandbox.fakeshell import Exit, Overflow, Shell, Timeout, run_script, run_tokens
 from sandbox.paths import workspace_path
 from sandbox.profile import Profile
 from sandbox.results import ExecResult, FileRead, Listing
+from sandbox.testing.fake_fs import FakeFS
+from sandbox.testing.fake_programs import PROGRAMS
+from sandbox.testing.fake_shell import Exit, Overflow, Shell, Timeout, run_script, run_tokens
 
 Scripted = ExecResult | Callable[[Command], ExecResult]
 _ids = itertools.count(1)

@@ -1,4 +1,4 @@
-"""A tiny shell for :mod:`sandbox.fake`: enough POSIX ``sh`` to run the contract suite.
+"""A tiny shell for :mod:`sandbox.testing.fake`: enough POSIX ``sh`` to run the contract suite.
 
 It understands ``;``, ``&&``, ``||``, ``|``, ``&``, newlines, the redirections ``>``,
 ``>>``, ``<``, ``2>``, ``2>&1``, ``while :; do …; done`` and the programs in
@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from sandbox.fakefs import FakeFS
+from sandbox.testing.fake_fs import FakeFS
 
 OPERATORS = {";", "&&", "||", "&", "|", "\n"}
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .localfleet import wait_until
+from .local_fleet import wait_until
 
 IMAGE = "evalfleet/engine:latest"
 #: What ``--privileged`` grants, spelled out, minus ``CAP_SYS_RESOURCE``: Docker's privileged

@@ -5,11 +5,12 @@ submits every example pack's passing and failing submission, shows progress, pri
 row per run, stops everything it started, and exits 0 only when every run was scored.
 Packs with LLM judges are judged by a scripted stub judge on 127.0.0.1 that the demo
 starts (every answer: score 4 of 5, assertion passes); the demo never calls a real provider.
+The command itself is declared in :mod:`workers.cli`, which imports this module only when
+the command runs.
 """
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -18,12 +19,12 @@ from pathlib import Path
 import click
 
 from tasks.client import EvalfleetClient
-from tasks.judging.stub import StubJudgeServer
+from tasks.devtools.judge_stub import StubJudgeServer
 from tasks.messages import RunRequest, RunResult
 
-from .fleet_cli import pack_mapping
-from .localfleet import RedisServer, Starter, free_port
-from .settings import Settings
+from ..fleet_cli import pack_mapping
+from ..settings import Settings
+from .local_fleet import RedisServer, Starter, free_port
 
 SUBMISSIONS = ("pass", "fail")
 
@@ -117,13 +118,3 @@ def _submit_and_report(client: EvalfleetClient, runs: list[DemoRun], timeout: fl
     click.echo(f"\n{scored}/{len(runs)} runs scored; sandbox runtime: {', '.join(used) or '-'}"
                f"{' (gVisor)' if used == ['runsc'] else ''}")
     return 0 if scored == len(runs) else 1
-
-
-@click.command()
-@click.option("--packs", "packs_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("examples/packs"), show_default=True)
-@click.option("--timeout", type=float, default=300.0, show_default=True,
-              help="Seconds to wait for each scorecard.")
-def demo(packs_dir: Path, timeout: float) -> None:
-    """Run the example packs through a live local fleet and print their scorecards."""
-    sys.exit(run_demo(packs_dir, timeout))

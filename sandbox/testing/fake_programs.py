@@ -1,10 +1,10 @@
-"""The programs :mod:`sandbox.fakeshell` knows, as one explicit table."""
+"""The programs :mod:`sandbox.testing.fake_shell` knows, as one explicit table."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sandbox.fakeshell import Exit, Program, Shell, Timeout, run_script
+from sandbox.testing.fake_shell import Exit, Program, Shell, Timeout, run_script
 
 #: What ``yes`` would print before the Docker driver kills it at the cap.
 ENDLESS = b"y\n" * (1 << 16)

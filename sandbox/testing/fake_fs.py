@@ -1,4 +1,4 @@
-"""The in-memory file tree behind :mod:`sandbox.fake`: files, directories, symlinks."""
+"""The in-memory file tree behind the fake sandbox: files, directories, symlinks."""
 
 from __future__ import annotations
 
