@@ -25,14 +25,7 @@ from sandbox.command import Command, SeedFile
 from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.errors import SandboxUnavailable, SeedRefused
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
-from sandbox.execution import (
-    CodeExecution,
-    CodeExecutionRecord,
-    command_for_test,
-    record,
-    refused_record,
-    shell_command,
-)
+from sandbox.execution import CodeExecution, TestRun, command_for_test, refused_run
 from sandbox.paths import PathRejected, relative_to, sandbox_path, workspace_path
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Profile
@@ -167,24 +160,22 @@ class Sandbox(ABC):
                                 max_entries=cap, truncated=listing.truncated,
                                 error=listing.error)
 
-    def code_execution(self, spec: CodeExecution, context: Mapping[str, Any] | None = None,
-                       *, index: int = 0, clean: bool = False) -> CodeExecutionRecord:
+    def code_execution(self, spec: CodeExecution, *, index: int = 0,
+                       clean: bool = False) -> TestRun:
         """Run a ``code_execution`` test command as the judge (every other process stopped
         first) in the §7.3 directory, or in the clean room's tests (``clean``), with the
-        judge's environment (:mod:`sandbox.room`); counts from its output, or from its
-        report (the ``index``-th of the plan's) when it has one.
+        judge's environment (:mod:`sandbox.room`); with the report it wrote (the
+        ``index``-th of the plan's) when it has one.
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        command, unresolved = shell_command(spec, context or {})
-        result = self.exec(self.judge_command(spec, command, index=index, clean=clean))
-        return record(spec, command, result, unresolved, self._report(spec, index))
+        result = self.exec(self.judge_command(spec, index=index, clean=clean))
+        return TestRun(spec, result, self._report(spec, index))
 
-    def judge_command(self, spec: CodeExecution, command: str, *, index: int,
-                      clean: bool) -> Command:
+    def judge_command(self, spec: CodeExecution, *, index: int, clean: bool) -> Command:
         """The test's command as the judge: its directory, caps and environment."""
-        test = command_for_test(spec, command, self.profile.workdir)
+        test = command_for_test(spec, self.profile.workdir)
         report = room.report_path(index) if spec.report else None
         return dataclasses.replace(
             test, user=self.profile.hardening.judge_user,
@@ -252,7 +243,7 @@ class Sandbox(ABC):
         return self.check_environment(probe) if probe is not None else None
 
     def _result(self, plan: Plan, started: float, commands: tuple[ExecResult, ...],
-                tests: tuple[CodeExecutionRecord, ...],
+                tests: tuple[TestRun, ...],
                 checks: tuple[FileCapture | DirectoryListing, ...], **rest: Any) -> PlanResult:
         """The plan's result from its steps' records (``rest``: further PlanResult fields)."""
         usage = self.usage()
@@ -315,8 +306,7 @@ class Sandbox(ABC):
         return self.exec(command)
 
     def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
-                            context: Mapping[str, Any] | None = None, *,
-                            clean: bool = False) -> CodeExecutionRecord:
+                            *, clean: bool = False) -> TestRun:
         """Stop the candidate, write ``files`` (into the workspace, or the judge's room when
         ``clean``), then run the plan's first test (one round trip allowed).
 
@@ -330,7 +320,7 @@ class Sandbox(ABC):
             self.write_room(files)
         else:
             self.stop_and_write(files)
-        return self.code_execution(spec, context, clean=clean)
+        return self.code_execution(spec, clean=clean)
 
     def _run_setup(self, plan: Plan) -> tuple[ExecResult, ...]:
         """The pack's files, then its setup commands (the files ride with the first) up to
@@ -357,7 +347,7 @@ class Sandbox(ABC):
             self.write_files(plan.files)
         return tuple(results)
 
-    def _run_tests(self, plan: Plan) -> tuple[tuple[CodeExecutionRecord, ...],
+    def _run_tests(self, plan: Plan) -> tuple[tuple[TestRun, ...],
                                                   tuple[ExecResult, ...]]:
         """The tests and the probes' results: in the clean room when the plan names its
         deliverables, else in the workspace (:mod:`sandbox.room`)."""
@@ -367,9 +357,9 @@ class Sandbox(ABC):
             self._seed_workspace_tests(plan.test_files)
             return (), ()
         try:
-            first = self.stop_write_and_test(plan.test_files, plan.tests[0], plan.context)
+            first = self.stop_write_and_test(plan.test_files, plan.tests[0])
         except SeedRefused as refused:
-            return tuple(refused_record(spec, plan.context, refused) for spec in plan.tests), ()
+            return tuple(refused_run(spec, refused) for spec in plan.tests), ()
         return (first, *self._later_tests(plan, clean=False)), ()
 
     def _seed_workspace_tests(self, files: Sequence[SeedFile]) -> None:
@@ -377,11 +367,11 @@ class Sandbox(ABC):
         with contextlib.suppress(SeedRefused):
             self.stop_and_write(files)
 
-    def _later_tests(self, plan: Plan, *, clean: bool) -> list[CodeExecutionRecord]:
-        return [self.code_execution(spec, plan.context, index=index, clean=clean)
+    def _later_tests(self, plan: Plan, *, clean: bool) -> list[TestRun]:
+        return [self.code_execution(spec, index=index, clean=clean)
                 for index, spec in enumerate(plan.tests) if index > 0]
 
-    def _run_clean_tests(self, plan: Plan) -> tuple[tuple[CodeExecutionRecord, ...],
+    def _run_clean_tests(self, plan: Plan) -> tuple[tuple[TestRun, ...],
                                                         tuple[ExecResult, ...]]:
         """Copy the deliverables out (the candidate stopped), run the probes as the
         candidate, then the tests as the judge in a room holding only the test files,
@@ -396,7 +386,7 @@ class Sandbox(ABC):
             self.stop_candidate()
             self.write_room(files)
             return (), results
-        first = self.stop_write_and_test(files, plan.tests[0], plan.context, clean=True)
+        first = self.stop_write_and_test(files, plan.tests[0], clean=True)
         return (first, *self._later_tests(plan, clean=True)), results
 
     def _relative(self, files: Sequence[SeedFile]) -> list[SeedFile]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from sandbox.results import ExecResult, text
 
@@ -70,12 +69,6 @@ class EvaluatorRecord:
     truncated: bool = False
     timeout_ms: int = 0
     duration_s: float = 0.0
-
-    def to_event_payload(self) -> dict[str, Any]:
-        return {"runtime": self.runtime, "exit_code": self.exit_code, "stdout": self.stdout,
-                "stderr": self.stderr, "timed_out": self.timed_out, "error": self.error,
-                "truncated": self.truncated, "timeout_ms": self.timeout_ms,
-                "duration_ms": round(self.duration_s * 1000, 3)}
 
 
 def record(spec: EvaluatorRun, result: ExecResult) -> EvaluatorRecord:

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from sandbox.capture import DEFAULT_MAX_TOTAL_BYTES, Check
 from sandbox.command import Command, SeedFile
 from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
-from sandbox.execution import CodeExecution, CodeExecutionRecord
+from sandbox.execution import CodeExecution, TestRun
 from sandbox.profile import Limits
 from sandbox.results import DirectoryListing, ExecResult, FileCapture
 from sandbox.room import Probe
@@ -49,8 +48,6 @@ class Plan:
     tests: tuple[CodeExecution, ...] = ()
     checks: tuple[Check, ...] = ()
     """``file_capture`` / ``directory_listing`` checks, in declaration order."""
-    context: Mapping[str, Any] = field(default_factory=dict)
-    """Case context for ``{{ path }}`` placeholders (payload merged with inline inputs)."""
     stop_on_command_failure: bool = False
     """Skip the remaining commands once one does not exit 0 (tests and captures still run)."""
     capture_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
@@ -81,7 +78,7 @@ class PlanResult:
     image: str
     limits: Limits
     commands: tuple[ExecResult, ...]
-    tests: tuple[CodeExecutionRecord, ...]
+    tests: tuple[TestRun, ...]
     checks: tuple[FileCapture | DirectoryListing, ...]
     image_id: str = ""
     """The id (config digest) of the image, where the driver knows it."""

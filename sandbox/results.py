@@ -7,11 +7,10 @@ that is missing or is a link) is a field here, never an exception.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 
 def text(data: bytes) -> str:
-    """Decode captured bytes for an event payload (invalid UTF-8 becomes U+FFFD)."""
+    """Decode captured bytes as text (invalid UTF-8 becomes U+FFFD)."""
     return data.decode("utf-8", errors="replace")
 
 
@@ -68,16 +67,6 @@ class FileCapture:
     error: str | None = None
     """Why an existing-looking path was not captured (a link, ``..``, not a regular file)."""
 
-    def to_event_payload(self) -> dict[str, Any]:
-        """The ``grader.verification.file_captured`` payload."""
-        payload: dict[str, Any] = {"key": self.key, "path": self.path, "exists": self.exists,
-                                   "size": self.size}
-        if self.exists:
-            payload["content"] = text(self.content or b"")
-            if self.truncated:
-                payload["truncated"] = True
-        return payload
-
 
 @dataclass(frozen=True)
 class ListingEntry:
@@ -86,10 +75,6 @@ class ListingEntry:
     path: str
     size: int
     is_dir: bool
-
-    def to_payload(self) -> dict[str, Any]:
-        """The entry as it appears in the event."""
-        return {"path": self.path, "size": self.size, "is_dir": self.is_dir}
 
 
 @dataclass(frozen=True)
@@ -112,12 +97,3 @@ class DirectoryListing:
     truncated: bool = False
     error: str | None = None
     """Why the listing is empty (missing path, not a directory, rejected path)."""
-
-    def to_event_payload(self) -> dict[str, Any]:
-        """The ``grader.verification.directory_listed`` payload (cap shown when hit)."""
-        payload: dict[str, Any] = {"key": self.key, "path": self.path,
-                                   "entries": [entry.to_payload() for entry in self.entries]}
-        if self.truncated:
-            payload["truncated"] = True
-            payload["max_entries"] = self.max_entries
-        return payload

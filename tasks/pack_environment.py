@@ -23,7 +23,7 @@ from sandbox import room
 from sandbox.command import Command
 from sandbox.envprobe import EnvironmentProbe
 from sandbox.evaluator import INTERPRETERS, EvaluatorRun
-from sandbox.execution import CodeExecution, shell_command
+from sandbox.execution import CodeExecution
 from sandbox.paths import is_under
 
 #: Shell reserved words (POSIX): never a program.
@@ -60,14 +60,14 @@ def program_of(run: str | Sequence[str], workspace: str) -> str | None:
 
 def probes(*, setup: Sequence[Command], tests: Iterable[CodeExecution],
            probes: Iterable[Command], evaluator: EvaluatorRun | None,
-           context: Mapping[str, object], env: Mapping[str, str], workspace: str,
+           env: Mapping[str, str], workspace: str,
            needed_bytes: int) -> tuple[EnvironmentProbe, EnvironmentProbe | None]:
     """The probes of a run: before anything is seeded, the workspace, the space the pack's
     own files need and the tools its setup commands name; then, after the setup commands
     (what they install counts), the tools its tests, probes and evaluator name. Without
     setup commands, one probe asks for everything."""
     runs: list[str | Sequence[str]] = [c.argv for c in probes]
-    runs += [shell_command(test, context)[0] for test in tests]
+    runs += [test.test_command for test in tests]
     if evaluator is not None:
         runs.append([INTERPRETERS.get(evaluator.runtime, "sh")])
     later = tools_of(runs, workspace)

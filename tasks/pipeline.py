@@ -20,6 +20,7 @@ from typing import Any
 from sandbox.base import Sandbox, SandboxFactory
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Limits, Profile
+from sandbox.results import text
 from scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
 from scoring.run import event_types
 from scoring.run.prerun import prerun_check
@@ -256,7 +257,7 @@ def _no_sandbox(run: Prepared) -> PlanResult:
 
 def _split_plan_time(timer: Timer, result: PlanResult) -> None:
     commands = sum(c.duration_s for c in result.commands) * 1000
-    tests = sum(t.duration_s for t in result.tests) * 1000
+    tests = sum(t.result.duration_s for t in result.tests) * 1000
     timer.phases["commands"] = round(commands, 3)
     timer.phases["code_execution"] = round(tests, 3)
     timer.phases["seed_and_capture"] = round(max(0.0, result.duration_s * 1000 - commands
@@ -315,7 +316,7 @@ def _final_output(request: RunRequest, block: SandboxBlock, result: PlanResult) 
         return request.submission.final_output
     if block.final_output == "none" or not result.commands:
         return None
-    return recording.text(result.commands[-1].stdout)
+    return text(result.commands[-1].stdout)
 
 
 def _resources(result: PlanResult) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
 from sandbox.profile import WORKSPACE
 from sandbox.room import Probe
-from sandbox.template import render
 from scoring import Case, EvaluationSpec
+from scoring.run.placeholders import render
 
 from . import pack_environment
 from .clawdiators import evaluator_run
@@ -43,17 +43,17 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
     commands = [command(c, env, output_cap) for c in request.submission.commands]
     tests = seed_files(block.test_files, "pack.version.sandbox.test_files")
     context = case_context(case)
-    runs = code_executions(spec, block.reports)
+    runs = code_executions(spec, block.reports, context)
     probes = tuple(probe(name, p, block.env_vars, output_cap, context)
                    for name, p in block.probes.items())
     evaluator = evaluator_run(spec, output_cap)
     before, after = pack_environment.probes(
         setup=setup, tests=runs, probes=[p.command for p in probes], evaluator=evaluator,
-        context=context, env=env, workspace=workspace,
+        env=env, workspace=workspace,
         needed_bytes=_bytes(own) + (0 if block.deliverables else _bytes(tests)))
     return Plan(setup_files=tuple(own), setup_commands=setup, files=tuple(files),
                 commands=tuple(commands), test_files=tuple(tests), tests=runs,
-                checks=checks(spec), context=context, evaluator=evaluator,
+                checks=checks(spec), evaluator=evaluator,
                 deliverables=tuple(block.deliverables), probes=probes,
                 environment=before, environment_after_setup=after)
 
@@ -108,19 +108,22 @@ def probe(name: str, spec: ProbeSpec, env: Mapping[str, str], output_cap: int | 
                                             output_cap_bytes=output_cap))
 
 
-def code_executions(spec: EvaluationSpec,
-                    reports: Mapping[str, str] | None = None) -> tuple[CodeExecution, ...]:
+def code_executions(spec: EvaluationSpec, reports: Mapping[str, str] | None = None,
+                    context: Mapping[str, Any] | None = None) -> tuple[CodeExecution, ...]:
     """One test run per ``code_execution`` validator whose target is a file capture (with
-    the report the pack's ``reports`` names for it)."""
+    the report the pack's ``reports`` names for it), its command's ``{{ path }}``
+    placeholders filled from the case ``context`` (those without a value stay as they are,
+    and are named)."""
     runs: list[CodeExecution] = []
     for decl in spec.validators:
         check = spec.check(decl.target.removeprefix("file:").strip())
         if decl.type != "code_execution" or check is None or check.type != "file_capture":
             continue
         config: dict[str, Any] = decl.config or {}
+        command = render(str(config.get("test_command", "")).strip(), context or {})
         runs.append(CodeExecution(
             validator_key=decl.key, target=decl.target, target_path=check.path,
-            test_command=str(config.get("test_command", "")).strip(),
+            test_command=command.text, unresolved=command.unresolved,
             timeout_ms=int(config.get("timeout_ms") or 30_000),
             pass_threshold=float(config.get("pass_threshold", 1.0)),
             scoring=str(config.get("scoring") or "fraction_passed"),

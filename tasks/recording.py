@@ -7,14 +7,16 @@ the worker adds only sandbox and grader events; otherwise the worker writes
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from sandbox.execution import CodeExecutionRecord
+from sandbox.evaluator import EvaluatorRecord
 from sandbox.plan import PlanResult
-from sandbox.results import DirectoryListing, ExecResult, FileCapture
+from sandbox.results import DirectoryListing, ExecResult, FileCapture, text
 from scoring.run import event_types
+from scoring.run import grader_events as payloads
+
+from .test_records import record
 
 
 class Recorder:
@@ -33,11 +35,6 @@ class Recorder:
         self.next += 1
 
 
-def text(data: bytes | None) -> str:
-    """Sandbox bytes as event text (invalid UTF-8 replaced, as Go's JSON encoder does)."""
-    return (data or b"").decode("utf-8", "replace")
-
-
 def command_events(recorder: Recorder, result: PlanResult) -> None:
     for index, outcome in enumerate(result.commands):
         if not outcome.ok:
@@ -45,12 +42,11 @@ def command_events(recorder: Recorder, result: PlanResult) -> None:
 
 
 def _command_payload(index: int, outcome: ExecResult) -> dict[str, Any]:
-    return {"command_index": index, "exit_code": outcome.exit_code,
-            "timed_out": outcome.timed_out, "oom_killed": outcome.oom_killed,
-            "stdout": text(outcome.stdout), "stderr": text(outcome.stderr),
-            "stdout_truncated": outcome.stdout_truncated,
-            "stderr_truncated": outcome.stderr_truncated,
-            "duration_ms": round(outcome.duration_s * 1000, 3), "error": outcome.error or ""}
+    return payloads.command_failed(
+        index, outcome.exit_code, timed_out=outcome.timed_out, oom_killed=outcome.oom_killed,
+        stdout=text(outcome.stdout), stderr=text(outcome.stderr),
+        stdout_truncated=outcome.stdout_truncated, stderr_truncated=outcome.stderr_truncated,
+        duration_ms=round(outcome.duration_s * 1000, 3), error=outcome.error or "")
 
 
 def run_story(recorder: Recorder, started: datetime, result: PlanResult,
@@ -67,45 +63,31 @@ def run_story(recorder: Recorder, started: datetime, result: PlanResult,
 def grader_events(recorder: Recorder, result: PlanResult) -> None:
     """Code-execution records first, then captures and listings in declaration order, then
     the custom-script evaluator's record."""
-    for record in result.tests:
-        recorder.add(event_types.CODE_EXECUTED, code_executed(record))
+    for run in result.tests:
+        recorder.add(event_types.CODE_EXECUTED, record(run).to_event_payload())
     for check in result.checks:
         if isinstance(check, FileCapture):
             recorder.add(event_types.FILE_CAPTURED, file_captured(check))
         else:
             recorder.add(event_types.DIRECTORY_LISTED, directory_listed(check))
     if result.evaluator is not None:  # the Clawdiators layer's custom-script evaluator
-        recorder.add(event_types.EVALUATOR_COMPLETED, result.evaluator.to_event_payload())
-
-
-def code_executed(record: CodeExecutionRecord) -> dict[str, Any]:
-    return {
-        "validator_key": record.validator_key, "target": record.target,
-        "target_path": record.target_path, "test_command": record.test_command,
-        "timeout_ms": record.timeout_ms, "exit_code": record.exit_code,
-        "stdout": record.stdout, "stderr": record.stderr, "timed_out": record.timed_out,
-        "execution_error": record.execution_error, "passed_tests": record.passed_tests,
-        "failed_tests": record.failed_tests, "error_tests": record.error_tests,
-        "total_tests": record.total_tests, "pass_threshold": record.pass_threshold,
-        "scoring": record.scoring,
-        "test_cases": [asdict(t) for t in record.test_cases],
-    }
+        recorder.add(event_types.EVALUATOR_COMPLETED, evaluator_completed(result.evaluator))
 
 
 def file_captured(capture: FileCapture) -> dict[str, Any]:
-    payload: dict[str, Any] = {"key": capture.key, "path": capture.path,
-                               "exists": capture.exists, "size": capture.size}
-    if capture.exists:
-        payload["content"] = text(capture.content)
-    if capture.truncated:
-        payload["truncated"] = True
-    return payload
+    return payloads.file_captured(capture.key, capture.path, capture.exists,
+                                       capture.size, text(capture.content or b""),
+                                       capture.truncated)
 
 
 def directory_listed(listing: DirectoryListing) -> dict[str, Any]:
-    entries = [{"path": e.path, "size": e.size, **({"is_dir": True} if e.is_dir else {})}
-               for e in listing.entries]
-    payload: dict[str, Any] = {"key": listing.key, "path": listing.path, "entries": entries}
-    if listing.truncated:
-        payload.update(truncated=True, max_entries=listing.max_entries)
-    return payload
+    entries = ((e.path, e.size, e.is_dir) for e in listing.entries)
+    return payloads.directory_listed(listing.key, listing.path, entries,
+                                          listing.truncated, listing.max_entries)
+
+
+def evaluator_completed(done: EvaluatorRecord) -> dict[str, Any]:
+    return payloads.evaluator_completed(
+        done.runtime, done.exit_code, stdout=done.stdout, stderr=done.stderr,
+        timed_out=done.timed_out, error=done.error, truncated=done.truncated,
+        timeout_ms=done.timeout_ms, duration_ms=round(done.duration_s * 1000, 3))

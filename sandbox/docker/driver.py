@@ -42,12 +42,7 @@ from sandbox.docker.hostkill import host_kill
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
-from sandbox.execution import (
-    CodeExecution,
-    CodeExecutionRecord,
-    record,
-    shell_command,
-)
+from sandbox.execution import CodeExecution, TestRun
 from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
@@ -160,8 +155,7 @@ class DockerSandbox(Sandbox):
         return outcome.result(self.conduit, raw)
 
     def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
-                            context: Mapping[str, Any] | None = None, *,
-                            clean: bool = False) -> CodeExecutionRecord:
+                            *, clean: bool = False) -> TestRun:
         """Through the supervisor, one request as the judge: pid 1 stops every process,
         then :data:`scripts.SEED_THEN_TEST` writes ``files`` (into the workspace, or the
         judge's room when ``clean``) and becomes the test; step by step if the script could
@@ -174,12 +168,11 @@ class DockerSandbox(Sandbox):
             SandboxUnavailable: the engine or the container is gone.
         """
         if self.channel is None:
-            return super().stop_write_and_test(files, spec, context, clean=clean)
+            return super().stop_write_and_test(files, spec, clean=clean)
         root = room.ROOM if clean else self.profile.workdir
         limit = self.profile.limits.room_bytes if clean else self.profile.limits.seed_bytes
         archive = transfer.seed_archive(files, root, limit) if files else b""
-        text, unresolved = shell_command(spec, context or {})
-        command = Sandbox.judge_command(self, spec, text, index=0, clean=clean)
+        command = Sandbox.judge_command(self, spec, index=0, clean=clean)
         nonce = secrets.token_hex(8)
         argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", root, nonce,
                 "1" if files else "0", command.workdir or root, *command.as_argv())
@@ -187,17 +180,15 @@ class DockerSandbox(Sandbox):
         raw = self._run(outcome.request(self.conduit, first, argv, stdin=archive,
                                         stop_first=True), self._kill_candidate)
         if raw is None:
-            return record(spec, text, outcome.ended(self.conduit), unresolved)
+            return TestRun(spec, outcome.ended(self.conduit))
         if raw.start_error or _driver_failed(raw, nonce):
-            return super().stop_write_and_test(files, spec, context, clean=clean)
-        result = outcome.result(self.conduit, raw)
-        return record(spec, text, result, unresolved, self._report(spec, 0))
+            return super().stop_write_and_test(files, spec, clean=clean)
+        return TestRun(spec, outcome.result(self.conduit, raw), self._report(spec, 0))
 
-    def judge_command(self, spec: CodeExecution, command: str, *, index: int,
-                      clean: bool) -> Command:
+    def judge_command(self, spec: CodeExecution, *, index: int, clean: bool) -> Command:
         """The test as the judge (see :class:`Sandbox`), started by
         :data:`scripts.JUDGE_TEST` (the room's parts made, no stale report left)."""
-        test = super().judge_command(spec, command, index=index, clean=clean)
+        test = super().judge_command(spec, index=index, clean=clean)
         return dataclasses.replace(test, argv=("sh", "-c", scripts.JUDGE_TEST, "sh",
                                                *test.as_argv()))
 

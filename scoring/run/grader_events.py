@@ -1,15 +1,18 @@
-"""The worker's grader events, decoded as AgentClash's Go structs decode them.
+"""The events the worker writes about the sandbox's work: their payloads, written here
+(by :mod:`tasks.recording`) and read here (by :mod:`scoring.run.evidence`).
 
-``grader.verification.file_captured``, ``…directory_listed`` and ``…code_executed`` are
-read with ``json.Unmarshal`` into ``FileCaptureResult``, ``DirectoryListingResult`` and
-``CodeExecutionResult`` (``post_execution.go``, ``code_execution.go``): unknown keys are
-ignored, a missing or ``null`` field keeps its zero value, and a field of the wrong JSON
-type makes Go drop the **whole event** (``exists: "yes"`` is no capture at all). An event
-without its key is dropped too.
+Reading follows AgentClash's Go structs: ``grader.verification.file_captured``,
+``…directory_listed`` and ``…code_executed`` are read with ``json.Unmarshal`` into
+``FileCaptureResult``, ``DirectoryListingResult`` and ``CodeExecutionResult``
+(``post_execution.go``, ``code_execution.go``): unknown keys are ignored, a missing or
+``null`` field keeps its zero value, and a field of the wrong JSON type makes Go drop the
+**whole event** (``exists: "yes"`` is no capture at all). An event without its key is
+dropped too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..compat import lenient
@@ -53,3 +56,57 @@ def code_execution(payload: Any) -> dict[str, Any] | None:
     """A ``CodeExecutionResult``, or None as for :func:`capture`."""
     decoded = lenient.decode(payload, "CodeExecutionResult", CODE_EXECUTION)
     return decoded.values if decoded.error is None and decoded.values["validator_key"] else None
+
+
+# The payloads the worker writes, in the field order AgentClash's structs declare. Each one
+# decodes back through the readers above (tests/unit/scoring/test_grader_events.py).
+
+def file_captured(key: str, path: str, exists: bool, size: int, content: str,
+                  truncated: bool) -> dict[str, Any]:
+    """A ``grader.verification.file_captured`` payload (``content`` only when the file
+    exists, ``truncated`` only when cut)."""
+    payload: dict[str, Any] = {"key": key, "path": path, "exists": exists, "size": size}
+    if exists:
+        payload["content"] = content
+    if truncated:
+        payload["truncated"] = True
+    return payload
+
+
+def directory_listed(key: str, path: str, entries: Iterable[tuple[str, int, bool]],
+                     truncated: bool, max_entries: int) -> dict[str, Any]:
+    """A ``grader.verification.directory_listed`` payload: ``(path, size, is_dir)``
+    entries (``is_dir`` written only when true), the cap shown when it was hit."""
+    rows = [{"path": p, "size": size, **({"is_dir": True} if is_dir else {})}
+            for p, size, is_dir in entries]
+    payload: dict[str, Any] = {"key": key, "path": path, "entries": rows}
+    if truncated:
+        payload.update(truncated=True, max_entries=max_entries)
+    return payload
+
+
+def code_executed(fields: Mapping[str, Any],
+                  test_cases: Iterable[Mapping[str, str]] = ()) -> dict[str, Any]:
+    """A ``grader.verification.code_executed`` payload: exactly the fields of
+    :data:`CODE_EXECUTION` (taken from ``fields``), then evalfleet's per-test verdicts."""
+    return {**{name: fields[name] for name in CODE_EXECUTION},
+            "test_cases": [dict(case) for case in test_cases]}
+
+
+def command_failed(index: int, exit_code: int | None, *, timed_out: bool, oom_killed: bool,
+                   stdout: str, stderr: str, stdout_truncated: bool, stderr_truncated: bool,
+                   duration_ms: float, error: str) -> dict[str, Any]:
+    """A ``sandbox.command.failed`` payload (one of the candidate's commands)."""
+    return {"command_index": index, "exit_code": exit_code, "timed_out": timed_out,
+            "oom_killed": oom_killed, "stdout": stdout, "stderr": stderr,
+            "stdout_truncated": stdout_truncated, "stderr_truncated": stderr_truncated,
+            "duration_ms": duration_ms, "error": error}
+
+
+def evaluator_completed(runtime: str, exit_code: int | None, *, stdout: str, stderr: str,
+                        timed_out: bool, error: str, truncated: bool, timeout_ms: int,
+                        duration_ms: float) -> dict[str, Any]:
+    """A ``grader.evaluator.completed`` payload (the Clawdiators layer's script)."""
+    return {"runtime": runtime, "exit_code": exit_code, "stdout": stdout, "stderr": stderr,
+            "timed_out": timed_out, "error": error, "truncated": truncated,
+            "timeout_ms": timeout_ms, "duration_ms": duration_ms}

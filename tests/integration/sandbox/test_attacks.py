@@ -15,6 +15,7 @@ from sandbox_support import OpenSandbox
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.errors import SandboxConfigError
+from tasks.recording import directory_listed
 
 MiB = 1024 * 1024
 #: The process-level attacks run against both ways of driving a sandbox.
@@ -143,7 +144,7 @@ def test_huge_directory_listing_is_capped(open_sandbox: OpenSandbox) -> None:
     assert made.exit_code == 0
     listing = sandbox.list_directory(ListingCheck("l", "d"))
     assert len(listing.entries) == 500 and listing.truncated
-    assert listing.to_event_payload()["max_entries"] == 500
+    assert directory_listed(listing)["max_entries"] == 500
 
 
 def test_tar_bombs(open_sandbox: OpenSandbox) -> None:
@@ -230,7 +231,7 @@ def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox,
                          test_command="sleep 0.3; cat result.txt; echo; echo 1 passed")
     result = sandbox.run_plan(Plan(test_files=(SeedFile("result.txt", "clean"),),
                                    tests=(test,), checks=(CaptureCheck("r", "result.txt"),)))
-    assert result.tests[0].stdout == "clean\n1 passed\n" and result.tests[0].passed_tests == 1
+    assert result.tests[0].result.stdout == b"clean\n1 passed\n"
     assert result.captures[0].content == b"clean"
 
 

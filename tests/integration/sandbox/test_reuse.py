@@ -25,6 +25,7 @@ from sandbox.docker.pool import WarmPool
 from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
 from sandbox.profile import Limits, Profile
+from sandbox.results import text
 
 MiB = 1024 * 1024
 #: The SysV key, POSIX queue and abstract socket name run A plants and run B looks for.
@@ -300,18 +301,19 @@ def test_the_judges_room_is_emptied_and_closed_again(pool: WarmPool, reusing: Pr
     plan = Plan(files=(SeedFile("s.py", "print(1)"),), test_files=(SeedFile("t.sh", ""),),
                 tests=(leave,), deliverables=("s.py",))
     with pool.acquire(reusing, run_id="judge-a") as a:
-        assert a.run_plan(plan).tests[0].passed_tests == 1
+        assert a.run_plan(plan).tests[0].result.stdout.endswith(b"1 passed\n")
         first = a.id
     views = []
     for run_id in ("judge-b", "judge-fresh"):
         with pool.acquire(reusing, run_id=run_id) as b:
-            views.append((b.id, b.run_plan(dataclasses.replace(plan, tests=(look,))).tests[0]))
+            views.append((b.id, text(b.run_plan(dataclasses.replace(plan, tests=(look,)))
+                                      .tests[0].result.stdout)))
         if run_id == "judge-b":
             pool.close()  # the next take is a cold, fresh sandbox
     (reused_id, reused), (fresh_id, fresh_test) = views
     assert reused_id == first and fresh_id != first
-    assert reused.stdout == fresh_test.stdout and reused.stdout.startswith("700 65532\n")
-    assert "/judge/.dot" not in reused.stdout and "/judge/tests/x" not in reused.stdout
+    assert reused == fresh_test and reused.startswith("700 65532\n")
+    assert "/judge/.dot" not in reused and "/judge/tests/x" not in reused
 
 
 @pytest.mark.parametrize(("command", "limits", "reason"), [

@@ -20,6 +20,7 @@ from sandbox.command import Command, SeedFile
 from sandbox.docker.driver import DockerSandbox
 from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
+from sandbox.results import text
 
 
 def execs_made(sandbox: DockerSandbox, since: float) -> int:
@@ -152,8 +153,7 @@ def _kill_loop_then_test(sandbox: DockerSandbox) -> None:
     test = CodeExecution(validator_key="t", target="file:r", target_path="r.txt",
                          test_command="cat r.txt; echo; echo 1 passed")
     result = sandbox.run_plan(Plan(test_files=(SeedFile("r.txt", "hidden"),), tests=(test,)))
-    assert result.tests[0].stdout == "hidden\n1 passed\n"
-    assert result.tests[0].passed_tests == 1
+    assert result.tests[0].result.stdout == b"hidden\n1 passed\n"
 
 
 def test_a_kill_loop_cannot_race_the_stop(open_sandbox: OpenSandbox) -> None:
@@ -229,7 +229,7 @@ def test_every_step_runs_as_its_own_uid_with_no_capability(open_sandbox: OpenSan
     candidate = _identity(sandbox.exec(Command(["python3", "identity.py"])).stdout)
     test = CodeExecution(validator_key="t", target="file:i", target_path="identity.py",
                          test_command="python3 identity.py")
-    judge = _identity(sandbox.code_execution(test).stdout)
+    judge = _identity(text(sandbox.code_execution(test).result.stdout))
     evaluator = _identity(sandbox.run_evaluator(EvaluatorRun(
         runtime="python", script=IDENTITY)).stdout)
     none = {"CapEff": 0, "CapPrm": 0, "CapBnd": 0, "nnp": 1}
@@ -263,7 +263,7 @@ def test_candidate_cannot_ptrace_or_signal_the_supervisor(open_sandbox: OpenSand
     assert sandbox.exec(Command(signals)).stdout == b"refused\n" * 6
     test = CodeExecution(validator_key="t", target="file:x", target_path="x",
                          test_command=signals)
-    assert sandbox.code_execution(test).stdout == "refused\n" * 6
+    assert sandbox.code_execution(test).result.stdout == b"refused\n" * 6
     assert sandbox.exec(Command("echo alive")).stdout == b"alive\n"
 
 

@@ -16,6 +16,7 @@ from sandbox.command import SeedFile
 from sandbox.profile import Limits, Profile
 from sandbox.results import FileRead
 from sandbox.testing.fake import FakeSandbox
+from tasks.recording import file_captured
 
 MiB = 1024 * 1024
 
@@ -92,7 +93,7 @@ def test_missing_file_charges_nothing_and_has_no_content(sandbox: FakeSandbox) -
     budget = CaptureBudget()
     capture = sandbox.capture(CaptureCheck("k", "nope"), budget)
     assert budget.charged == 0
-    assert capture.to_event_payload() == {"key": "k", "path": "nope", "exists": False, "size": 0}
+    assert file_captured(capture) == {"key": "k", "path": "nope", "exists": False, "size": 0}
 
 
 def test_byte_cut_may_split_utf8(sandbox: FakeSandbox) -> None:
@@ -100,8 +101,8 @@ def test_byte_cut_may_split_utf8(sandbox: FakeSandbox) -> None:
     sandbox.write_files([SeedFile("u", "é" * 3)])
     capture = sandbox.capture(CaptureCheck("k", "u", max_size_bytes=3), CaptureBudget())
     assert capture.content == "é".encode() + b"\xc3"
-    assert capture.to_event_payload() == {"key": "k", "path": "u", "exists": True, "size": 6,
-                                          "content": "é\ufffd", "truncated": True}
+    assert file_captured(capture) == {"key": "k", "path": "u", "exists": True, "size": 6,
+                                      "content": "é\ufffd", "truncated": True}
 
 
 @given(sizes=st.lists(st.integers(min_value=0, max_value=4 * MiB), max_size=8),

@@ -30,10 +30,10 @@ def test_the_program_a_command_names(run: str | list[str], tool: str | None) -> 
 
 def test_without_setup_one_probe_asks_for_everything() -> None:
     test = CodeExecution(validator_key="t", target="file:x", target_path="x",
-                         test_command="pytest {{ flag }}")
+                         test_command="pytest -q")
     before, after = probes(setup=(), tests=[test], probes=[Command(argv="node p.js")],
                            evaluator=EvaluatorRun(runtime="python", script=""),
-                           context={"flag": "-q"}, env={"PATH": "/opt/bin"},
+                           env={"PATH": "/opt/bin"},
                            workspace="/workspace", needed_bytes=10)
     assert (before.tools, before.free_bytes, before.env) == (
         ("node", "pytest", "python3"), 10, {"PATH": "/opt/bin"})
@@ -45,7 +45,7 @@ def test_with_setup_the_tests_tools_are_asked_for_after_it() -> None:
     test = CodeExecution(validator_key="t", target="file:x", target_path="x",
                          test_command="pytest")
     before, after = probes(setup=(Command(argv="pip install pytest"),), tests=[test],
-                           probes=[], evaluator=None, context={}, env={},
+                           probes=[], evaluator=None, env={},
                            workspace="/workspace", needed_bytes=0)
     assert before.tools == ("pip",)
     assert after is not None and after.tools == ("pytest",)

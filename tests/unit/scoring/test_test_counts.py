@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.counts import TestCounts, TestVerdict, junit_verdicts, parse_counts
+from scoring.run.test_counts import TestCounts, TestVerdict, junit_verdicts, parse_counts
 
 SUITE = ('<testsuite tests="3" failures="1" errors="0"><testcase classname="t" name="a"/>'
          '<testcase classname="t" name="b"><failure message="x"/></testcase>'

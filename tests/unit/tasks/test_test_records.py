@@ -1,0 +1,95 @@
+"""A test's run as its ``code_executed`` record: the event's fields, counts from the
+output or the report, timeouts, start failures, bounded output."""
+
+from __future__ import annotations
+
+from sandbox.execution import CodeExecution, TestRun
+from sandbox.results import ExecResult, FileRead
+from scoring.run import grader_events
+from tasks.test_records import KEPT_OUTPUT_BYTES, NO_EVIDENCE, kept, record, report_evidence
+
+SPEC = CodeExecution(validator_key="tests", target="file:sol", target_path="/workspace/sol.py",
+                     test_command="pytest -q -x", timeout_ms=1000, pass_threshold=0.5,
+                     unresolved=("nope",))
+
+
+def test_the_payload_has_exactly_the_event_fields_and_reads_back() -> None:
+    """The payload carries AgentClash's fields then evalfleet's verdicts, no more, and
+    scoring reads it back as written."""
+    result = ExecResult(exit_code=1, stdout=b"1 passed, 1 failed", stderr=b"")
+    payload = record(TestRun(SPEC, result)).to_event_payload()
+    assert tuple(payload) == (*grader_events.CODE_EXECUTION, "test_cases")
+    assert payload["passed_tests"] == 1 and payload["total_tests"] == 2
+    assert payload["execution_error"] == "" and payload["exit_code"] == 1
+    assert payload["test_command"] == "pytest -q -x"
+    read = grader_events.code_execution(payload)
+    assert read is not None and {k: payload[k] for k in read} == read
+
+
+def test_a_record_names_the_placeholders_left_in_its_command() -> None:
+    assert record(TestRun(SPEC, ExecResult(exit_code=0))).unresolved_placeholders == ("nope",)
+
+
+def test_timeout_has_no_counts_and_no_exit_code() -> None:
+    """A timed-out run records ``timed_out`` and no counts."""
+    result = ExecResult(exit_code=137, stdout=b"3 passed", timed_out=True)
+    done = record(TestRun(SPEC, result))
+    assert done.timed_out and done.exit_code is None and done.total_tests is None
+
+
+def test_start_failure_is_an_execution_error() -> None:
+    """A command that could not start gives ``execution_error``."""
+    done = record(TestRun(SPEC, ExecResult(exit_code=None, error="chdir failed")))
+    assert done.execution_error == "chdir failed" and done.passed_tests is None
+
+
+def test_a_tests_output_is_kept_as_head_and_tail() -> None:
+    """Counts come from all of it; the record keeps a bounded head and tail."""
+    assert kept("short") == "short"
+    long = "a" * KEPT_OUTPUT_BYTES + "b" * 100_000 + "3 passed in 1s"
+    shown = kept(long)
+    assert shown.startswith("a" * KEPT_OUTPUT_BYTES) and shown.endswith("3 passed in 1s")
+    assert f"[evalfleet] {len(long) - 2 * KEPT_OUTPUT_BYTES} characters left out" in shown
+    assert len(shown) < 2 * KEPT_OUTPUT_BYTES + 100
+    flood = ExecResult(exit_code=1, stdout=long.encode())
+    assert record(TestRun(SPEC, flood)).passed_tests == 3
+
+
+def test_a_test_with_a_report_is_judged_by_it_not_by_its_output() -> None:
+    """Counts of a test with a report are its report's, whatever it printed; without a
+    report it is one failed test, and says why."""
+    xml = '<testsuite tests="2"><testcase name="a"/><testcase name="b"><skipped/></testcase>' \
+          '</testsuite>'
+    spec = CodeExecution(validator_key="v", target="file:s", target_path="s",
+                         test_command="run", report="junit")
+    printed = ExecResult(exit_code=0, stdout=b"9 passed")
+    judged = record(TestRun(spec, printed, FileRead(exists=True, size=len(xml),
+                                                    content=xml.encode())))
+    unproven = record(TestRun(spec, printed, FileRead(exists=False, error="missing")))
+    assert (judged.passed_tests, judged.total_tests) == (1, 2)
+    assert [v.verdict for v in judged.test_cases] == ["passed", "skipped"]
+    assert (unproven.passed_tests, unproven.failed_tests, unproven.total_tests) == (0, 1, 1)
+    assert "no evidence, no pass: no report (missing)" in unproven.stderr
+
+
+def test_a_report_proves_its_counts_and_skips_are_no_passes() -> None:
+    xml = ('<testsuite tests="3"><testcase name="a"/><testcase name="b"><failure/></testcase>'
+           '<testcase name="c"><skipped/></testcase></testsuite>')
+    counts, verdicts, why = report_evidence(FileRead(exists=True, size=len(xml),
+                                                     content=xml.encode()))
+    assert (counts.passed, counts.failed, counts.total, counts.skipped, why) == (1, 1, 3, 1, "")
+    assert [v.verdict for v in verdicts] == ["passed", "failed", "skipped"]
+
+
+def test_no_usable_report_is_one_failed_test() -> None:
+    only_skips = b'<testsuite tests="1"><testcase name="a"><skipped/></testcase></testsuite>'
+    cases = {
+        "no report (missing)": FileRead(exists=False, error="missing"),
+        "not JUnit XML": FileRead(exists=True, size=9, content=b"3 passed\n"),
+        "no test that ran": FileRead(exists=True, size=len(only_skips), content=only_skips),
+        "larger than its cap": FileRead(exists=True, size=10_000, content=b"<testsuite"),
+    }
+    for expected, report in cases.items():
+        counts, _, why = report_evidence(report)
+        assert counts == NO_EVIDENCE and expected in why, (expected, why)
+    assert report_evidence(None)[0] == NO_EVIDENCE
