@@ -1,4 +1,4 @@
-"""Post-execution checks and the AgentClash capture caps (scoring-semantics §7.1–7.2).
+"""Post-execution checks and the AgentClash capture caps (docs/scoring.md §7.1–7.2).
 
 The numbers, exactly as AgentClash's worker applies them:
 

@@ -19,6 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sandbox.docker.labels import (
+    LABEL_FLEET,
+    LABEL_PROCESS,
+    LABEL_RUN,
+    LABEL_WORKER,
+    WARM_RUN_ID,
+)
 from tasks.redis_keys import FLEET_KEY
 
 from .settings import Settings
@@ -26,10 +33,6 @@ from .settings import Settings
 log = logging.getLogger(__name__)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-#: The label that ties a sandbox to its fleet (the workers sharing one Redis).
-FLEET_LABEL = "evalfleet.fleet"
-#: The pid of the pool process that owns a sandbox (on the worker's host / pid namespace).
-PROCESS_LABEL = "evalfleet.process"
 
 
 def prepare_metrics_dir(settings: Settings) -> Path:
@@ -73,7 +76,7 @@ def build_runtime(settings: Settings) -> Any:
     client, metrics = redis_client(settings), FleetMetrics()
     cold = DockerFactory(
         docker_client(settings), worker=settings.worker_id,
-        extra_labels={FLEET_LABEL: settings.fleet_label, PROCESS_LABEL: str(os.getpid())})
+        extra_labels={LABEL_FLEET: settings.fleet_label, LABEL_PROCESS: str(os.getpid())})
     return Runtime(
         config=settings.pipeline_config(),
         factory=sandbox_factory(settings, cold, on_reset=metrics.reset),
@@ -121,7 +124,7 @@ def start_reaper(settings: Settings, redis: Any) -> Any:
 
     stop = threading.Event()
     reaper = Reaper(docker_client(settings), is_alive=lambda worker: worker_alive(redis, worker),
-                    extra_filters={FLEET_LABEL: settings.fleet_label},
+                    extra_filters={LABEL_FLEET: settings.fleet_label},
                     abandoned_after_s=ABANDONED_AFTER_S)
     reaper.run(settings.reaper_interval_s, stop)
     return stop
@@ -137,17 +140,16 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
     unreachable at the time. The main process knows its children, and a run whose result
     is published needs no sandbox any more, so both are removed here.
     """
-    from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, WARM_RUN_ID
     from tasks.redis_keys import result_key
 
-    labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{FLEET_LABEL}={settings.fleet_label}",
-              PROCESS_LABEL]
+    labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{LABEL_FLEET}={settings.fleet_label}",
+              LABEL_PROCESS]
     removed: list[str] = []
     for container in client.containers.list(ignore_removed=True,
                                             all=True, filters={"label": labels}):
         found = container.labels or {}
         run_id = found.get(LABEL_RUN, "")
-        if _own_live_process(found.get(PROCESS_LABEL, "")) and not (
+        if _own_live_process(found.get(LABEL_PROCESS, "")) and not (
                 run_id and run_id != WARM_RUN_ID and redis.exists(result_key(run_id))):
             continue
         with contextlib.suppress(Exception):  # gone already, or the next pass retries
@@ -338,16 +340,16 @@ def wait_until_writable(redis: Any, pause_s: float = 5.0) -> None:
 
 def resolve_reuse(settings: Settings, names: list[str]) -> list[Any]:
     """Probe each profile in ``names`` that reuses its sandboxes; turn reuse off (loudly)
-    where its resets do not verify on this engine (:mod:`workers.reuse`)."""
+    where its resets do not verify on this engine (:mod:`workers.reuse_check`)."""
     from sandbox.docker.factory import DockerFactory
 
-    from .reuse import apply, check
+    from .reuse_check import apply, check
 
     if not any(settings.profiles[name].reuse_runs > 1 for name in names):
         return []
     factory = DockerFactory(docker_client(settings), worker=settings.worker_id,
-                            extra_labels={FLEET_LABEL: settings.fleet_label,
-                                          PROCESS_LABEL: str(os.getpid())})
+                            extra_labels={LABEL_FLEET: settings.fleet_label,
+                                          LABEL_PROCESS: str(os.getpid())})
     return apply(settings, check(settings, names, factory))
 
 

@@ -14,6 +14,7 @@ import docker.errors
 from sandbox.docker.channel import SUPPORTED, Channel
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.failure import classify
+from sandbox.docker.labels import LABEL_PROTOCOL, LABEL_SUPERVISOR
 from sandbox.docker.limits import Ownership, create_kwargs
 from sandbox.docker.reuse import Reuse
 from sandbox.docker.runtimes import Runtimes
@@ -23,11 +24,6 @@ log = logging.getLogger(__name__)
 
 #: Seconds past a sandbox's wall limit after which the reaper may remove it anyway.
 DEADLINE_SLACK_S = 60.0
-#: Image label naming the supervisor's path in the image (``sandbox/images/supervisor``).
-LABEL_SUPERVISOR = "evalfleet.supervisor"
-#: Image label with the version of the supervisor's protocol; an image whose supervisor
-#: speaks none of :data:`sandbox.docker.channel.SUPPORTED` is driven by exec.
-LABEL_PROTOCOL = "evalfleet.supervisor.protocol"
 #: The first protocol whose supervisor can reset a sandbox for reuse.
 RESET_PROTOCOL = 3
 #: ``HOME`` of every step when the image's ``ENV`` sets none (Docker's own fallback).

@@ -30,20 +30,19 @@ import docker.types
 
 from sandbox import room
 from sandbox.docker import seccomp
+from sandbox.docker.labels import (
+    LABEL_CREATED,
+    LABEL_DEADLINE,
+    LABEL_POOL,
+    LABEL_PROFILE,
+    LABEL_RUN,
+    LABEL_WORKER,
+)
 from sandbox.profile import Profile
 
 #: The container's main process: sleeps as the keeper user until the sandbox is removed.
 KEEPALIVE = ("sleep", "2147483647")
 
-LABEL_PREFIX = "evalfleet."
-LABEL_RUN = "evalfleet.run_id"
-LABEL_WORKER = "evalfleet.worker"
-LABEL_CREATED = "evalfleet.created"
-LABEL_DEADLINE = "evalfleet.deadline"
-LABEL_PROFILE = "evalfleet.profile"
-LABEL_POOL = "evalfleet.pool"
-#: Run id of a warm container nobody has taken yet (labels cannot change after create).
-WARM_RUN_ID = "warm"
 #: What the supervisor keeps (architecture: trust boundaries): switching each step to its
 #: uid, and stopping every process. Everything it starts has none of them.
 SUPERVISOR_CAPS = ("KILL", "SETGID", "SETUID")

@@ -38,7 +38,8 @@ from sandbox.docker.channel import Channel
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
 from sandbox.docker.failure import classify
-from sandbox.docker.limits import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID, Ownership
+from sandbox.docker.labels import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID
+from sandbox.docker.limits import Ownership
 from sandbox.docker.reuse import ResetOutcome, Reuse, limits_hit, reset_peak
 from sandbox.errors import SandboxError
 from sandbox.profile import Profile

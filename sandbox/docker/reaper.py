@@ -30,7 +30,7 @@ from typing import Any
 import docker.errors
 
 from sandbox.docker.failure import classify
-from sandbox.docker.limits import LABEL_DEADLINE, LABEL_WORKER
+from sandbox.docker.labels import LABEL_DEADLINE, LABEL_WORKER
 
 log = logging.getLogger(__name__)
 

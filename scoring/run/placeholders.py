@@ -1,4 +1,4 @@
-"""Case placeholders in test commands (scoring-semantics §7.3).
+"""Case placeholders in test commands (docs/scoring.md §7.3).
 
 ``{{ path }}`` is looked up in the case context (the payload merged with the inline-valued
 inputs: the caller merges, this module takes the plain mapping). The path is split on

@@ -1,4 +1,4 @@
-"""Test counts from a test command's output (scoring-semantics §7.3), and JUnit verdicts.
+"""Test counts from a test command's output (docs/scoring.md §7.3), and JUnit verdicts.
 
 Parsing runs on ``trim(stdout + "\\n" + stderr)``; the first parser that succeeds wins:
 

@@ -1,9 +1,9 @@
 """Evalfleet's Redis broker: kombu's Redis transport, made not to lose a run.
 
-* :mod:`.channel` takes a message and records it as unacknowledged in one server-side step,
+* :mod:`.kombu_channel` takes a message and records it as unacknowledged in one server-side step,
   and queues each message with a doorbell token idle workers wait on;
 * :mod:`.qos` does kombu's bookkeeping in scripts a full Redis still runs;
-* :mod:`.scripts` holds the Lua.
+* :mod:`.lua` holds the Lua.
 
 :func:`install` puts both on kombu's Redis transport, which ``redis://`` and ``rediss://``
 URLs both use. Workers install it at start, senders (:func:`tasks.client.sender_app`) when
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kombu.transport import redis as kombu_redis
 
-from .channel import Channel
+from .kombu_channel import Channel
 from .qos import QoS
 
 __all__ = ["Channel", "QoS", "install"]

@@ -18,7 +18,7 @@ command at all inside ``MULTI``. Kombu's Redis transport (5.7) did not expect it
 
 :class:`QoS` does the bookkeeping in scripts flagged ``allow-oom``, each about
 memory-neutral: recording a delivered message (it has just left its list; for evalfleet's
-queues the take has recorded it already, :mod:`tasks.broker.channel`), forgetting an
+queues the take has recorded it already, :mod:`tasks.broker.kombu_channel`), forgetting an
 acknowledged one (frees memory), moving a requeued one from the unacked hash back to its
 list. A sweep Redis refuses is skipped with one line of warning (the next one catches up),
 and so is giving messages back through a released connection (they stay unacknowledged
@@ -37,7 +37,7 @@ from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
 from redis.exceptions import OutOfMemoryError
 
-from .scripts import FORGET, REMEMBER, RESTORE
+from .lua import FORGET, REMEMBER, RESTORE
 
 log = logging.getLogger(__name__)
 

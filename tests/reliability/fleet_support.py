@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox.docker.labels import LABEL_FLEET
 from tasks.messages import RunRequest
 from workers.devtools.local_fleet import RedisServer, Starter, WorkerNode
 
-FLEET_LABEL = "evalfleet.fleet"
 TEST_WORKER_SETTINGS = {"retry_backoff_s": "0.2", "heartbeat_interval_s": "0.5",
                         "heartbeat_ttl_s": "3", "reaper_interval_s": "1"}
 
@@ -91,7 +91,7 @@ class PrivateFleet:
         return made
 
     def containers(self, **labels: str) -> list[Any]:
-        wanted = [f"{FLEET_LABEL}={self.label}", *(f"{k}={v}" for k, v in labels.items())]
+        wanted = [f"{LABEL_FLEET}={self.label}", *(f"{k}={v}" for k, v in labels.items())]
         return list(self.docker.containers.list(ignore_removed=True,
                                                 all=True, filters={"label": wanted}))
 

@@ -13,7 +13,7 @@ from services import TEST_LABELS, sweep_label
 
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DockerFactory
-from sandbox.docker.limits import LABEL_RUN
+from sandbox.docker.labels import LABEL_RUN
 from sandbox.profile import Limits, Profile
 
 LABEL = "evalfleet.test.clawdiators"

@@ -11,7 +11,7 @@ from services import TEST_LABEL, image, sweep_label
 from services import TEST_LABELS as TEST_LABELS  # the tests here import it from this module
 
 from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.limits import LABEL_RUN
+from sandbox.docker.labels import LABEL_RUN
 from sandbox.profile import Limits, Profile
 
 IMAGES = {"python": image("python"), "busybox": image("busybox")}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sandbox.docker import seccomp
-from sandbox.docker.limits import LABEL_RUN, LABEL_WORKER, Ownership, create_kwargs, host_pids
+from sandbox.docker.labels import LABEL_RUN, LABEL_WORKER
+from sandbox.docker.limits import Ownership, create_kwargs, host_pids
 from sandbox.errors import SandboxConfigError
 from sandbox.paths import PathRejected, sandbox_path
 from sandbox.profile import Hardening, Limits, Profile

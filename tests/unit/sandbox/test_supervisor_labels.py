@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from sandbox.docker.channel import PROTOCOL
-from sandbox.docker.factory import LABEL_PROTOCOL, LABEL_SUPERVISOR, DockerFactory
+from sandbox.docker.factory import DockerFactory
+from sandbox.docker.labels import LABEL_PROTOCOL, LABEL_SUPERVISOR
 
 
 class Images:

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from workers.metrics import ReuseCollector
-from workers.reuse import ReuseCheck, apply
+from workers.reuse_check import ReuseCheck, apply
 from workers.settings import Settings
 
 

@@ -4,12 +4,12 @@ Kombu's Redis transport takes a message with ``BRPOP`` (the message leaves its l
 records it as unacknowledged only once the reply has reached the worker. A worker killed,
 cut off or losing Redis in between lost the run for good: in no list, in no hash, no result
 ever (docs/reliability.md; kombu issue #305). For evalfleet's queues (``evalfleet.*``) this
-channel takes instead with :data:`~tasks.broker.scripts.TAKE`, which pops and records in one
+channel takes instead with :data:`~tasks.broker.lua.TAKE`, which pops and records in one
 step; from then on kombu's visibility sweep brings the run back if its worker goes away.
 
 A script cannot block, so an idle channel waits on the queues' *doorbells*: each message
 sent through this channel is queued together with a token on its queue's doorbell
-(:data:`~tasks.broker.scripts.PUT`), and a waiting channel ``BRPOP``\\ s the doorbells (a
+(:data:`~tasks.broker.lua.PUT`), and a waiting channel ``BRPOP``\\ s the doorbells (a
 lost token loses nothing), then takes. It alternates: take while takes find messages; after
 an empty one, wait on the doorbells at most ``brpop_timeout`` (1 s), then take again. A
 message queued without a token (a sender without this channel, a run given back to its
@@ -29,8 +29,8 @@ from kombu.utils.json import dumps, loads
 
 from ..queueing import QUEUE_PREFIX
 from ..redis_keys import doorbell_key
+from .lua import PUT, TAKE
 from .qos import QoS
-from .scripts import PUT, TAKE
 
 #: What a channel's pending poll command is.
 KOMBU, DOORBELL, TAKING = "kombu", "doorbell", "take"
