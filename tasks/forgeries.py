@@ -158,6 +158,29 @@ def _fake_counts(aim: Target) -> Forgery:
                        p for p in aim.deliverables if p.endswith(".py")) or "true"))
 
 
+def _output_flood(aim: Target) -> Forgery:
+    code = textwrap.dedent(f"""\
+        import os
+        lines = ({PASS_LINE!r} + "\\n").encode() * 4096
+        for _ in range(1024):
+            try:
+                os.write(1, lines)
+                os.write(2, lines)
+            except OSError:
+                break
+        os._exit(0)
+        """)
+    return Forgery("output flood", "the deliverable floods stdout and stderr with pass lines "
+                   "far past the output cap, so that the run is voided or miscounted",
+                   _submission(_files(aim, code), _run_deliverables(aim)))
+
+
+def _run_deliverables(aim: Target) -> str:
+    """A command running every Python deliverable (``true`` when there is none)."""
+    return " ; ".join(f"python3 '{p}'" for p in aim.deliverables if p.endswith(".py")) \
+        or "true"
+
+
 def _shadowed_stdlib(aim: Target) -> Forgery:
     evil = f"import os\nprint({PASS_LINE!r}, flush=True)\nos._exit(0)\n"
     files = {name: evil for name in ("json.py", "pathlib.py", "unittest.py", "re.py")}
@@ -232,6 +255,7 @@ FORGERIES: dict[str, Builder] = {
     "config plugin": _config_plugin,
     "exit on import": _exit_on_import,
     "fake counts": _fake_counts,
+    "output flood": _output_flood,
     "shadowed stdlib": _shadowed_stdlib,
     "planted __pycache__": _planted_pycache,
     "start-up hooks": _startup_hooks,
