@@ -169,12 +169,13 @@ class SocketProxy:
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
 
     def cut(self) -> None:
-        """Close the listener (new connections are refused) and every open connection."""
-        listener, self.listener = self.listener, None
-        if listener is not None:
-            listener.close()
-        self.path.unlink(missing_ok=True)
+        """Close the listener (new connections are refused) and every open connection,
+        including one accepted just before the cut (it is never forwarded)."""
         with self.lock:
+            listener, self.listener = self.listener, None
+            if listener is not None:
+                listener.close()
+            self.path.unlink(missing_ok=True)
             for sock in self.open:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
@@ -196,6 +197,10 @@ class SocketProxy:
             engine = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             engine.connect(self.target)
             with self.lock:
+                if listener is not self.listener:  # cut while this one was being accepted
+                    client.close()
+                    engine.close()
+                    return
                 self.open += [client, engine]
             for a, b in ((client, engine), (engine, client)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
