@@ -11,7 +11,6 @@ driver passes.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from abc import ABC, abstractmethod
@@ -19,14 +18,14 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
-from sandbox import envprobe, room
+from sandbox import envprobe, plan_steps, room
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from sandbox.errors import SandboxUnavailable, SeedRefused
+from sandbox.errors import SandboxUnavailable
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
-from sandbox.execution import CodeExecution, TestRun, command_for_test, refused_run
-from sandbox.paths import PathRejected, relative_to, sandbox_path, workspace_path
+from sandbox.execution import CodeExecution, TestRun, command_for_test
+from sandbox.paths import PathRejected, sandbox_path
 from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
@@ -221,7 +220,7 @@ class Sandbox(ABC):
         report = self._probe(plan.environment)
         if report is not None and report.problems:  # nothing seeded, nothing run
             return self._result(plan, started, (), (), (), environment=report)
-        setup = self._run_setup(plan)
+        setup = plan_steps.setup(self, plan)
         if setup and not setup[-1].ok:  # the pack's setup failed: the candidate never runs
             return self._result(plan, started, setup, (), (), environment=report,
                                 files_written=len(plan.setup_files))
@@ -229,8 +228,8 @@ class Sandbox(ABC):
         if report is not None and report.problems:
             return self._result(plan, started, setup, (), (), environment=report,
                                 files_written=len(plan.setup_files))
-        commands = setup + self._run_commands(plan)
-        tests, probes = self._run_tests(plan)
+        commands = setup + plan_steps.commands(self, plan)
+        tests, probes = plan_steps.tests(self, plan)
         checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
         evaluator = self.run_evaluator(plan.evaluator) if plan.evaluator else None
         return self._result(plan, started, commands, tests, checks, evaluator=evaluator,
@@ -321,79 +320,6 @@ class Sandbox(ABC):
         else:
             self.stop_and_write(files)
         return self.code_execution(spec, clean=clean)
-
-    def _run_setup(self, plan: Plan) -> tuple[ExecResult, ...]:
-        """The pack's files, then its setup commands (the files ride with the first) up to
-        the first that fails, all before anything of the candidate's is seeded."""
-        results: list[ExecResult] = []
-        for index, command in enumerate(plan.setup_commands):
-            results.append(self.write_and_exec(plan.setup_files, command) if index == 0
-                           else self.exec(command))
-            if not results[-1].ok:
-                break
-        if plan.setup_files and not plan.setup_commands:
-            self.write_files(plan.setup_files)
-        return tuple(results)
-
-    def _run_commands(self, plan: Plan) -> tuple[ExecResult, ...]:
-        """Seed files, then the commands (the seeding rides with the first command)."""
-        results: list[ExecResult] = []
-        for index, command in enumerate(plan.commands):
-            results.append(self.write_and_exec(plan.files, command) if index == 0
-                           else self.exec(command))
-            if plan.stop_on_command_failure and not results[-1].ok:
-                break
-        if not plan.commands:
-            self.write_files(plan.files)
-        return tuple(results)
-
-    def _run_tests(self, plan: Plan) -> tuple[tuple[TestRun, ...],
-                                                  tuple[ExecResult, ...]]:
-        """The tests and the probes' results: in the clean room when the plan names its
-        deliverables, else in the workspace (:mod:`sandbox.room`)."""
-        if plan.deliverables:
-            return self._run_clean_tests(plan)
-        if not plan.tests:
-            self._seed_workspace_tests(plan.test_files)
-            return (), ()
-        try:
-            first = self.stop_write_and_test(plan.test_files, plan.tests[0])
-        except SeedRefused as refused:
-            return tuple(refused_run(spec, refused) for spec in plan.tests), ()
-        return (first, *self._later_tests(plan, clean=False)), ()
-
-    def _seed_workspace_tests(self, files: Sequence[SeedFile]) -> None:
-        """Stop the candidate and write the test files; a refusal leaves nothing to run."""
-        with contextlib.suppress(SeedRefused):
-            self.stop_and_write(files)
-
-    def _later_tests(self, plan: Plan, *, clean: bool) -> list[TestRun]:
-        return [self.code_execution(spec, index=index, clean=clean)
-                for index, spec in enumerate(plan.tests) if index > 0]
-
-    def _run_clean_tests(self, plan: Plan) -> tuple[tuple[TestRun, ...],
-                                                        tuple[ExecResult, ...]]:
-        """Copy the deliverables out (the candidate stopped), run the probes as the
-        candidate, then the tests as the judge in a room holding only the test files,
-        the copies and the probes' outputs."""
-        delivered = self.export_files(plan.deliverables)
-        probed = [(probe, self.exec(probe.command)) for probe in plan.probes]
-        files = [*room.in_room(self._relative(plan.test_files), room.TESTS),
-                 *room.in_room(delivered, room.DELIVERABLES),
-                 *(f for probe, result in probed for f in room.probe_files(probe, result))]
-        results = tuple(result for _, result in probed)
-        if not plan.tests:
-            self.stop_candidate()
-            self.write_room(files)
-            return (), results
-        first = self.stop_write_and_test(files, plan.tests[0], clean=True)
-        return (first, *self._later_tests(plan, clean=True)), results
-
-    def _relative(self, files: Sequence[SeedFile]) -> list[SeedFile]:
-        """``files`` with paths relative to the workspace (as the room's tests see them)."""
-        workdir = self.profile.workdir
-        return [dataclasses.replace(f, path=relative_to(workspace_path(f.path, workdir),
-                                                        workdir)) for f in files]
 
     def __enter__(self) -> Sandbox:
         return self
