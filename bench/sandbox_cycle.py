@@ -25,6 +25,7 @@ import docker
 from sandbox.capture import CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.docker.factory import DockerFactory
+from sandbox.docker.listing import labelled
 from sandbox.docker.pool import WarmPool
 from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
@@ -105,8 +106,7 @@ def main(image: str = "evalfleet/python:latest", runs: int = 15) -> None:
                 ("warm full cycle (plan) + close", warm_median(pool, profile, PLAN, runs))]
     finally:
         pool.close()
-        for container in client.containers.list(ignore_removed=True,
-                                                all=True, filters={"label": "evalfleet.bench=1"}):
+        for container in labelled(client, ["evalfleet.bench=1"]):
             container.remove(force=True)
     print(f"image {image}, median of {runs} runs")
     print("| operation | median ms | ratio to docker run |")

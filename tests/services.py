@@ -8,6 +8,8 @@ from typing import Any, NoReturn
 
 import pytest
 
+from sandbox.docker.listing import labelled
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 #: The OCI runtimes every sandbox test runs under (``scripts/setup.sh`` registers runsc).
 RUNTIMES = ("runc", "runsc")
@@ -34,8 +36,7 @@ def sweep_label(client: Any, label: str = TEST_LABEL) -> None:
     is already gone or being removed counts as removed."""
     import docker.errors
 
-    for container in client.containers.list(ignore_removed=True, all=True,
-                                            filters={"label": label}):
+    for container in labelled(client, [label]):
         try:
             container.remove(force=True)
         except docker.errors.NotFound:

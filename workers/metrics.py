@@ -9,6 +9,7 @@ never a run id.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -18,6 +19,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from sandbox.docker.labels import LABEL_WORKER
+from sandbox.docker.listing import labelled
 from tasks.consumers import GroupState, group_states
 from tasks.messages import RunResult
 from tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
@@ -94,6 +97,7 @@ class FleetMetrics:
 
     def __init__(self) -> None:
         self._pool_seen: dict[tuple[str, str], int] = {}
+        self._pool_lock = threading.Lock()
         for step in REFUSAL_STEPS:
             REFUSALS.labels(step)
 
@@ -138,9 +142,12 @@ class FleetMetrics:
                         self._delta((entry.profile, f"discard:{reason}"), total))
 
     def _delta(self, key: tuple[str, str], total: int) -> int:
-        """How much a cumulative pool counter grew since the last look."""
-        seen, self._pool_seen[key] = self._pool_seen.get(key, 0), total
-        return max(0, total - seen)
+        """How much a cumulative pool counter grew since the highest total seen (the
+        run's thread and the pool's refill thread both report, each its own snapshot)."""
+        with self._pool_lock:
+            seen = self._pool_seen.get(key, 0)
+            self._pool_seen[key] = max(seen, total)
+            return max(0, total - seen)
 
     def reset(self, profile: str, outcome: Any) -> None:
         """One sandbox reset (:class:`sandbox.docker.reuse.ResetOutcome`)."""
@@ -234,9 +241,7 @@ class ContainerCollector(Collector):
         alive = GaugeMetricFamily("evalfleet_sandbox_containers_alive",
                                   "evalfleet sandbox containers on this worker's engine.")
         try:
-            found = self.docker.containers.list(
-                ignore_removed=True, all=True,
-                filters={"label": f"evalfleet.worker={self.worker_id}"})
+            found = labelled(self.docker, [f"{LABEL_WORKER}={self.worker_id}"])
         except Exception:  # the engine being away is reported elsewhere
             return
         alive.add_metric([], float(len(found)))

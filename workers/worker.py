@@ -26,6 +26,7 @@ from sandbox.docker.labels import (
     LABEL_WORKER,
     WARM_RUN_ID,
 )
+from sandbox.docker.listing import labelled, labels_of
 from tasks.redis_keys import FLEET_KEY
 
 from .settings import Settings
@@ -79,7 +80,7 @@ def build_runtime(settings: Settings) -> Any:
         extra_labels={LABEL_FLEET: settings.fleet_label, LABEL_PROCESS: str(os.getpid())})
     return Runtime(
         config=settings.pipeline_config(),
-        factory=sandbox_factory(settings, cold, on_reset=metrics.reset),
+        factory=sandbox_factory(settings, cold, metrics),
         redis=client, publisher=Publisher(client, settings.result_ttl_s),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
         delivery_ttl_s=settings.result_ttl_s, observer=metrics, closer=Closer(),
@@ -100,16 +101,18 @@ def preflight_gate(settings: Settings, redis: Any, factory: Any) -> Any:
                          wanted.mode, wanted.sections)
 
 
-def sandbox_factory(settings: Settings, cold: Any, on_reset: Any = None) -> Any:
+def sandbox_factory(settings: Settings, cold: Any, metrics: Any = None) -> Any:
     """A warm pool over ``cold`` for the profiles this worker serves, when any keeps warm
-    sandboxes or reuses them."""
+    sandboxes or reuses them; ``metrics`` (:class:`FleetMetrics`) hears of its resets and
+    refills."""
     from sandbox.docker.pool import WarmPool
 
     served = [(name, p) for name, p in settings.profiles.items() if name in settings.queues]
     if not any(p.warm_sandboxes for _, p in served):
         return cold
     sizes = [(p.bounds(name).profile, p.warm_sandboxes) for name, p in served]
-    return WarmPool(cold, sizes, on_reset=on_reset).start()
+    return WarmPool(cold, sizes, on_reset=metrics and metrics.reset,
+                    on_filled=metrics and metrics.pool).start()
 
 
 #: Seconds past its deadline after which any fleet's sandbox is garbage (see ``Reaper``).
@@ -145,9 +148,8 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{LABEL_FLEET}={settings.fleet_label}",
               LABEL_PROCESS]
     removed: list[str] = []
-    for container in client.containers.list(ignore_removed=True,
-                                            all=True, filters={"label": labels}):
-        found = container.labels or {}
+    for container in labelled(client, labels):
+        found = labels_of(container)
         run_id = found.get(LABEL_RUN, "")
         if _own_live_process(found.get(LABEL_PROCESS, "")) and not (
                 run_id and run_id != WARM_RUN_ID and redis.exists(result_key(run_id))):

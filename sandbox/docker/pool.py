@@ -40,6 +40,7 @@ from sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
 from sandbox.docker.failure import classify
 from sandbox.docker.labels import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID
 from sandbox.docker.limits import Ownership
+from sandbox.docker.listing import labelled
 from sandbox.docker.reuse import ResetOutcome, Reuse, limits_hit, reset_peak
 from sandbox.errors import SandboxError
 from sandbox.profile import Profile
@@ -112,9 +113,10 @@ class WarmPool:
     def __init__(self, factory: DockerFactory, profiles: Iterable[tuple[Profile, int]], *,
                  max_idle_s: float = DEFAULT_MAX_IDLE_S,
                  clock: Callable[[], float] = time.time,
-                 on_reset: ResetHook | None = None) -> None:
+                 on_reset: ResetHook | None = None,
+                 on_filled: Callable[[list[PoolStats]], None] | None = None) -> None:
         self.factory, self.max_idle_s, self.clock = factory, max_idle_s, clock
-        self.on_reset = on_reset
+        self.on_reset, self.on_filled = on_reset, on_filled
         self._slots = {profile.name: _Slot(profile, size) for profile, size in profiles}
         self._lock = threading.Condition()
         self._wake = threading.Event()
@@ -157,11 +159,17 @@ class WarmPool:
                     for name, slot in self._slots.items()]
 
     def fill(self) -> None:
-        """One refill pass: replace stale containers, create the missing ones."""
+        """One refill pass: replace stale containers, create the missing ones; then tell
+        ``on_filled`` the counters when a container was added (the idle gauges move
+        between runs too, not only when a run reports them)."""
+        added = 0
         for slot in list(self._slots.values()):
             self._discard_stale(slot)
             while not self._stop.is_set() and self._missing(slot) > 0:
                 self._add(slot)
+                added += 1
+        if added and self.on_filled is not None:
+            self.on_filled(self.stats())
 
     def close(self) -> None:
         """Stop refilling and remove every idle container; never raises."""
@@ -271,11 +279,9 @@ class WarmPool:
         Raises:
             SandboxUnavailable: the engine is not there.
         """
-        filters = {"label": [f"{LABEL_POOL}=1", f"{LABEL_WORKER}={self.factory.worker}"],
-                   "status": "running"}
+        labels = [f"{LABEL_POOL}=1", f"{LABEL_WORKER}={self.factory.worker}"]
         try:
-            return {c.id for c in self.factory.client.containers.list(ignore_removed=True,
-                                                                      filters=filters)}
+            return {c.id for c in labelled(self.factory.client, labels, status="running")}
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what="list pool containers") from error
 

@@ -31,6 +31,7 @@ import docker.errors
 
 from sandbox.docker.failure import classify
 from sandbox.docker.labels import LABEL_DEADLINE, LABEL_WORKER
+from sandbox.docker.listing import labelled, labels_of
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ class Reaper:
         spared = 0
         alive: dict[str, bool] = {}
         for container in self._containers():
-            labels = container.labels or {}
+            labels = labels_of(container)
             worker = labels.get(LABEL_WORKER, "")
             if self._past_deadline(labels):
                 expired.append(container.id)
@@ -89,7 +90,7 @@ class Reaper:
             return ()
         grace = self.abandoned_after_s
         gone = [c for c in self._containers(scoped=False)
-                if self._past_deadline(c.labels or {}, grace)]
+                if self._past_deadline(labels_of(c), grace)]
         for container in gone:
             _remove(container)
         return tuple(c.id for c in gone)
@@ -118,8 +119,7 @@ class Reaper:
         labels = [LABEL_WORKER] + [f"{k}={v}" for k, v in self.extra_filters.items()
                                    if scoped]
         try:
-            return list(self.client.containers.list(ignore_removed=True,
-                                                    all=True, filters={"label": labels}))
+            return labelled(self.client, labels)
         except (docker.errors.DockerException, OSError) as error:
             raise classify(error, what="list containers") from error
 

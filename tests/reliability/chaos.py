@@ -47,6 +47,7 @@ from fleet_support import (
     new_id,
 )
 
+from sandbox.docker.listing import name_of
 from tasks.client import SubmitError
 from tasks.messages import RunRequest, RunResult, Submission
 from tasks.redis_keys import RESULTS_STREAM, deliveries_key, result_key
@@ -314,7 +315,7 @@ class Chaos:
             time.sleep(1)
         for node in self.nodes.values():
             node.stop()
-        return [c.name for c in self.fleet.containers()]
+        return [name_of(c) for c in self.fleet.containers()]
 
     def report(self, results: dict[str, RunResult], leaked: list[str]) -> dict[str, Any]:
         ids = {r.run_id for r in self.submitted}

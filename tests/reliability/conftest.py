@@ -27,6 +27,7 @@ from fleet_support import (
 )
 from services import missing_service
 
+from sandbox.docker.listing import name_of, state_of
 from tasks.redis_keys import FLEET_KEY
 from workers.devtools.local_fleet import RedisServer, Starter, free_port
 
@@ -60,14 +61,21 @@ def private_fleet(docker_client: Any, tmp_path: Path) -> Iterator[PrivateFleet]:
         for container in leaked:
             with contextlib.suppress(Exception):
                 container.remove(force=True)
-    assert not leaked, f"containers left behind: {[c.name for c in leaked]}"
+    assert not leaked, f"containers left behind: {[name_of(c) for c in leaked]}"
 
 
-def _settled(fleet: PrivateFleet, within_s: float = 30.0) -> list[Any]:
+def _settled(fleet: PrivateFleet, within_s: float = 30.0, removing_s: float = 120.0) -> list[Any]:
     """The fleet's containers once removals the workers started have finished (a gVisor
-    sandbox can take seconds to go); what is still there after ``within_s`` is a leak."""
-    deadline = time.monotonic() + within_s
-    while (left := fleet.containers()) and time.monotonic() < deadline:
+    sandbox can take seconds to go); what is still there after ``within_s`` is a leak, but
+    for containers the engine is still removing (state ``removing``: asked for, under way;
+    on a slow machine a sandbox torn down under a fork bomb can take a minute), which get
+    up to ``removing_s``."""
+    started = time.monotonic()
+    while left := fleet.containers():
+        waited = time.monotonic() - started
+        if waited > removing_s or (waited > within_s and
+                                   any(state_of(c) != "removing" for c in left)):
+            break
         time.sleep(0.5)
     return left
 

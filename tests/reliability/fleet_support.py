@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.docker.labels import LABEL_FLEET
+from sandbox.docker.listing import labelled
 from tasks.messages import RunRequest
 from workers.devtools.local_fleet import RedisServer, Starter, WorkerNode
 
@@ -92,8 +93,7 @@ class PrivateFleet:
 
     def containers(self, **labels: str) -> list[Any]:
         wanted = [f"{LABEL_FLEET}={self.label}", *(f"{k}={v}" for k, v in labels.items())]
-        return list(self.docker.containers.list(ignore_removed=True,
-                                                all=True, filters={"label": wanted}))
+        return labelled(self.docker, wanted)
 
     def results_streamed(self, run_ids: set[str]) -> dict[str, int]:
         """How many times each run id appears on the results stream."""

@@ -14,6 +14,7 @@ from services import TEST_LABELS, sweep_label
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DockerFactory
 from sandbox.docker.labels import LABEL_RUN
+from sandbox.docker.listing import labelled
 from sandbox.profile import Limits, Profile
 
 LABEL = "evalfleet.test.clawdiators"
@@ -48,6 +49,5 @@ def open_sandbox(factory: DockerFactory, docker_client: Any) -> Iterator[OpenSan
     yield open_one
     for sandbox in opened:
         sandbox.close()
-    left = docker_client.containers.list(ignore_removed=True,
-                                         all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+    left = labelled(docker_client, [f"{LABEL_RUN}={run_id}"])
     assert left == [], "the host is not clean"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sandbox.docker.listing import labelled
 from tasks.messages import RunRequest
 
 ROOT = Path(__file__).parents[3]
@@ -144,7 +145,7 @@ def test_a_warm_pool_serves_runs_and_is_removed_at_shutdown(start_worker: Any, c
                            submission={"commands": [{"run": "echo hi"}]}) for i in range(3)]
     results = []
     for request in requests:  # each once the pool is full again (a run takes ~20 ms)
-        _wait(lambda: _containers(docker_client, node.worker_id) == 2)
+        _wait(lambda: IDLE_TWO in node.metrics())
         client.submit(request)
         results.append(client.wait(request.run_id, timeout=60))
     text = node.metrics()
@@ -155,9 +156,12 @@ def test_a_warm_pool_serves_runs_and_is_removed_at_shutdown(start_worker: Any, c
     assert _containers(docker_client, node.worker_id) == 0
 
 
+#: The worker's own word that both warm sandboxes are ready (started, supervisor up).
+IDLE_TWO = 'evalfleet_sandbox_pool_idle{profile="warm"} 2.0'
+
+
 def _containers(docker_client: Any, worker_id: str) -> int:
-    return len(docker_client.containers.list(
-        ignore_removed=True, all=True, filters={"label": f"evalfleet.worker={worker_id}"}))
+    return len(labelled(docker_client, [f"evalfleet.worker={worker_id}"]))
 
 
 def _wait(check: Any, timeout: float = 30) -> None:

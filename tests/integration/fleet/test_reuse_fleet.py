@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from services import TEST_LABELS, image
 
+from sandbox.docker.listing import labelled
 from tasks.messages import RunRequest
 from workers.devtools.local_fleet import wait_until
 
@@ -56,8 +57,8 @@ def metric(text: str, name: str, **labels: str) -> float:
 
 
 def pooled(docker_client: Any, worker_id: str) -> int:
-    return len(docker_client.containers.list(ignore_removed=True, filters={"label": [
-        f"evalfleet.worker={worker_id}", "evalfleet.pool=1"]}))
+    return len(labelled(docker_client, [f"evalfleet.worker={worker_id}", "evalfleet.pool=1"],
+                        status="running"))
 
 
 def test_runs_of_different_submitters_share_a_reset_sandbox(start_worker: Any, client: Any,

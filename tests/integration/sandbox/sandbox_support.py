@@ -12,6 +12,7 @@ from services import TEST_LABELS as TEST_LABELS  # the tests here import it from
 
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.labels import LABEL_RUN
+from sandbox.docker.listing import labelled
 from sandbox.profile import Limits, Profile
 
 IMAGES = {"python": image("python"), "busybox": image("busybox")}
@@ -27,8 +28,7 @@ def sweep(client: Any, label: str = TEST_LABEL) -> None:
 
 def left_over(client: Any, run_id: str) -> list[Any]:
     """Containers of ``run_id`` still on the host."""
-    return list(client.containers.list(ignore_removed=True,
-                                       all=True, filters={"label": f"{LABEL_RUN}={run_id}"}))
+    return labelled(client, [f"{LABEL_RUN}={run_id}"])
 
 
 def profile(image: str = "python", runtime: str | None = None, **limits: Any) -> Profile:

@@ -143,6 +143,19 @@ def test_vanished_warm_containers_are_replaced(busybox: Profile, counting: Count
         pool.close()
 
 
+def test_a_refill_reports_its_counters(busybox: Profile, counting: CountingFactory) -> None:
+    """Each refill pass that added containers tells ``on_filled`` (the idle gauge moves
+    between runs); a pass with nothing to add says nothing."""
+    heard: list[list[Any]] = []
+    pool = WarmPool(counting, [(busybox, 2)], on_filled=heard.append)
+    try:
+        pool.fill()
+        pool.fill()
+        assert [(s.idle, s.created) for stats in heard for s in stats] == [(2, 2)]
+    finally:
+        pool.close()
+
+
 def test_a_warm_container_that_died_is_never_handed_out(busybox: Profile,
                                                         counting: CountingFactory) -> None:
     """A pooled container whose supervisor hung up (killed, OOM) is dropped at the take,

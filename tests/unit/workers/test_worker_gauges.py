@@ -10,7 +10,7 @@ from celery.signals import task_prerun
 from celery.worker import state
 
 from tasks.queueing import TASK_NAME
-from workers.metrics import LAST_RUN_STARTED, ActiveRunsCollector
+from workers.metrics import LAST_RUN_STARTED, POOL_TAKES, ActiveRunsCollector, FleetMetrics
 
 
 @dataclass(frozen=True)
@@ -49,3 +49,29 @@ def test_active_runs_come_from_the_workers_own_state(monkeypatch: pytest.MonkeyP
 
     assert family.name == "evalfleet_worker_runs_active"
     assert [s.value for s in family.samples] == [2.0]
+
+
+@dataclass(frozen=True)
+class Stats:
+    """A pool's counters as :meth:`sandbox.docker.pool.WarmPool.stats` reports them."""
+
+    hits: int
+    profile: str = "gauges-test"
+    target: int = 2
+    idle: int = 1
+    misses: int = 0
+    reuse_runs: int = 1
+
+
+def hits() -> float:
+    return float(POOL_TAKES.labels("gauges-test", "hit")._value.get())
+
+
+def test_pool_counters_reported_out_of_order_count_each_take_once() -> None:
+    # Given the run's thread and the refill thread reporting snapshots of one pool
+    metrics, before = FleetMetrics(), hits()
+    # When a newer snapshot (6 hits) is recorded before an older one (5), then a later one
+    for total in (6, 5, 7):
+        metrics.pool([Stats(hits=total)])
+    # Then the counter grew by the highest total seen, never counting a take twice
+    assert hits() - before == 7
