@@ -1,4 +1,4 @@
-"""The custom-script evaluator step (Clawdiators layer, clawdiators-scoring §8).
+"""The custom-script evaluator step (Clawdiators layer, docs/scoring.md §C5).
 
 It runs last in a plan, after the candidate is stopped and everything is captured, so
 nothing it does can change the run's other evidence. A driver must run it:

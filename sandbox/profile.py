@@ -66,7 +66,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Hardening:
-    """Container hardening; the defaults are the safe ones (fleet-anchors §3.2)."""
+    """Container hardening; the defaults are the safe ones (docs/operations.md, "Security")."""
 
     network_mode: str = "none"
     cap_drop: tuple[str, ...] = ("ALL",)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the local Docker images evalfleet needs. There is no registry here (see
-# ../shared/docs/environment.md), so the Debian base is made with mmdebstrap and every
+# Build the local Docker images evalfleet needs. There may be no registry (offline
+# build machines), so the Debian base is made with mmdebstrap and every
 # other image builds FROM it with the legacy builder. An image that exists is not rebuilt
 # unless its inputs changed (a content hash is kept as an image label).
 # IMAGE_TAG (default latest) tags them evalfleet/<name>:$IMAGE_TAG: build a set of your own

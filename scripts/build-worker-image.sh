@@ -8,7 +8,7 @@
 #   BASE=python:3.11-slim-bookworm bash scripts/build-worker-image.sh   # with a registry
 #   bash scripts/build-worker-image.sh --check    # exit 1 if the worker image is out of date
 #
-# No registry and no TLS inside containers here (../shared/docs/environment.md): the project
+# No registry and no TLS inside containers on the build machine: the project
 # and its dependencies are turned into wheels on the host, pinned to the versions the test
 # venv runs, and installed inside `docker build --network none`. An image whose inputs
 # (sources, pyproject, Dockerfile, pins, base image id) hash to its `evalfleet.inputs` label is

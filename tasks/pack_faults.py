@@ -1,6 +1,6 @@
 """A pack's own mistake, read from the sandbox's record: no contest, never the candidate's loss.
 
-``../shared/docs/architecture.md``: a step that fails because of what the **pack** did ends
+Whose fault it is decides the path: a step that fails because of what the **pack** did ends
 ``scored`` with ``validity: invalid`` and a ``pack_error`` reason — not retried, not booked
 to the candidate, not ``infra_error``. What counts as the pack's is only what the candidate
 cannot have caused (a candidate must never be able to turn a loss into no contest):

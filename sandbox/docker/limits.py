@@ -1,6 +1,6 @@
 """A :class:`~sandbox.profile.Profile` as docker SDK ``containers.create`` arguments.
 
-Hardened by default (fleet-anchors §3.2): no network, every capability dropped,
+Hardened by default (docs/operations.md, "Security"): no network, every capability dropped,
 ``no-new-privileges``, Docker's seccomp profile with ``prlimit`` on other processes refused
 (:mod:`sandbox.docker.seccomp`), read-only root, pids / memory (= swap) / CPU limits,
 ulimits ``nofile``, ``fsize`` and ``core=0``, size-capped tmpfs workspace and ``/tmp``, an

@@ -1,6 +1,6 @@
 """Files in and out as tar streams through ``exec`` stdin/stdout.
 
-The archive API cannot see tmpfs mounts (environment.md), and copying onto the host would
+The archive API cannot see tmpfs mounts, and copying onto the host would
 let a link in the sandbox point the host somewhere else. So files go in as a tar built in
 memory and extracted by ``tar -x`` in the sandbox, and come out as a tar made by ``tar -c``
 in the sandbox and parsed here, in memory, with a whitelist: one regular file with the

@@ -15,9 +15,10 @@ MiB = 1024 * 1024
 
 def test_container_is_hardened_as_created(open_sandbox: OpenSandbox, docker_client: Any,
                                           runtime: str) -> None:
-    """Every default of fleet-anchors §3.2 is what the engine reports for the container, on
-    the profile's runtime. Under gVisor the pids cgroup counts the sandbox kernel's threads,
-    so it is a ceiling above them and the candidate's limit is ``nproc`` (per uid, inside)."""
+    """Every hardening default (docs/operations.md, "Security") is what the engine reports
+    for the container, on the profile's runtime. Under gVisor the pids cgroup counts the
+    sandbox kernel's threads, so it is a ceiling above them and the candidate's limit is
+    ``nproc`` (per uid, inside)."""
     sandbox = open_sandbox("busybox", memory_bytes=128 * MiB, pids=100, cpus=0.5)
     attrs = docker_client.api.inspect_container(sandbox.id)
     host, config = attrs["HostConfig"], attrs["Config"]

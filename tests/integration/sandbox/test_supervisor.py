@@ -3,7 +3,7 @@
 The supervisor is the container's pid 1, root in the container with only CAP_KILL,
 CAP_SETGID and CAP_SETUID; every step runs as its own uid with no capability. These tests
 pin what keeps it out of the candidate's reach (see ``sandbox/images/supervisor``), the
-uid model of ``../shared/docs/architecture.md`` ("trust boundaries"), and that the driver
+uid model of docs/operations.md ("The sandbox supervisor"), and that the driver
 really uses the supervisor for images that have one.
 """
 

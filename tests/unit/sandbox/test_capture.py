@@ -1,4 +1,4 @@
-"""Capture caps: every number in scoring-semantics §7.2, through the fake sandbox."""
+"""Capture caps: every number in docs/scoring.md §7.2, through the fake sandbox."""
 
 from __future__ import annotations
 

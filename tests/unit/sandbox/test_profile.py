@@ -39,7 +39,7 @@ def test_profile_rules() -> None:
 
 
 def test_docker_kwargs_are_hardened_by_default() -> None:
-    """Every checklist item of fleet-anchors §3.2 is in the create arguments."""
+    """Every hardening default (docs/operations.md, "Security") is in the create arguments."""
     profile = Profile(name="p", image="img", env={"A": "1"})
     kwargs = create_kwargs(profile, Ownership(worker="w1", run_id="r1", deadline=1.0))
     assert kwargs["network_mode"] == "none" and kwargs["cap_drop"] == ["ALL"]
