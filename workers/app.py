@@ -49,9 +49,10 @@ def make_app(settings: Settings) -> Celery:
         # REMAP_SIGTERM) is a soft shutdown: in-flight runs get this long, then a cold stop
         # requeues them (acks_late).
         worker_soft_shutdown_timeout=float(longest_run_s(settings)),
-        # Task events for Flower and celery-exporter.
+        # Task events for Flower and celery-exporter, published in batches (workers.consumer).
         worker_send_task_events=True,
         task_send_sent_event=True,
+        worker_consumer="workers.consumer:EventBatchingConsumer",
         # Results are published by evalfleet itself (tasks.publish), not Celery's backend.
         task_ignore_result=True,
         task_default_queue=queue_for("default"),
