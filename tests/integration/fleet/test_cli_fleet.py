@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,10 @@ def test_run_evaluates_in_process_in_a_real_sandbox(docker_client: Any) -> None:
                      str(PACKS / "fizzbuzz-coding" / "submissions" / "pass"))
 
     assert done.returncode == 0, done.stderr
-    assert "1000/1000 win (valid)" in done.stdout
+    # 900 from the tests, hygiene and reliability; the rest is the speed dimension, which
+    # gives a point per 1.2 s of the run's wall time (999 on a loaded machine)
+    score = re.fullmatch(r"cli-\w+: (\d+)/1000 win \(valid\)\n", done.stdout)
+    assert score and int(score.group(1)) >= 990, done.stdout
 
 
 def test_submit_wait_result_and_watch(fleet: list[Any]) -> None:
