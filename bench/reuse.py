@@ -6,8 +6,8 @@ run; reuse on: ``reuse_runs`` 10,000, one sandbox per process reset between runs
 
 * **sequential**: one run at a time, enqueue → scorecard;
 * **staggered**: one run submitted every ``gap`` seconds, each waited for at the end;
-* **burst**: ``burst`` runs submitted at once (pipelined); throughput is runs / (first
-  submission → last publication).
+* **burst**: ``burst`` runs submitted at once (pipelined: 1,000, or 100 with ``--quick``);
+  throughput is runs / (first submission → last publication).
 
 Each reports p50/p95/p99 (ms) and the success rate (runs scored as the trivial run must
 be: a win). Baselines measured in the same run: ``docker run --rm`` (median, sequential)
@@ -146,7 +146,7 @@ def measure(fleet: Fleet, runtime: str, reuse: bool, sizes: tuple[int, int, int]
 
 def run(fleet: Fleet, report: Report, runtimes: list[str], quick: bool = False) -> None:
     """Reuse on and off on each runtime, each against that runtime's ``docker run``."""
-    sizes = (20, 40, 100) if quick else (100, 200, 300)
+    sizes = (20, 40, 100) if quick else (100, 200, 1000)
     for runtime in runtimes:
         base = [timed_ms(functools.partial(docker_run, runtime=runtime)) for _ in range(10)]
         ceiling = docker_ceiling(5 if quick else 10, 4, runtime)

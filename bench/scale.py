@@ -5,7 +5,8 @@ A sandbox-free run is a pack that scores only the submitted events (no file, com
 or capture): the worker acquires no sandbox for it (``Plan.executes_nothing``), so what is
 measured is the queue layer — Celery, the pipeline's parsing and scoring, publication.
 
-* **drain rate**: ``depth`` runs are queued while no worker runs; then a node with
+* **drain rate**: ``depth`` runs are queued while no worker runs (1,000 for 1, 2 and 4
+  processes; then 10,000 and 100,000 for 2, or 2,000 with ``--quick``); then a node with
   ``processes`` pool processes starts and drains them. The rate is counted between the
   first and the last publication (the stream entries' ids are Redis's clock), so the
   node's start is not in it. The baseline is the same for a bare Celery no-op task (Redis
@@ -237,7 +238,8 @@ def result_sizes(fleet: Fleet, sample: int = 50) -> tuple[float, float]:
 def run(fleet: Fleet, report: Report, quick: bool = False) -> None:
     """Every scale case on ``fleet`` (its own Redis); see the module docstring."""
     depth = 1000
-    deep = 2000 if quick else 10_000
+    deeps = (2000,) if quick else (10_000, 100_000)
+    deep = deeps[-1]
     processes = (1, 2, 4)
     lines = ["| worker processes | queued | evalfleet runs/s | evalfleet, no-op pipeline/s "
              "| bare Celery no-op/s | ratio (evalfleet / bare) |",
@@ -247,7 +249,7 @@ def run(fleet: Fleet, report: Report, quick: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="evalfleet-scale-") as tmp:
         bare_redis = RedisServer(free_port(), Path(tmp)).start()
         try:
-            for count, size in [(p, depth) for p in processes] + [(2, deep)]:
+            for count, size in [(p, depth) for p in processes] + [(2, d) for d in deeps]:
                 bares[count, size] = bare_drain(Path(tmp), bare_redis.url, count, size, 900)
                 drains[count, size] = evalfleet_drain(fleet, count, size, 1800)
                 no_op = evalfleet_drain(fleet, count, size, 1800, no_op=True).rate
