@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .messages import RunResult
-from .redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key
+from .redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, deliveries_key, result_key
 
 _PUBLISH = """
 if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3]) then
@@ -35,6 +35,17 @@ if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3]) then
   return 1
 end
 return 0
+"""
+
+# Before a run, one round trip: 0 if its result is published already, else this delivery's
+# number (the count lives as long as a result would).
+_ADMIT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+local delivery = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return delivery
 """
 
 
@@ -56,6 +67,17 @@ class Publisher:
 
     def __post_init__(self) -> None:
         self._script = self.redis.register_script(_PUBLISH)
+        self._admit = self.redis.register_script(_ADMIT)
+
+    def admit(self, run_id: str) -> int:
+        """Before running ``run_id``: 0 when its result is published already (a duplicate,
+        not counted), else which delivery of the run this is (1 for the first).
+
+        Raises:
+            redis.RedisError: Redis refused the count or could not be reached.
+        """
+        keys = [result_key(run_id), deliveries_key(run_id)]
+        return int(self._admit(keys=keys, args=[self.ttl_s]))
 
     def publish(self, result: RunResult, body: str) -> bool:
         """Publish ``body`` (``result`` as JSON) once; False when a result for its run id
@@ -67,7 +89,3 @@ class Publisher:
         keys = [result_key(result.run_id), RESULTS_STREAM]
         args = [result.run_id, body, self.ttl_s, *entry_fields(result), RESULTS_CHANNEL]
         return bool(self._script(keys=keys, args=args))
-
-    def published(self, run_id: str) -> bool:
-        """Whether a result for ``run_id`` exists already."""
-        return bool(self.redis.exists(result_key(run_id)))

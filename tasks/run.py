@@ -10,13 +10,14 @@ Delivery policy (who is at fault decides the path):
   ``internal_error``.
 
 Every delivery is counted in ``evalfleet:deliveries:<run_id>`` (a worker killed mid-run
-redelivers without any retry call), so a poison message stops after the cap.
+redelivers without any retry call), so a poison message stops after the cap; the count and
+the check for a result published already are one round trip (``Publisher.admit``).
 
-The Redis steps a run cannot do without (the published check, the delivery count, sending a
-retry, the publication) wait while Redis refuses them — full, loading, unreachable — and go
-on as soon as it takes them (:mod:`tasks.patience`); the run is never failed, and so never
-acknowledged, for that. Only when Celery's soft time limit comes near does the task give the
-run back (``Reject(requeue=True)``).
+The Redis steps a run cannot do without (the admission, sending a retry, the publication)
+wait while Redis refuses them — full, loading, unreachable — and go on as soon as it takes
+them (:mod:`tasks.patience`); the run is never failed, and so never acknowledged, for that.
+Only when Celery's soft time limit comes near does the task give the run back
+(``Reject(requeue=True)``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from .patience import Refused
 from .pipeline import run_pipeline
 from .provenance import provenance
 from .queueing import TASK_NAME
-from .redis_keys import deliveries_key
 
 INFRA_ERRORS = (SandboxUnavailable, RedisConnectionError, RedisTimeoutError, ConnectionError)
 #: Seconds before Celery's soft time limit at which a run stops waiting for Redis.
@@ -73,10 +73,12 @@ def execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None
 def _execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None,
              deadline: float) -> str:
     run_id = fallback_run_id(decode_loosely(body))
-    if rt.patience.persist("check", lambda: rt.publisher.published(run_id), deadline):
+    attempt = rt.patience.persist("delivery", lambda: rt.publisher.admit(run_id), deadline)
+    if not attempt:
         rt.observer.duplicate()
         return "duplicate"
-    attempt = _count_delivery(rt, run_id, deadline)
+    if attempt > 1:
+        rt.observer.redelivered()
     if attempt > rt.delivery_cap:
         # Only deliveries that never returned get here (every failure that returns is capped
         # on its way out): the pool process was lost mid-run each time (SIGKILL, OOM kill, a
@@ -96,16 +98,6 @@ def _execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | Non
     except Exception as err:  # a bug of ours: retried, then published
         result = _retry_or_give_up(rt, task, (run_id, attempt), "internal_error", err, deadline)
     return _publish(rt, result, attempt, enqueued_at, _queue(task), deadline)
-
-
-def _count_delivery(rt: runtime.Runtime, run_id: str, deadline: float) -> int:
-    key = deliveries_key(run_id)
-    attempt = int(rt.patience.persist("delivery", lambda: rt.redis.incr(key), deadline))
-    rt.patience.persist("delivery", lambda: rt.redis.expire(key, rt.delivery_ttl_s),
-                        deadline)
-    if attempt > 1:
-        rt.observer.redelivered()
-    return attempt
 
 
 def _retry_or_give_up(rt: runtime.Runtime, task: Any, delivery: tuple[str, int],

@@ -53,7 +53,6 @@ class Runtime:
     publisher: Publisher
     delivery_cap: int = 3
     retry_backoff_s: float = 2.0
-    delivery_ttl_s: int = 7 * 24 * 3600
     observer: Observer = field(default_factory=NullObserver)
     closer: Closer | None = None
     """Removes sandboxes in the background (``None``: each run removes its own at once)."""

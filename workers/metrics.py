@@ -47,7 +47,7 @@ REFUSALS = Counter("evalfleet_redis_refusals_total",
                    "Redis steps a run needed that Redis refused or could not take (full, "
                    "loading, unreachable); each is retried.", ["step"])
 #: The steps tasks/run.py waits on (exported at 0 from the start, for the alert).
-REFUSAL_STEPS = ("check", "delivery", "retry", "publication")
+REFUSAL_STEPS = ("delivery", "retry", "publication")
 CAPTURE_BYTES = Counter("evalfleet_capture_bytes_total", "Bytes captured from sandboxes.")
 CAPTURE_TRUNCATIONS = Counter("evalfleet_capture_truncations_total",
                               "File captures cut at their cap.")

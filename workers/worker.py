@@ -83,7 +83,7 @@ def build_runtime(settings: Settings) -> Any:
         factory=sandbox_factory(settings, cold, metrics),
         redis=client, publisher=Publisher(client, settings.result_ttl_s),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
-        delivery_ttl_s=settings.result_ttl_s, observer=metrics, closer=Closer(),
+        observer=metrics, closer=Closer(),
         gate=preflight_gate(settings, client, cold),
         patience=Patience(on_refusal=metrics.refused), time_limit_s=soft_time_limit_s(settings))
 

@@ -48,6 +48,12 @@ class MemoryPublisher:
     def published(self, run_id: str) -> bool:
         return f"evalfleet:result:{run_id}" in self.redis.data
 
+    def admit(self, run_id: str) -> int:
+        """The Lua script's order: the published check, then the count."""
+        if self.redis.exists(f"evalfleet:result:{run_id}"):
+            return 0
+        return self.redis.incr(f"evalfleet:deliveries:{run_id}")
+
     def publish(self, result: RunResult, body: str) -> bool:
         if self.published(result.run_id):
             return False
