@@ -40,27 +40,8 @@ from bench.common import Fleet, Report, Row
 from bench.dispatch import stop, worker
 from bench.dispatch_worker import BARE_TASK, bare_app
 from tasks.redis_keys import RESULTS_STREAM
+from workers.devtools import sandbox_free
 from workers.devtools.local_fleet import RedisServer, free_port, wait_until
-
-#: A pack with nothing for a sandbox to do: one validator on the submitted final output.
-EVENTS_PACK: dict[str, Any] = {
-    "pack": {"slug": "bench-events", "name": "Bench: events only"},
-    "version": {"evaluation_spec": {
-        "name": "bench-events", "version_number": 1, "judge_mode": "deterministic",
-        "validators": [{"key": "says_42", "type": "contains", "target": "final_output",
-                        "expected_from": "literal:42"}],
-        "scorecard": {"dimensions": ["correctness"]}}},
-}
-EVENTS = [{"type": "system.run.started", "sequence_number": 1,
-           "occurred_at": "2026-01-01T00:00:00Z", "payload": {}},
-          {"type": "system.run.completed", "sequence_number": 2,
-           "occurred_at": "2026-01-01T00:00:01Z", "payload": {"final_output": "42"}}]
-
-
-def events_request(prefix: str = "scale") -> dict[str, Any]:
-    """A sandbox-free run request (its own run id, 28 characters)."""
-    return {"run_id": f"{prefix}-{uuid.uuid4().hex[:22]}"[:28], "pack": EVENTS_PACK,
-            "submission": {"events": EVENTS}}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -73,6 +54,11 @@ def used_memory(client: Any) -> int:
     return int(client.info("memory")["used_memory"])
 
 
+def commands_served(client: Any) -> int:
+    """Commands Redis has executed (``INFO commandstats``; those a script calls included)."""
+    return sum(int(stats["calls"]) for stats in client.info("commandstats").values())
+
+
 @dataclass
 class Drain:
     """One drain: how fast, and what Redis held."""
@@ -82,6 +68,8 @@ class Drain:
     """``used_memory`` growth per queued run."""
     published_bytes: float = 0.0
     """``used_memory`` growth per published result (key + stream entry), queue empty."""
+    commands: float = 0.0
+    """Redis commands per run, from submission to publication (the node's own included)."""
 
 
 def published_since(client: Any, last_id: bytes | str) -> list[tuple[bytes, dict[bytes, bytes]]]:
@@ -112,8 +100,8 @@ def evalfleet_drain(fleet: Fleet, processes: int, depth: int, timeout: float, *,
     :mod:`bench.dispatch_worker`, to split the queue layer's cost from the run's)."""
     client = fleet.client.redis
     since, goal = last_entry(client), client.xlen(RESULTS_STREAM) + depth
-    before = used_memory(client)
-    fleet.client.submit_batch(events_request() for _ in range(depth))
+    before, served = used_memory(client), commands_served(client)
+    fleet.client.submit_batch(sandbox_free.request() for _ in range(depth))
     queued = used_memory(client)
     if no_op:
         process = worker("evalfleet", fleet.redis.url, fleet.workdir / "noop.log", processes)
@@ -134,7 +122,8 @@ def evalfleet_drain(fleet: Fleet, processes: int, depth: int, timeout: float, *,
     span_s = (stream_ms(entries[-1][0]) - stream_ms(entries[0][0])) / 1000
     return Drain(rate=(len(entries) - 1) / max(span_s, 1e-3),
                  queued_bytes=(queued - before) / depth,
-                 published_bytes=(used_memory(client) - before) / depth)
+                 published_bytes=(used_memory(client) - before) / depth,
+                 commands=(commands_served(client) - served) / depth)
 
 
 def outcomes(entries: list[Any], expected: tuple[bytes, bytes]) -> int:
@@ -185,9 +174,9 @@ def latencies(fleet: Fleet, burst: int, sequential: int) -> dict[str, list[float
     node = fleet.node("scale-latency", processes=2)
     found: dict[str, list[float]] = {}
     try:
-        fleet.client.wait(fleet.client.submit(events_request("warm")), timeout=60)
+        fleet.client.wait(fleet.client.submit(sandbox_free.request("warm")), timeout=60)
         since, goal = last_entry(client), client.xlen(RESULTS_STREAM) + burst
-        requests = [events_request("burst") for _ in range(burst)]
+        requests = [sandbox_free.request("burst") for _ in range(burst)]
         submitted = time.time()
         fleet.client.submit_batch(requests)
         wait_until(lambda: client.xlen(RESULTS_STREAM) >= goal, 600, "the burst")
@@ -197,7 +186,7 @@ def latencies(fleet: Fleet, burst: int, sequential: int) -> dict[str, list[float
             raise RuntimeError(f"only {wins(entries)} of {burst} burst runs scored wins")
         one_by_one = []
         for _ in range(sequential):
-            request = events_request("seq")
+            request = sandbox_free.request("seq")
             started = time.perf_counter()
             fleet.client.submit(request)
             result = fleet.client.wait(request["run_id"], timeout=60)
@@ -215,7 +204,7 @@ def submission(fleet: Fleet, count: int) -> tuple[float, float]:
     emptied after)."""
     rates = []
     for send in (fleet.client.submit_batch, fleet.client.submit_many):
-        requests = [events_request("submit") for _ in range(count)]
+        requests = [sandbox_free.request("submit") for _ in range(count)]
         started = time.perf_counter()
         send(requests)
         rates.append(count / (time.perf_counter() - started))
@@ -285,7 +274,9 @@ def run(fleet: Fleet, report: Report, quick: bool = False) -> None:
         f"{deep_drain.queued_bytes:,.0f} B per queued run (bare Celery no-op: "
         f"{bares[2, deep].queued_bytes:,.0f} B), {deep_drain.published_bytes:,.0f} B per "
         f"published result once drained; `MEMORY USAGE`: result key {per_key:,.0f} B, "
-        f"stream {per_entry:,.0f} B per entry.\n")
+        f"stream {per_entry:,.0f} B per entry. Redis commands per run, submission to "
+        f"publication (`INFO commandstats`, the node's own included): "
+        f"{deep_drain.commands:,.1f}.\n")
 
 
 def _latency_section(report: Report, found: dict[str, list[float]]) -> None:

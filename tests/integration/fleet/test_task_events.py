@@ -5,33 +5,22 @@ from __future__ import annotations
 import base64
 import json
 import time
-import uuid
 from typing import Any
 
-EVENTS_PACK: dict[str, Any] = {
-    "pack": {"slug": "events-only"},
-    "version": {"evaluation_spec": {
-        "name": "events-only", "version_number": 1, "judge_mode": "deterministic",
-        "validators": [{"key": "says_42", "type": "contains", "target": "final_output",
-                        "expected_from": "literal:42"}],
-        "scorecard": {"dimensions": ["correctness"]}}},
-}
-EVENTS = [{"type": "system.run.started", "sequence_number": 1,
-           "occurred_at": "2026-01-01T00:00:00Z", "payload": {}},
-          {"type": "system.run.completed", "sequence_number": 2,
-           "occurred_at": "2026-01-01T00:00:01Z", "payload": {"final_output": "42"}}]
+from workers.devtools import sandbox_free
+
 WANTED = ("task-received", "task-started", "task-succeeded")
 
 
 def test_every_run_is_seen_by_monitors_in_fewer_publications(fleet: Any, client: Any) -> None:
     """A burst of runs: each one's received, started and succeeded events reach a subscriber
     of Celery's event exchange, and the events share publications (fewer than one each)."""
-    run_ids = [f"events-{uuid.uuid4().hex[:12]}" for _ in range(12)]
+    requests = [sandbox_free.request() for _ in range(12)]
+    run_ids = [r["run_id"] for r in requests]
     with client.redis.pubsub() as pubsub:
         pubsub.psubscribe("*celeryev*")
         assert pubsub.get_message(timeout=10)["type"] == "psubscribe"
-        client.submit_many({"run_id": run_id, "pack": EVENTS_PACK,
-                            "submission": {"events": EVENTS}} for run_id in run_ids)
+        client.submit_many(requests)
         assert all(client.wait(run_id, timeout=120).outcome == "scored" for run_id in run_ids)
         publications = _publications(pubsub, lambda seen: _complete(seen, run_ids))
 

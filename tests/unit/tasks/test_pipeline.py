@@ -13,6 +13,7 @@ from sandbox.results import ExecResult
 from sandbox.testing.fake import FakeFactory
 from scoring import evaluate, load_pack
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from workers.devtools import sandbox_free
 
 MiB = 1024 * 1024
 PACK: dict[str, Any] = {
@@ -142,24 +143,14 @@ def test_supplied_events_tell_the_run_story() -> None:
     assert [e["sequence_number"] for e in result.events] == list(range(1, len(types) + 1))
 
 
-EVENTS_ONLY: dict[str, Any] = {
-    "pack": {"slug": "events-only"},
-    "version": {"evaluation_spec": {
-        "name": "events-only", "version_number": 1, "judge_mode": "deterministic",
-        "validators": [{"key": "says_42", "type": "contains", "target": "final_output",
-                        "expected_from": "literal:42"}],
-        "scorecard": {"dimensions": ["correctness"]}}},
-}
+EVENTS_ONLY = sandbox_free.PACK
 
 
 def test_a_plan_with_nothing_to_execute_acquires_no_sandbox() -> None:
     """A pack scoring only the submitted events: scored as before, no sandbox acquired,
     and the result says none served it."""
-    events = [{"type": "system.run.started", "sequence_number": 1,
-               "occurred_at": "2026-01-01T00:00:00Z", "payload": {}},
-              {"type": "system.run.completed", "sequence_number": 2,
-               "occurred_at": "2026-01-01T00:00:01Z", "payload": {"final_output": "42"}}]
-    body = request(pack=copy.deepcopy(EVENTS_ONLY), submission={"events": events})
+    body = request(pack=copy.deepcopy(EVENTS_ONLY),
+                   submission={"events": copy.deepcopy(sandbox_free.EVENTS)})
     result, factory = run(body)
 
     assert result.scorecard is not None
