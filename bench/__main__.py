@@ -1,7 +1,8 @@
 """``python -m bench``: every performance case of issue 7, as one Markdown report.
 
-    python -m bench                 # everything (about 6 minutes on 2 cores)
-    python -m bench --quick         # fewer repetitions, 200 runs for the memory case
+    python -m bench                 # everything (about 40 minutes on 2 cores: scale's
+                                    # 100,000-deep drains and reuse's bursts of 1,000)
+    python -m bench --quick         # fewer repetitions and runs (about 15 minutes)
     python -m bench cold warm       # only the named cases
     python -m bench --runtimes runc # the end-to-end cases on runc only (default: runc,runsc)
 
