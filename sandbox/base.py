@@ -217,7 +217,8 @@ class Sandbox(ABC):
             SandboxUnavailable: the engine or the container is gone.
         """
         started = time.monotonic()
-        report = self._probe(plan.environment)
+        report = (None if plan.environment is None
+                  else self.pristine_environment(plan.environment))
         if report is not None and report.problems:  # nothing seeded, nothing run
             return self._result(plan, started, (), (), (), environment=report)
         setup = plan_steps.setup(self, plan)
@@ -271,6 +272,18 @@ class Sandbox(ABC):
             why = result.error or ("timed out" if result.timed_out else "no answer")
             raise SandboxUnavailable(f"environment probe: {why}", sandbox_id=self.id)
         return report
+
+    def pristine_environment(self, probe: EnvironmentProbe) -> EnvironmentReport:
+        """:meth:`check_environment` before anything of the run is seeded: the sandbox is
+        fresh, or reset to how it started. A driver whose sandboxes serve several runs may
+        answer from an earlier run's probe of the same sandbox (the same
+        :attr:`~sandbox.envprobe.EnvironmentProbe.key`): a verified reset restores what the
+        probe looks at.
+
+        Raises:
+            SandboxUnavailable: as :meth:`check_environment`.
+        """
+        return self.check_environment(probe)
 
     def usage(self) -> Mapping[str, float | None]:
         """What this run has used of the sandbox (peak memory, CPU time), where known; a

@@ -17,7 +17,7 @@ tests): 3 ms under runc and 94 ms under gVisor, where a bare ``true`` took 1 ms 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sandbox.command import Command
 from sandbox.results import ExecResult
@@ -47,6 +47,12 @@ class EnvironmentProbe:
     env: Mapping[str, str] = field(default_factory=dict)
     """The environment the pack's commands get (its ``PATH`` decides what is found)."""
 
+    @property
+    def key(self) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """What the answer depends on besides the sandbox: the tools and the environment
+        (the space needed only changes the verdict: :meth:`EnvironmentReport.for_probe`)."""
+        return self.tools, tuple(sorted(self.env.items()))
+
     def command(self, workspace: str) -> Command:
         """The one request that answers it, as the candidate's uid."""
         return Command(argv=("sh", "-c", SCRIPT, "sh", workspace, *self.tools),
@@ -63,6 +69,11 @@ class EnvironmentReport:
     needed_bytes: int = 0
     missing: tuple[str, ...] = ()
     duration_s: float = 0.0
+
+    def for_probe(self, probe: EnvironmentProbe) -> EnvironmentReport:
+        """This answer again for ``probe`` (same :attr:`~EnvironmentProbe.key`), asked of
+        the same sandbox in the same state: its own space need, and no time taken."""
+        return replace(self, needed_bytes=probe.free_bytes, duration_s=0.0)
 
     @property
     def problems(self) -> tuple[str, ...]:

@@ -40,6 +40,7 @@ from sandbox.docker.channel import Channel, ChannelClosed
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
 from sandbox.docker.hostkill import host_kill
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
+from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from sandbox.execution import CodeExecution, TestRun
@@ -319,6 +320,10 @@ class DockerSandbox(Sandbox):
             SandboxUnavailable: the engine or the container is gone.
         """
         return evaluator_step.run(self.conduit, spec)
+
+    def pristine_environment(self, probe: EnvironmentProbe) -> EnvironmentReport:
+        """An earlier run's answer when this container has one (:func:`reuse.environment`)."""
+        return reuse.environment(self.reused, probe, self.check_environment)
 
     def usage(self) -> Mapping[str, float | None]:
         """This run's peak memory and CPU time (:meth:`Conduit.usage`, re-based on a reused

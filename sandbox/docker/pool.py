@@ -42,6 +42,7 @@ from sandbox.docker.labels import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID
 from sandbox.docker.limits import Ownership
 from sandbox.docker.listing import labelled
 from sandbox.docker.reuse import ResetOutcome, Reuse, limits_hit, reset_peak
+from sandbox.envprobe import EnvironmentReport
 from sandbox.errors import SandboxError
 from sandbox.profile import Profile
 
@@ -93,6 +94,8 @@ class _Warm:
     """Whether its cgroup's peak memory was reset after the last reset."""
     counted: bool = False
     """Out in a run, and counted towards the pool's size (it may come back)."""
+    environments: dict[Any, EnvironmentReport] = field(default_factory=dict)
+    """Its answers to environment probes (:attr:`sandbox.docker.reuse.Reuse.environments`)."""
 
 
 class _Slot:
@@ -142,7 +145,7 @@ class WarmPool:
         if warm is None:
             return self.factory.acquire(profile, run_id=run_id)
         reused = Reuse(run=warm.runs + 1, cpu_base_s=warm.cpu_base_s,
-                       peak_rebased=warm.peak_rebased)
+                       peak_rebased=warm.peak_rebased, environments=warm.environments)
         sandbox = self.factory.sandbox(warm.container, warm.channel, profile, run_id=run_id,
                                        reused=reused)
         if warm.reusable:

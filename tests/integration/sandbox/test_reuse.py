@@ -18,10 +18,12 @@ from typing import Any
 import pytest
 from sandbox_support import IMAGES, TEST_LABELS, WORKER, left_over
 
+from sandbox import envprobe
 from sandbox.command import Command, SeedFile
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DockerFactory
 from sandbox.docker.pool import WarmPool
+from sandbox.envprobe import EnvironmentProbe
 from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
 from sandbox.profile import Limits, Profile
@@ -354,6 +356,36 @@ def test_a_sandbox_serves_its_runs_then_goes(pool: WarmPool, reusing: Profile) -
             ids.append(sandbox.id)
     stats = pool.stats()[0]
     assert len(set(ids)) == 1 and (stats.reuses, dict(stats.discards)) == (4, {"runs": 1})
+
+
+def test_a_later_runs_environment_probe_is_the_first_runs_answer(pool: WarmPool,
+                                                                reusing: Profile) -> None:
+    """Run A's probe asks the sandbox, and A then fills most of the workspace; after the
+    reset B's plan gets A's answer without a request for it — and the answer is still
+    true: the same probe asked of B's sandbox finds the same space, tools and verdict."""
+    probe = EnvironmentProbe(tools=("sh", "python3"), free_bytes=1024)
+    fill = Command("head -c 48000000 /dev/zero > big && df -Pk . | tail -1", timeout_s=60)
+    plans = [Plan(commands=(fill,), environment=probe), Plan(environment=probe)]
+    reports, requests = [], []
+    for run, plan in zip(("env-a", "env-b"), plans, strict=True):
+        with pool.acquire(reusing, run_id=run) as sandbox:
+            sent: list[Any] = []
+            ask = sandbox.conduit.run
+            sandbox.conduit.run = lambda request, on_limit: (sent.append(request.argv),
+                                                             ask(request, on_limit))[1]
+            result = sandbox.run_plan(plan)
+            reports.append(result.environment)
+            requests.append(sum(envprobe.SCRIPT in argv for argv in sent))
+            if run == "env-b":
+                asked = sandbox.check_environment(probe)
+            if run == "env-a":
+                assert result.commands[0].exit_code == 0  # the workspace was filled
+    first, later = reports
+    assert first is not None and later is not None
+    assert requests == [1, 0] and first.duration_s > 0 and later.duration_s == 0
+    assert first.problems == later.problems == asked.problems == ()
+    assert later.free_bytes == first.free_bytes == asked.free_bytes
+    assert later.writable and asked.writable
 
 
 def test_a_reused_runs_usage_is_its_own(pool: WarmPool, reusing: Profile,

@@ -15,12 +15,14 @@ from sandbox.docker.reuse import (
     PEAK_NOT_REBASED,
     ResetOutcome,
     Reuse,
+    environment,
     limits_hit,
     parse_answer,
     rebased_usage,
     reset_peak,
 )
 from sandbox.docker.seccomp import IPC_CREATORS, security_opt
+from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.errors import SandboxConfigError
 from sandbox.profile import Hardening, Profile
 
@@ -58,6 +60,33 @@ def test_a_later_run_counts_from_the_reset() -> None:
 def test_a_later_run_without_a_base_reports_none_with_the_reason() -> None:
     usage, why = rebased_usage({"cpu_seconds": 2.5}, Reuse(run=2))
     assert usage == {"cpu_seconds": None} and why == CPU_NOT_REBASED
+
+
+def test_a_containers_later_runs_take_its_environment_answer_without_asking() -> None:
+    """The first run of a container asks; a later run with the same tools and environment
+    gets that answer, judged by its own space need and taking no time; another key asks."""
+    asked: list[EnvironmentProbe] = []
+
+    def ask(probe: EnvironmentProbe) -> EnvironmentReport:
+        asked.append(probe)
+        return EnvironmentReport(free_bytes=4096, needed_bytes=probe.free_bytes,
+                                 missing=("pytest",), duration_s=0.003)
+
+    reused = Reuse()
+    first = environment(reused, EnvironmentProbe(tools=("sh", "pytest"), free_bytes=10,
+                                                 env={"A": "1"}), ask)
+    later = environment(Reuse(run=2, environments=reused.environments),
+                        EnvironmentProbe(tools=("sh", "pytest"), free_bytes=8192,
+                                         env={"A": "1"}), ask)
+    other = environment(Reuse(run=3, environments=reused.environments),
+                        EnvironmentProbe(tools=("sh", "pytest"), env={"A": "2"}), ask)
+
+    assert len(asked) == 2 and asked[1].env == {"A": "2"}
+    assert first.problems == ("no `pytest` on the sandbox's PATH",)
+    assert (later.free_bytes, later.needed_bytes, later.duration_s) == (4096, 8192, 0.0)
+    assert later.problems == ("the workspace has 0.0 MiB free, the pack's files need 0.0 MiB",
+                              "no `pytest` on the sandbox's PATH")
+    assert other.duration_s == 0.003
 
 
 def test_the_peak_is_reset_where_the_host_can_write_it(tmp_path: Path) -> None:
