@@ -31,10 +31,13 @@ from sandbox.docker.stream import GRACE_S, Capped, ExecRequest, RawExec
 log = logging.getLogger(__name__)
 
 #: The protocol version this module speaks (images say theirs in a label, see ``factory``).
-#: Version 3 added the reset (``C``), which sandbox reuse needs.
-PROTOCOL = "3"
-#: Supervisor versions this module can drive: 2 is 3 without the reset.
-SUPPORTED = ("2", "3")
+#: Version 3 added the reset (``C``), which sandbox reuse needs; 4 the supervisor's start
+#: option ``--dirs-as`` (the judge's room's parts made at the start) and its ``--collect``
+#: mode (file captures without a shell, see :mod:`sandbox.docker.collect`).
+PROTOCOL = "4"
+#: Supervisor versions this module can drive: 2 is 3 without the reset, 3 is 4 without the
+#: start-up directories and the collect mode.
+SUPPORTED = ("2", "3", "4")
 _FRAME = struct.Struct(">cI")
 #: An ``R`` frame's head: flags, uid, gid.
 _RUN_HEAD = struct.Struct(">BII")

@@ -1,6 +1,9 @@
 """Stop the candidate and run every post-execution check in one ``exec``.
 
-:data:`sandbox.docker.scripts.COLLECT` answers with one framed stream; :func:`parse` turns
+:data:`sandbox.docker.scripts.COLLECT` answers with one framed stream (or, when every check
+is a file capture and the image's supervisor speaks protocol 4, the supervisor binary's
+``--collect`` mode writes the same stream with one exec instead of a shell, ``wc`` and
+``head`` per file: :func:`command`); :func:`parse` turns
 it back into the same results the check-by-check path gives (the contract suite runs
 both), applying the capture budget on the host exactly as
 :class:`~sandbox.capture.CaptureBudget` does. Anything unexpected in the stream makes the
@@ -14,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sandbox.capture import DEFAULT_MAX_FILE_BYTES, CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.docker import transfer
+from sandbox.docker import scripts, transfer
 from sandbox.paths import PathRejected, sandbox_path
 from sandbox.results import DirectoryListing, FileCapture, FileRead
 
@@ -61,6 +64,15 @@ def request(checks: Sequence[CaptureCheck | ListingCheck], workspace: str,
         cap += 256 + (min(per_file, max(budget.total_bytes, 0)) if per_file
                       else (max_entries + 1) * transfer.MAX_LINE)
     return Request(nonce, tuple(argv), paths, rejected, cap)
+
+
+def command(sent: Request, collector: str | None) -> tuple[str, ...]:
+    """The request's argv: the ``collector``'s ``--collect`` (the supervisor's path, protocol
+    4) when every check is a file capture, else :data:`~sandbox.docker.scripts.COLLECT`."""
+    kinds = sent.argv[3::3]
+    if collector is not None and "L" not in kinds:
+        return (collector, "--collect", *sent.argv)
+    return ("sh", "-c", scripts.COLLECT, "sh", *sent.argv)
 
 
 def per_file_cap(check: CaptureCheck | ListingCheck) -> int:

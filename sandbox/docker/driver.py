@@ -51,8 +51,6 @@ log = logging.getLogger(__name__)
 
 #: Attempts at stopping the candidate when runc cannot start the stop script (no pids left).
 STOP_ATTEMPTS = 20
-#: Exit status of a driver script that gave up before the candidate's command started.
-DRIVER_FAILED = 97
 
 
 class DockerSandbox(Sandbox):
@@ -61,7 +59,7 @@ class DockerSandbox(Sandbox):
     def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
                  channel: Channel | None = None, base_env: Mapping[str, str] | None = None,
                  gvisor: bool = False, runtime: str = "", image_id: str = "",
-                 reused: reuse.Reuse | None = None) -> None:
+                 reused: reuse.Reuse | None = None, collector: str | None = None) -> None:
         super().__init__(profile)
         self._runtime, self._image_id = runtime, image_id
         self.client, self.container, self.channel, self.run_id = (
@@ -74,6 +72,8 @@ class DockerSandbox(Sandbox):
         """Set by a pool that may reuse the container: :meth:`close` hands it back there
         instead of removing it."""
         self._usage_unavailable = ""
+        self.collector = collector if channel is not None else None
+        """The supervisor binary that collects file captures itself (protocol 4)."""
 
     @property
     def id(self) -> str:
@@ -151,7 +151,7 @@ class DockerSandbox(Sandbox):
                         self._kill_candidate)
         if raw is None:
             return outcome.ended(self.conduit)
-        if raw.start_error or _driver_failed(raw, nonce):
+        if raw.start_error or outcome.driver_failed(raw, nonce):
             return super().write_and_exec(files, command)
         return outcome.result(self.conduit, raw)
 
@@ -182,7 +182,7 @@ class DockerSandbox(Sandbox):
                                         stop_first=True), self._kill_candidate)
         if raw is None:
             return TestRun(spec, outcome.ended(self.conduit))
-        if raw.start_error or _driver_failed(raw, nonce):
+        if raw.start_error or outcome.driver_failed(raw, nonce):
             return super().stop_write_and_test(files, spec, clean=clean)
         return TestRun(spec, outcome.result(self.conduit, raw), self._report(spec, 0))
 
@@ -297,7 +297,7 @@ class DockerSandbox(Sandbox):
         """
         entries = self.profile.limits.listing_entries
         sent = collect.request(checks, self.profile.workdir, budget, entries)
-        raw = self._internal(("sh", "-c", scripts.COLLECT, "sh", *sent.argv), cap=sent.cap,
+        raw = self._internal(collect.command(sent, self.collector), cap=sent.cap,
                              on_limit=nothing, stop_first=True)
         if raw.exit_code == 0 and not raw.stdout_truncated:
             trial = CaptureBudget(budget.total_bytes)
@@ -396,9 +396,3 @@ class DockerSandbox(Sandbox):
             self._run(request, nothing)
         except SandboxError as error:
             log.warning("could not stop uid %s in %s: %s", user, self.id[:12], error)
-
-
-def _driver_failed(raw: RawExec, nonce: str) -> bool:
-    """Whether a driver script gave up before the command (exit 97 and its ``@nonce`` line
-    on stderr; the nonce is chosen after the candidate stopped, so nothing can forge it)."""
-    return raw.exit_code == DRIVER_FAILED and f"\n@{nonce} ".encode() in b"\n" + raw.stderr

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 DEADLINE_SLACK_S = 60.0
 #: The first protocol whose supervisor can reset a sandbox for reuse.
 RESET_PROTOCOL = 3
+#: The first protocol whose supervisor binary collects file captures (``--collect``).
+COLLECT_PROTOCOL = 4
 #: ``HOME`` of every step when the image's ``ENV`` sets none (Docker's own fallback).
 DEFAULT_HOME = "/"
 #: What every step's environment starts from, so that the same submission behaves the same
@@ -53,6 +55,11 @@ class ImageFacts:
     def resets(self) -> bool:
         """Whether the image's supervisor can reset a sandbox for reuse."""
         return self.supervisor is not None and self.protocol >= RESET_PROTOCOL
+
+    @property
+    def collector(self) -> str | None:
+        """The supervisor's path when it can collect file captures (else ``None``)."""
+        return self.supervisor if self.protocol >= COLLECT_PROTOCOL else None
 
 
 def image_env(config_env: list[str] | None) -> tuple[tuple[str, str], ...]:
@@ -101,11 +108,12 @@ class DockerFactory:
         return DockerSandbox(self.client, container, profile, run_id=run_id, channel=channel,
                              base_env=dict(image.env), image_id=image.id,
                              runtime=self.runtimes.name(profile.runtime),
-                             gvisor=self.runtimes.gvisor(profile.runtime), reused=reused)
+                             gvisor=self.runtimes.gvisor(profile.runtime), reused=reused,
+                             collector=image.collector)
 
     def reusable(self, profile: Profile) -> bool:
         """Whether ``profile``'s sandboxes are started to serve several runs: the profile
-        asks for it, has no network, and its image's supervisor can reset (protocol 3).
+        asks for it, has no network, and its image's supervisor can reset (protocol 3 on).
 
         Raises:
             SandboxConfigError: the image is missing.

@@ -120,10 +120,22 @@ def _main_process(profile: Profile, supervisor: str | None, *,
         return {"command": list(KEEPALIVE), "user": hardening.keeper_user,
                 "init": hardening.init, "stdin_open": False,
                 "cap_add": list(hardening.cap_add) or None}
-    command = [supervisor, REUSABLE_ARG] if reusable else [supervisor]
+    command = [supervisor, *([REUSABLE_ARG] if reusable else []), *room_parts(profile)]
     return {"command": command, "user": SUPERVISOR_USER, "init": False,
             "stdin_open": True, "log_config": docker.types.LogConfig(type="none"),
             "cap_add": sorted({*hardening.cap_add, *SUPERVISOR_START_CAPS})}
+
+
+#: The supervisor's argument for directories it makes at the start, as a uid.
+DIRS_AS_ARG = "--dirs-as"
+
+
+def room_parts(profile: Profile) -> list[str]:
+    """The supervisor's arguments that make the judge's room's parts at the start, as the
+    judge (whose uid and gid must be one number, as the supervisor acts as a uid): no
+    request forks ``mkdir`` for them, and a reused sandbox's resets keep them."""
+    uid, _, gid = profile.hardening.judge_user.partition(":")
+    return [DIRS_AS_ARG, uid, *room.PARTS] if (gid or uid) == uid else []
 
 
 def _confinement(profile: Profile, *, gvisor: bool, supervised: bool) -> dict[str, Any]:

@@ -21,6 +21,14 @@ from sandbox.results import ExecResult
 
 #: Exit status of a process killed by SIGKILL (OOM killer, timeout, cap).
 SIGKILL_STATUS = 137
+#: Exit status of a driver script that gave up before the candidate's command started.
+DRIVER_FAILED = 97
+
+
+def driver_failed(raw: RawExec, nonce: str) -> bool:
+    """Whether a driver script gave up before the command (exit 97 and its ``@nonce`` line
+    on stderr; the nonce is chosen after the candidate stopped, so nothing can forge it)."""
+    return raw.exit_code == DRIVER_FAILED and f"\n@{nonce} ".encode() in b"\n" + raw.stderr
 
 
 def request(conduit: Conduit, command: Command, argv: Sequence[str], *, stdin: bytes,

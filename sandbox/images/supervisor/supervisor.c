@@ -26,8 +26,9 @@
  * It is also not dumpable (PR_SET_DUMPABLE 0), and every descriptor of its own is
  * close-on-exec: commands see only their stdio pipes.
  *
- * Protocol version 3 (images say so in the label evalfleet.supervisor.protocol; bump it
- * with sandbox/docker/channel.py's PROTOCOL on any change; 3 added 'C'): frames of [type: 1 byte]
+ * Protocol version 4 (images say so in the label evalfleet.supervisor.protocol; bump it
+ * with sandbox/docker/channel.py's PROTOCOL on any change; 3 added 'C', 4 the arguments
+ * --dirs-as and --collect, below): frames of [type: 1 byte]
  * [length: 4 bytes, big endian][payload], both ways.
  * Host -> supervisor:
  *   'R' run: [flags: 1 byte][uid: 4][gid: 4] (big endian) workdir NUL
@@ -46,6 +47,12 @@
  * after its exit if background processes still hold them: those outputs are then read and
  * discarded (not closed, which would kill a chatty background server with SIGPIPE).
  * End of stdin (the host went away) ends the supervisor, and with it the container.
+ *
+ * Arguments: [--reusable] [--dirs-as UID DIR...]. --reusable: the sandbox may serve several
+ * runs (see "Reset"). --dirs-as: make each DIR (mode 0755) as UID before anything else runs
+ * - the judge's room's parts, so that no request has to fork mkdir for them; a DIR that
+ * cannot be made is left to the requests (they make what is missing). With --reusable they
+ * are part of the start every reset restores. Older supervisors ignore what follows argv[1].
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -960,17 +967,83 @@ static void check_identity(void) {
     }
     if (geteuid() != 0) {
         fprintf(stderr, "evalfleet-supervisor: must start as uid 0 with CAP_SETUID, "
-                        "CAP_SETGID and CAP_KILL (protocol 3)\n");
+                        "CAP_SETGID and CAP_KILL (protocol 4)\n");
         exit(64);
     }
 }
 
+/* --dirs-as UID DIR...: each DIR made as UID (acting as it, as a reset does). */
+static void make_dirs(int argc, char **argv) {
+    if (argc < 3 || strcmp(argv[0], "--dirs-as") != 0) return;
+    char *end;
+    unsigned long uid = strtoul(argv[1], &end, 10);
+    if (*end != '\0' || uid == 0 || uid > 0x7fffffffUL) return;
+    mode_t old = umask(0);
+    act_as((uid_t)uid);
+    for (int i = 2; i < argc; i++) mkdir(argv[i], 0755);
+    act_as(0);
+    umask(old);
+}
+
+/* --collect: the file captures of sandbox/docker/scripts.py's COLLECT as a plain process of
+ * the request's uid (the host sends it with stop_first, so every other process is gone):
+ * one exec instead of a shell, `wc` and `head` per file. Arguments: nonce, budget left,
+ * listing cap + 1, then "F path cap" per file; the same stream, byte for byte. Anything
+ * else (a listing) exits 2 and the host runs the script. */
+static long long file_size(int fd, const struct stat *st) {
+    if (st->st_size > 0) return st->st_size;
+    long long size = 0;  /* a kernel file that says 0: count it, as `wc -c` does */
+    char buf[CHUNK];
+    ssize_t got;
+    while ((got = read(fd, buf, sizeof buf)) > 0) size += got;
+    if (got < 0 || lseek(fd, 0, SEEK_SET) != 0) return 0;  /* the script's `|| size=0` */
+    return size;
+}
+
+static void copy_out(int fd, long long n) {
+    char buf[CHUNK];
+    ssize_t got;
+    while (n > 0 && (got = read(fd, buf, n < CHUNK ? (size_t)n : CHUNK)) > 0) {
+        fwrite(buf, 1, (size_t)got, stdout);
+        n -= got;
+    }
+}
+
+static const char *capture_status(const char *path, struct stat *st) {
+    if (lstat(path, st) == 0 && S_ISLNK(st->st_mode)) return "link";
+    if (stat(path, st) != 0) return "missing";
+    if (!S_ISREG(st->st_mode)) return "other";
+    if (access(path, R_OK) != 0) return "unreadable";
+    return NULL;
+}
+
+static int collect(int argc, char **argv) {
+    if (argc < 3 || (argc - 3) % 3 != 0) return 2;
+    const char *nonce = argv[0];
+    long long left = atoll(argv[1]);
+    for (int a = 3, i = 0; a < argc; a += 3, i++) {
+        if (strcmp(argv[a], "F") != 0) return 2;
+        struct stat st;
+        const char *status = capture_status(argv[a + 1], &st);
+        if (status) { printf("@%s %d %s\n", nonce, i, status); continue; }
+        int fd = open(argv[a + 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        long long size = fd < 0 ? 0 : file_size(fd, &st), cap = atoll(argv[a + 2]);
+        long long n = cap < left ? cap : left;
+        printf("@%s %d file %lld\n", nonce, i, size);
+        if (fd >= 0) { copy_out(fd, n < size ? n : size); close(fd); }
+        left -= size;
+    }
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--collect")) return collect(argc - 2, argv + 2);
     check_identity();
     reusable = argc > 1 && !strcmp(argv[1], "--reusable");
     shed_environment(argv);
     shed_capabilities();
     if (prctl(PR_SET_DUMPABLE, 0) != 0) die("prctl(PR_SET_DUMPABLE)");
+    make_dirs(argc - 1 - reusable, argv + 1 + reusable);
     if (reusable) take_baseline();
     if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) die("pipe");
     for (int fd = 0; fd <= 2; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);

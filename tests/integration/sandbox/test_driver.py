@@ -6,6 +6,7 @@ from typing import Any
 
 from sandbox_support import WORKER, OpenSandbox
 
+from sandbox import room
 from sandbox.command import Command
 from sandbox.docker import seccomp
 from sandbox.docker.limits import host_pids
@@ -26,7 +27,8 @@ def test_container_is_hardened_as_created(open_sandbox: OpenSandbox, docker_clie
     assert host["SecurityOpt"][0] == "no-new-privileges" and host["ReadonlyRootfs"] is True
     assert host["SecurityOpt"][1] == seccomp.security_opt()  # prlimit on others refused
     assert host["Init"] is False and host["Privileged"] is False  # the supervisor is pid 1
-    assert config["Cmd"] == ["/bin/evalfleet-supervisor"] and config["OpenStdin"] is True
+    assert config["Cmd"] == ["/bin/evalfleet-supervisor", "--dirs-as", "65532", *room.PARTS]
+    assert config["OpenStdin"] is True
     assert host["LogConfig"]["Type"] == "none"  # its stream is the run's, never logged
     assert host["Memory"] == host["MemorySwap"] == 128 * MiB
     assert host["NanoCpus"] == 500_000_000 and host["Runtime"] == runtime

@@ -358,6 +358,19 @@ def test_a_sandbox_serves_its_runs_then_goes(pool: WarmPool, reusing: Profile) -
     assert len(set(ids)) == 1 and (stats.reuses, dict(stats.discards)) == (4, {"runs": 1})
 
 
+def requests_of(sandbox: DockerSandbox) -> list[Any]:
+    """The argv of every request the sandbox sends from now on."""
+    sent: list[Any] = []
+    send = sandbox.conduit.run
+
+    def recording(request: Any, on_limit: Any) -> Any:
+        sent.append(request.argv)
+        return send(request, on_limit)
+
+    sandbox.conduit.run = recording  # type: ignore[method-assign]
+    return sent
+
+
 def test_a_later_runs_environment_probe_is_the_first_runs_answer(pool: WarmPool,
                                                                 reusing: Profile) -> None:
     """Run A's probe asks the sandbox, and A then fills most of the workspace; after the
@@ -369,10 +382,7 @@ def test_a_later_runs_environment_probe_is_the_first_runs_answer(pool: WarmPool,
     reports, requests = [], []
     for run, plan in zip(("env-a", "env-b"), plans, strict=True):
         with pool.acquire(reusing, run_id=run) as sandbox:
-            sent: list[Any] = []
-            ask = sandbox.conduit.run
-            sandbox.conduit.run = lambda request, on_limit: (sent.append(request.argv),
-                                                             ask(request, on_limit))[1]
+            sent = requests_of(sandbox)
             result = sandbox.run_plan(plan)
             reports.append(result.environment)
             requests.append(sum(envprobe.SCRIPT in argv for argv in sent))

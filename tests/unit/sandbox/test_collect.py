@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.docker import collect
+from sandbox.docker import collect, scripts
 from sandbox.results import DirectoryListing, FileCapture
 
 CHECKS = (CaptureCheck("a", "a.txt", max_size_bytes=4), ListingCheck("d", "d"),
@@ -23,6 +23,19 @@ def test_request_arguments() -> None:
                              "-", "F", "/workspace/link", "1048576", "F", "/workspace/b",
                              "1048576")
     assert 2 in sent.rejected and len(sent.nonce) == 32
+
+
+def test_the_collector_takes_file_captures_and_the_script_anything_with_a_listing() -> None:
+    """A protocol-4 supervisor collects when every check is a file capture (a refused path
+    sends nothing); a listing, or an image without one, takes the script."""
+    budget = CaptureBudget(1000)
+    files = collect.request([CaptureCheck("a", "a.txt"), CaptureCheck("b", "../x")], "/w",
+                            budget, 5)
+    listed = collect.request([CaptureCheck("a", "a.txt"), ListingCheck("l", ".")], "/w",
+                             budget, 5)
+    assert collect.command(files, "/sv") == ("/sv", "--collect", *files.argv)
+    assert collect.command(listed, "/sv")[:3] == ("sh", "-c", scripts.COLLECT)
+    assert collect.command(files, None)[:3] == ("sh", "-c", scripts.COLLECT)
 
 
 def test_parse_applies_the_budget() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sandbox import room
 from sandbox.docker import seccomp
 from sandbox.docker.labels import LABEL_RUN, LABEL_WORKER
 from sandbox.docker.limits import Ownership, create_kwargs, host_pids
@@ -58,6 +59,15 @@ def test_docker_kwargs_are_hardened_by_default() -> None:
     assert "evalfleet.created" in kwargs["labels"]
 
 
+def test_the_supervisor_makes_the_rooms_parts_only_as_a_uid_that_is_its_gid() -> None:
+    """The supervisor acts as one number for uid and gid: a judge whose gid differs gets
+    no parts made at the start (its requests make them)."""
+    odd = Profile(name="p", image="img", hardening=Hardening(judge_user="65532:65500"))
+    kwargs = create_kwargs(odd, Ownership(worker="w1", run_id="r1", deadline=1.0),
+                           supervisor="/sv")
+    assert kwargs["command"] == ["/sv"]
+
+
 def test_docker_kwargs_with_a_supervisor() -> None:
     """The supervisor is pid 1 as root in the container with CAP_KILL, CAP_SETGID and
     CAP_SETUID, plus CAP_SETPCAP, which it sheds at start (every other one dropped), stdin
@@ -65,7 +75,8 @@ def test_docker_kwargs_with_a_supervisor() -> None:
     profile = Profile(name="p", image="img")
     owner = Ownership(worker="w1", run_id="r1", deadline=1.0)
     kwargs = create_kwargs(profile, owner, supervisor="/bin/evalfleet-supervisor")
-    assert kwargs["command"] == ["/bin/evalfleet-supervisor"] and kwargs["user"] == "0:0"
+    assert kwargs["command"] == ["/bin/evalfleet-supervisor", "--dirs-as", "65532", *room.PARTS]
+    assert kwargs["user"] == "0:0"
     assert kwargs["cap_drop"] == ["ALL"]
     assert kwargs["cap_add"] == ["KILL", "SETGID", "SETPCAP", "SETUID"]
     assert kwargs["init"] is False and kwargs["stdin_open"] is True and kwargs["tty"] is False

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from sandbox.docker.limits import Ownership, create_kwargs
+from sandbox.docker.limits import Ownership, create_kwargs, room_parts
 from sandbox.docker.reuse import (
     CPU_NOT_REBASED,
     PEAK_NOT_REBASED,
@@ -143,10 +143,10 @@ def test_a_reusable_sandboxs_supervisor_records_its_start() -> None:
     gVisor every sandbox of such a profile, pooled or cold, refuses lasting IPC objects."""
     profile = Profile(name="p", image="i", reuse_runs=5)
     kwargs = create_kwargs(profile, OWNER, supervisor="/sv", reusable=True)
-    assert kwargs["command"] == ["/sv", "--reusable"]
+    assert kwargs["command"] == ["/sv", "--reusable", *room_parts(profile)]
     assert kwargs["security_opt"][-1] == security_opt()
     cold = create_kwargs(profile, OWNER, supervisor="/sv", gvisor=True)
-    assert cold["command"] == ["/sv"]
+    assert cold["command"] == ["/sv", *room_parts(profile)]
     assert cold["security_opt"][-1] == security_opt(refuse_ipc=True)
     plain = create_kwargs(Profile(name="p", image="i"), OWNER, supervisor="/sv", gvisor=True)
     assert plain["security_opt"][-1] == security_opt()

@@ -1,6 +1,7 @@
 """Which images the factory drives through their supervisor: the label names the path and
 the protocol label must be one the host speaks; anything else is driven through ``exec``.
-Only a supervisor of protocol 3 can reset a sandbox for reuse."""
+Only a supervisor of protocol 3 or later can reset a sandbox for reuse; only one of 4
+collects file captures itself."""
 
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ def factory(labels: dict[str, str] | None, *, supervise: bool = True) -> DockerF
 
 @pytest.mark.parametrize(("labels", "expected"), [
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: PROTOCOL}, "/bin/sv"),
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "3"}, "/bin/sv"),  # without --collect
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "2"}, "/bin/sv"),  # without the reset
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "0"}, None),  # an older supervisor
-    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "4"}, None),  # a newer one
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "5"}, None),  # a newer one
     ({LABEL_SUPERVISOR: "/bin/sv"}, None),
     ({LABEL_SUPERVISOR: "", LABEL_PROTOCOL: PROTOCOL}, None),
     ({}, None),
@@ -42,12 +44,15 @@ def test_supervisor_label_and_protocol(labels: dict[str, str] | None,
     assert factory(labels).supervisor("img") == expected
 
 
-@pytest.mark.parametrize(("protocol", "resets"), [(PROTOCOL, True), ("2", False)])
-def test_only_a_protocol_3_supervisor_resets(protocol: str, resets: bool) -> None:
+@pytest.mark.parametrize(("protocol", "resets", "collector"), [
+    (PROTOCOL, True, "/bin/sv"), ("3", True, None), ("2", False, None)])
+def test_only_a_protocol_3_supervisor_resets(protocol: str, resets: bool,
+                                             collector: str | None) -> None:
     from sandbox.profile import Profile
 
     made = factory({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: protocol})
     assert made.image("img").resets is resets
+    assert made.image("img").collector == collector
     assert made.reusable(Profile(name="p", image="img", reuse_runs=2)) is resets
     assert not made.reusable(Profile(name="p", image="img"))
 

@@ -1,0 +1,73 @@
+"""The supervisor's ``--collect`` mode (protocol 4) writes the stream of the ``COLLECT``
+script byte for byte, for every kind of path a capture meets — with one exec instead of a
+shell, ``wc`` and ``head`` per file — on both images and every runtime."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_support import OpenSandbox
+
+from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from sandbox.command import Command
+from sandbox.docker import collect, scripts
+
+pytestmark = pytest.mark.integration
+
+#: What the candidate leaves: every kind of thing a file capture can find at its path.
+LEAVE = ("printf hello > a.txt && : > empty && head -c 3000 /dev/zero | tr '\\0' x > big && "
+         "ln -s a.txt link && ln -s nowhere dangling && mkfifo fifo && mkdir dir && "
+         "printf secret > closed && chmod 000 closed && mkdir shut && printf in > shut/f && "
+         "chmod 000 shut && echo ok")
+CHECKS = (CaptureCheck("a", "a.txt"), CaptureCheck("empty", "empty"),
+          CaptureCheck("big", "big", max_size_bytes=100), CaptureCheck("link", "link"),
+          CaptureCheck("dangling", "dangling"), CaptureCheck("fifo", "fifo"),
+          CaptureCheck("dir", "dir"), CaptureCheck("closed", "closed"),
+          CaptureCheck("shut", "shut/f"), CaptureCheck("missing", "missing"),
+          CaptureCheck("mem", "/proc/self/mem"), CaptureCheck("a-again", "a.txt"),
+          CaptureCheck("over-budget", "big"))
+
+
+@pytest.mark.parametrize("image", ["busybox", "python"])
+def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, image: str) -> None:
+    """Both answers to the same request are the same bytes (a budget that runs out half
+    way included)."""
+    sandbox = open_sandbox(image)
+    assert sandbox.collector is not None
+    assert sandbox.exec(Command(LEAVE)).stdout == b"ok\n"
+    sent = collect.request(CHECKS, sandbox.profile.workdir, CaptureBudget(3050), 10)
+    script = ("sh", "-c", scripts.COLLECT, "sh", *sent.argv)
+    native = collect.command(sent, sandbox.collector)
+    assert native[:2] == (sandbox.collector, "--collect")
+
+    answers = [sandbox._internal(argv, cap=sent.cap, stop_first=True)
+               for argv in (script, native)]
+
+    assert [(a.exit_code, a.stdout) for a in answers[1:]] == [
+        (answers[0].exit_code, answers[0].stdout)]
+    assert answers[0].exit_code == 0 and b" 0 file 5\nhello@" in answers[0].stdout
+    parsed = collect.parse(answers[1].stdout, CHECKS, sent, CaptureBudget(3050), 10)
+    link, other = "not captured: the path is a link", "not captured: not a regular file"
+    assert [(c.key, c.exists, c.size, c.content and len(c.content), c.error)
+            for c in parsed] == [
+        ("a", True, 5, 5, None), ("empty", True, 0, b"", None), ("big", True, 3000, 100, None),
+        ("link", False, 0, None, link), ("dangling", False, 0, None, link),
+        ("fifo", False, 0, None, other), ("dir", False, 0, None, other),
+        ("closed", False, 0, None, "not captured: permission denied"),
+        ("shut", False, 0, None, None), ("missing", False, 0, None, None),
+        ("mem", True, 0, b"", None), ("a-again", True, 5, 5, None),
+        ("over-budget", True, 3000, 40, None)]  # 3,050 - 3,010 charged before it
+
+
+def test_a_listing_goes_to_the_script(open_sandbox: OpenSandbox) -> None:
+    """The collector captures files only; checks with a listing take the script, with the
+    same results."""
+    sandbox = open_sandbox("busybox")
+    checks = (CaptureCheck("a", "a.txt"), ListingCheck("ws", "."))
+    sent = collect.request(checks, sandbox.profile.workdir, CaptureBudget(1000), 10)
+    assert collect.command(sent, sandbox.collector)[:2] == ("sh", "-c")
+    sandbox.exec(Command("printf hello > a.txt"))
+
+    results = sandbox.stop_and_collect(checks, CaptureBudget(1000))
+
+    assert results[0].content == b"hello"
+    assert [entry.path for entry in results[1].entries] == ["/workspace/a.txt"]
