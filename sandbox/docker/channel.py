@@ -182,7 +182,8 @@ def encode_run(request: ExecRequest) -> bytes:
     uid, gid = numeric_user(request.user)
     fields = [request.workdir, *(f"{k}={v}" for k, v in request.env.items()), "",
               *request.argv]
-    head = _RUN_HEAD.pack(1 if request.stop_first else 0, uid, gid)
+    flags = (1 if request.stop_first else 0) | (2 if request.null_stdin else 0)
+    head = _RUN_HEAD.pack(flags, uid, gid)
     return head + b"".join(field.encode() + b"\0" for field in fields)
 
 

@@ -12,14 +12,18 @@ caller fall back to the check-by-check path.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sandbox.capture import DEFAULT_MAX_FILE_BYTES, CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.docker import scripts, transfer
+from sandbox.docker.stream import RawExec
 from sandbox.paths import PathRejected, sandbox_path
 from sandbox.results import DirectoryListing, FileCapture, FileRead
+
+log = logging.getLogger(__name__)
 
 Result = FileCapture | DirectoryListing
 _NOT_CAPTURED = {"link": "not captured: the path is a link", "missing": None,
@@ -81,6 +85,23 @@ def per_file_cap(check: CaptureCheck | ListingCheck) -> int:
         return 0
     return check.max_size_bytes if check.max_size_bytes and check.max_size_bytes > 0 else (
         DEFAULT_MAX_FILE_BYTES)
+
+
+def answer(raw: RawExec, checks: Sequence[CaptureCheck | ListingCheck], sent: Request,
+           budget: CaptureBudget, max_entries: int) -> tuple[Result, ...] | None:
+    """The checks' results from the request's raw answer, ``budget`` charged; ``None``
+    (nothing charged) when the request failed or its stream is unusable: check one by one."""
+    if raw.exit_code != 0 or raw.stdout_truncated:
+        return None
+    trial = CaptureBudget(budget.total_bytes)
+    trial.charged = budget.charged
+    try:
+        results = parse(raw.stdout, checks, sent, trial, max_entries)
+    except StreamError as error:
+        log.warning("collect stream unusable (%s); checking one by one", error)
+        return None
+    budget.charged = trial.charged
+    return results
 
 
 def parse(output: bytes, checks: Sequence[CaptureCheck | ListingCheck], sent: Request,

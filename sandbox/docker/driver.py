@@ -39,6 +39,7 @@ from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.channel import Channel, ChannelClosed
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
 from sandbox.docker.hostkill import host_kill
+from sandbox.docker.limits import room_parts
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.errors import SandboxError, SandboxUnavailable
@@ -74,6 +75,8 @@ class DockerSandbox(Sandbox):
         self._usage_unavailable = ""
         self.collector = collector if channel is not None else None
         """The supervisor binary that collects file captures itself (protocol 4)."""
+        self.bare_first_test = self.collector is not None and bool(room_parts(profile))
+        """Whether the supervisor made the room's parts and gives a null stdin (protocol 4)."""
 
     @property
     def id(self) -> str:
@@ -159,9 +162,11 @@ class DockerSandbox(Sandbox):
                             *, clean: bool = False) -> TestRun:
         """Through the supervisor, one request as the judge: pid 1 stops every process,
         then :data:`scripts.SEED_THEN_TEST` writes ``files`` (into the workspace, or the
-        judge's room when ``clean``) and becomes the test; step by step if the script could
-        not (in the workspace: seeded as the candidate, clearing what is in the way), or
-        through ``exec``.
+        judge's room when ``clean``) and becomes the test — or, with nothing to write or
+        remove (no report) and the room's parts made at the start (protocol 4), the test
+        itself starts, its stdin ``/dev/null``; step by step if the script could not (in
+        the workspace: seeded as the candidate, clearing what is in the way), or through
+        ``exec``.
 
         Raises:
             SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
@@ -171,18 +176,21 @@ class DockerSandbox(Sandbox):
         if self.channel is None:
             return super().stop_write_and_test(files, spec, clean=clean)
         root = room.ROOM if clean else self.profile.workdir
-        limit = self.profile.limits.room_bytes if clean else self.profile.limits.seed_bytes
-        archive = transfer.seed_archive(files, root, limit) if files else b""
         command = Sandbox.judge_command(self, spec, index=0, clean=clean)
-        nonce = secrets.token_hex(8)
-        argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", root, nonce,
-                "1" if files else "0", command.workdir or root, *command.as_argv())
-        first = dataclasses.replace(command, workdir=root)
-        raw = self._run(outcome.request(self.conduit, first, argv, stdin=archive,
-                                        stop_first=True), self._kill_candidate)
+        archive, nonce, argv, first = b"", "", command.as_argv(), command
+        if files or spec.report or not self.bare_first_test:
+            limit = self.profile.limits.room_bytes if clean else self.profile.limits.seed_bytes
+            archive = transfer.seed_archive(files, root, limit) if files else b""
+            nonce = secrets.token_hex(8)
+            argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", root, nonce,
+                    "1" if files else "0", command.workdir or root, *command.as_argv())
+            first = dataclasses.replace(command, workdir=root)
+        request = outcome.request(self.conduit, first, argv, stdin=archive, stop_first=True)
+        raw = self._run(dataclasses.replace(request, null_stdin=not nonce),
+                        self._kill_candidate)
         if raw is None:
             return TestRun(spec, outcome.ended(self.conduit))
-        if raw.start_error or outcome.driver_failed(raw, nonce):
+        if raw.start_error or (nonce and outcome.driver_failed(raw, nonce)):
             return super().stop_write_and_test(files, spec, clean=clean)
         return TestRun(spec, outcome.result(self.conduit, raw), self._report(spec, 0))
 
@@ -299,18 +307,8 @@ class DockerSandbox(Sandbox):
         sent = collect.request(checks, self.profile.workdir, budget, entries)
         raw = self._internal(collect.command(sent, self.collector), cap=sent.cap,
                              on_limit=nothing, stop_first=True)
-        if raw.exit_code == 0 and not raw.stdout_truncated:
-            trial = CaptureBudget(budget.total_bytes)
-            trial.charged = budget.charged
-            try:
-                results = collect.parse(raw.stdout, checks, sent, trial, entries)
-            except collect.StreamError as error:
-                log.warning("collect stream of %s unusable (%s); checking one by one",
-                            self.id[:12], error)
-            else:
-                budget.charged = trial.charged
-                return results
-        return super().stop_and_collect(checks, budget)
+        results = collect.answer(raw, checks, sent, budget, entries)
+        return results if results is not None else super().stop_and_collect(checks, budget)
 
     def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
         """Seal the workspace, write the evaluator's files and run it as its own uid with

@@ -70,6 +70,9 @@ class ExecRequest:
     stdin: bytes
     timeout_s: float
     cap: int
+    null_stdin: bool = False
+    """The command's stdin is ``/dev/null`` (``stdin`` must be empty); supervisor protocol
+    4 only (:attr:`~sandbox.docker.factory.ImageFacts.collector` says it is there)."""
     stop_first: bool = False
     """The request starts by stopping the candidate. Through ``docker exec`` its script
     does that; through the supervisor (:mod:`sandbox.docker.channel`) pid 1 does it first,

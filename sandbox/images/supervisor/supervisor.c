@@ -33,7 +33,9 @@
  * Host -> supervisor:
  *   'R' run: [flags: 1 byte][uid: 4][gid: 4] (big endian) workdir NUL
  *            (KEY=VALUE NUL)* NUL (argv NUL)+
- *            flags bit 0: stop every other process first; one run at a time.
+ *            flags bit 0: stop every other process first; bit 1 (protocol 4): the
+ *            command's stdin is /dev/null, not a pipe ('I' and 'E' are ignored); one
+ *            run at a time.
  *   'I' stdin bytes for the running command; 'E' end of its stdin.
  *   'K' stop every other process now (also while a command runs).
  *   'C' reset the sandbox to how it started, between runs (see "Reset" below).
@@ -48,11 +50,13 @@
  * discarded (not closed, which would kill a chatty background server with SIGPIPE).
  * End of stdin (the host went away) ends the supervisor, and with it the container.
  *
- * Arguments: [--reusable] [--dirs-as UID DIR...]. --reusable: the sandbox may serve several
- * runs (see "Reset"). --dirs-as: make each DIR (mode 0755) as UID before anything else runs
- * - the judge's room's parts, so that no request has to fork mkdir for them; a DIR that
- * cannot be made is left to the requests (they make what is missing). With --reusable they
- * are part of the start every reset restores. Older supervisors ignore what follows argv[1].
+ * Arguments: [--reusable] [--dirs-as UID DIR...], or --collect (see collect(), not as
+ * pid 1). --reusable: the sandbox may serve several runs (see "Reset"). --dirs-as: make
+ * each DIR (mode 0755) as UID before anything else runs - the judge's room's parts, so
+ * that no request forks mkdir for them (and the host starts a first test with nothing to
+ * write without a shell); one that cannot be made ends the supervisor (a broken sandbox).
+ * With --reusable they are part of the start every reset restores. Older supervisors
+ * ignore what follows argv[1].
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -182,7 +186,7 @@ static void report_stop(void) {
 
 /* A run request, pointing into the frame it came in (valid until the frame is handled). */
 struct request {
-    int stop_first;
+    int stop_first, null_stdin;
     uid_t uid;
     gid_t gid;
     char *workdir;
@@ -244,6 +248,7 @@ static int parse_run(char *payload, size_t len, struct request *req) {
     }
     if (sep < 2 || sep >= k) { free(fields); return -1; }  /* no workdir, or no argv */
     req->stop_first = payload[0] & 1;
+    req->null_stdin = (payload[0] >> 1) & 1;
     req->uid = (uid_t)be32(payload + 1);
     req->gid = (gid_t)be32(payload + 5);
     req->workdir = fields[0];
@@ -284,7 +289,8 @@ static void run(char *payload, size_t len) {
     }
     pid_t pid = fork();
     if (pid == 0) {
-        dup2(in[0], 0);
+        int null = req.null_stdin ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
+        dup2(null >= 0 ? null : in[0], 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
         become(status[1], &req);
@@ -310,6 +316,7 @@ static void run(char *payload, size_t len) {
     }
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     cur = (struct child){.pid = pid, .in = in[1], .out = out[0], .err = err[0]};
+    if (req.null_stdin) close_fd(&cur.in);  /* its stdin is /dev/null: nothing to feed */
 }
 
 static void queue_stdin(const char *data, size_t len) {
@@ -980,7 +987,8 @@ static void make_dirs(int argc, char **argv) {
     if (*end != '\0' || uid == 0 || uid > 0x7fffffffUL) return;
     mode_t old = umask(0);
     act_as((uid_t)uid);
-    for (int i = 2; i < argc; i++) mkdir(argv[i], 0755);
+    for (int i = 2; i < argc; i++)
+        if (mkdir(argv[i], 0755) != 0 && errno != EEXIST) die("--dirs-as: mkdir");
     act_as(0);
     umask(old);
 }

@@ -4,6 +4,7 @@ step path instead, with the same outcome."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -79,3 +80,44 @@ def test_a_command_with_stdin_is_seeded_separately(open_sandbox: OpenSandbox) ->
 
     assert len(calls) == 2
     assert result.stdout == b"AB"
+
+
+#: What a test sees of its start: its stdin, its HOME and TMPDIR, its directory.
+LOOK = ("readlink /proc/self/fd/0; [ -d \"$HOME\" ] && [ -d \"$TMPDIR\" ] && echo room; pwd; "
+        "echo '1 passed'")
+
+
+@pytest.mark.parametrize("image", ["busybox", "python"])
+def test_a_first_test_with_nothing_to_write_starts_as_every_later_test(
+        open_sandbox: OpenSandbox, image: str) -> None:
+    """With no test file to write (protocol 4), the first test is the test's own process,
+    no shell before it — and it starts as a later test does (the script's way): stdin
+    ``/dev/null``, the room's parts there, in its directory."""
+    sandbox = open_sandbox(image)
+    assert sandbox.bare_first_test
+    look = CodeExecution(validator_key="t", target="file:s", target_path="/tmp/s.sh",
+                         test_command=LOOK)  # the test's directory: /tmp (see §7.3)
+    calls = counted(sandbox)
+
+    result = sandbox.run_plan(Plan(files=(SeedFile("s.sh", ""),), tests=(look, look)))
+
+    first, later = (test.result.stdout for test in result.tests)
+    assert first == later == b"/dev/null\nroom\n/tmp\n1 passed\n"
+    assert calls[1][:2] == ("sh", "-lc")  # the test itself (calls[0] seeds)
+    assert calls[2][:2] == ("sh", "-c")  # a later test starts through JUDGE_TEST
+
+
+def test_a_first_test_whose_directory_is_missing_fails_as_before(
+        open_sandbox: OpenSandbox) -> None:
+    """The test's directory (outside the workspace, §7.3) is not there: the test cannot
+    start, which is the candidate's failed test, exactly as through the script."""
+    look = CodeExecution(validator_key="t", target="file:s", target_path="/gone/s.sh",
+                         test_command=LOOK)
+    plan = Plan(files=(SeedFile("s.sh", ""),), tests=(look,))
+    results = []
+    for bare in (True, False):
+        sandbox = open_sandbox("busybox")
+        sandbox.bare_first_test = bare
+        results.append(sandbox.run_plan(plan).tests[0].result)
+    bare_result, scripted = (dataclasses.replace(r, duration_s=0.0) for r in results)
+    assert bare_result == scripted and "/gone" in (bare_result.error or "")
