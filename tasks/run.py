@@ -138,6 +138,9 @@ def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: 
         total = result.timings_ms.get("total", 0.0)
         waited = (time.time() - enqueued_at) * 1000 - total
         result.timings_ms["queue_wait"] = round(max(0.0, waited), 3)
+    stats = getattr(rt.factory, "stats", None)
+    if callable(stats):  # before publishing: a published run's pool take is already counted
+        rt.observer.pool(stats())
     started = time.perf_counter()
     body = cap_size(result, rt.config.max_result_bytes).to_json()
     first = rt.patience.persist("publication", lambda: rt.publisher.publish(result, body),
@@ -147,9 +150,6 @@ def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: 
         rt.observer.run_finished(result, queue)
     else:
         rt.observer.duplicate()
-    stats = getattr(rt.factory, "stats", None)
-    if callable(stats):
-        rt.observer.pool(stats())
     return result.outcome if first else "duplicate"
 
 
