@@ -88,9 +88,10 @@ def per_file_cap(check: CaptureCheck | ListingCheck) -> int:
 
 
 def answer(raw: RawExec, checks: Sequence[CaptureCheck | ListingCheck], sent: Request,
-           budget: CaptureBudget, max_entries: int) -> tuple[Result, ...] | None:
+           budget: CaptureBudget, max_entries: int, *, where: str) -> tuple[Result, ...] | None:
     """The checks' results from the request's raw answer, ``budget`` charged; ``None``
-    (nothing charged) when the request failed or its stream is unusable: check one by one."""
+    (nothing charged) when the request failed or its stream is unusable (logged, naming
+    ``where``: the sandbox): check one by one."""
     if raw.exit_code != 0 or raw.stdout_truncated:
         return None
     trial = CaptureBudget(budget.total_bytes)
@@ -98,7 +99,7 @@ def answer(raw: RawExec, checks: Sequence[CaptureCheck | ListingCheck], sent: Re
     try:
         results = parse(raw.stdout, checks, sent, trial, max_entries)
     except StreamError as error:
-        log.warning("collect stream unusable (%s); checking one by one", error)
+        log.warning("collect stream of %s unusable (%s); checking one by one", where, error)
         return None
     budget.charged = trial.charged
     return results

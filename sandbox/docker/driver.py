@@ -307,7 +307,7 @@ class DockerSandbox(Sandbox):
         sent = collect.request(checks, self.profile.workdir, budget, entries)
         raw = self._internal(collect.command(sent, self.collector), cap=sent.cap,
                              on_limit=nothing, stop_first=True)
-        results = collect.answer(raw, checks, sent, budget, entries)
+        results = collect.answer(raw, checks, sent, budget, entries, where=self.id[:12])
         return results if results is not None else super().stop_and_collect(checks, budget)
 
     def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:

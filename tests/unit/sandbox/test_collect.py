@@ -6,6 +6,7 @@ import pytest
 
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.docker import collect, scripts
+from sandbox.docker.stream import RawExec
 from sandbox.results import DirectoryListing, FileCapture
 
 CHECKS = (CaptureCheck("a", "a.txt", max_size_bytes=4), ListingCheck("d", "d"),
@@ -67,3 +68,21 @@ def test_anything_out_of_step_is_refused(data: bytes) -> None:
     sent = collect.request(checks, "/w", CaptureBudget(), 10)
     with pytest.raises(collect.StreamError):
         collect.parse(stream(sent.nonce, data), checks, sent, CaptureBudget(), 10)
+
+
+def test_an_unusable_answer_charges_nothing_and_names_the_sandbox(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A forged or broken stream costs the run no budget; the warning says which sandbox,
+    for the operator who finds it in a worker's log."""
+    checks = (CaptureCheck("a", "a"),)
+    budget = CaptureBudget(100)
+    sent = collect.request(checks, "/w", budget, 10)
+    forged = RawExec(exit_code=0, stdout=b"@bad 0 file 3\nabc", stderr=b"",
+                     stdout_truncated=False, stderr_truncated=False, timed_out=False,
+                     duration_s=0.0)
+
+    with caplog.at_level("WARNING"):
+        found = collect.answer(forged, checks, sent, budget, 10, where="0123456789ab")
+
+    assert found is None and budget.charged == 0
+    assert "collect stream of 0123456789ab unusable" in caplog.text
