@@ -33,14 +33,17 @@ log = logging.getLogger(__name__)
 #: The protocol version this module speaks (images say theirs in a label, see ``factory``).
 #: Version 3 added the reset (``C``), which sandbox reuse needs; 4 the supervisor's start
 #: option ``--dirs-as`` (the judge's room's parts made at the start) and its ``--collect``
-#: mode (file captures without a shell, see :mod:`sandbox.docker.collect`).
-PROTOCOL = "4"
+#: mode (file captures without a shell, see :mod:`sandbox.docker.collect`); 5 the seed
+#: records a request may carry (:attr:`~sandbox.docker.stream.ExecRequest.seed`).
+PROTOCOL = "5"
 #: Supervisor versions this module can drive: 2 is 3 without the reset, 3 is 4 without the
-#: start-up directories and the collect mode.
-SUPPORTED = ("2", "3", "4")
+#: start-up directories and the collect mode, 4 is 5 without the seed records.
+SUPPORTED = ("2", "3", "4", "5")
 _FRAME = struct.Struct(">cI")
 #: An ``R`` frame's head: flags, uid, gid.
 _RUN_HEAD = struct.Struct(">BII")
+#: The seed records' length in an ``R`` frame (protocol 5).
+_LENGTH = struct.Struct(">I")
 _DOCKER_FRAME = struct.Struct(">BxxxI")
 #: Bytes of stdin per frame sent to the supervisor.
 STDIN_CHUNK = 1 << 20
@@ -177,13 +180,17 @@ class Channel:
 
 
 def encode_run(request: ExecRequest) -> bytes:
-    """The payload of an ``R`` frame: flags, uid, gid, then workdir, ``KEY=VALUE``s, an
-    empty field and argv, each NUL-terminated."""
+    """The payload of an ``R`` frame: flags, uid, gid, the seed records (their length
+    first) when there are any, then workdir, ``KEY=VALUE``s, an empty field and argv, each
+    NUL-terminated."""
     uid, gid = numeric_user(request.user)
     fields = [request.workdir, *(f"{k}={v}" for k, v in request.env.items()), "",
               *request.argv]
-    flags = (1 if request.stop_first else 0) | (2 if request.null_stdin else 0)
+    seeds = request.seed is not None
+    flags = (1 if request.stop_first else 0) | (2 if request.null_stdin else 0) | 4 * seeds
     head = _RUN_HEAD.pack(flags, uid, gid)
+    if request.seed is not None:
+        head += _LENGTH.pack(len(request.seed)) + request.seed
     return head + b"".join(field.encode() + b"\0" for field in fields)
 
 

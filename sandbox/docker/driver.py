@@ -60,7 +60,8 @@ class DockerSandbox(Sandbox):
     def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
                  channel: Channel | None = None, base_env: Mapping[str, str] | None = None,
                  gvisor: bool = False, runtime: str = "", image_id: str = "",
-                 reused: reuse.Reuse | None = None, collector: str | None = None) -> None:
+                 reused: reuse.Reuse | None = None, collector: str | None = None,
+                 seeds: bool = False) -> None:
         super().__init__(profile)
         self._runtime, self._image_id = runtime, image_id
         self.client, self.container, self.channel, self.run_id = (
@@ -77,6 +78,8 @@ class DockerSandbox(Sandbox):
         """The supervisor binary that collects file captures itself (protocol 4)."""
         self.bare_first_test = self.collector is not None and bool(room_parts(profile))
         """Whether the supervisor made the room's parts and gives a null stdin (protocol 4)."""
+        self.seeds = seeds and channel is not None
+        """Whether the supervisor writes a request's seed records itself (protocol 5)."""
 
     @property
     def id(self) -> str:
@@ -134,7 +137,9 @@ class DockerSandbox(Sandbox):
         return outcome.result(self.conduit, raw)
 
     def write_and_exec(self, files: Sequence[SeedFile], command: Command) -> ExecResult:
-        """Seed ``files`` and run ``command`` in one request (:data:`scripts.SEED_THEN_EXEC`).
+        """Seed ``files`` and run ``command`` in one request: the supervisor's process
+        writes them and becomes the command (protocol 5), else
+        :data:`scripts.SEED_THEN_EXEC` does; if either could not, step by step.
 
         The command keeps its own env, timeout and caps; one with stdin or its own workdir
         (which seeding may create) runs in an exec of its own after the seeding.
@@ -147,14 +152,11 @@ class DockerSandbox(Sandbox):
         if (not files or command.stdin or command.user is not None
                 or command.workdir not in (None, workdir)):
             return super().write_and_exec(files, command)
-        archive = transfer.seed_archive(files, workdir, self.profile.limits.seed_bytes)
-        nonce = secrets.token_hex(8)
-        argv = ("sh", "-c", scripts.SEED_THEN_EXEC, "sh", workdir, nonce, *command.as_argv())
-        raw = self._run(outcome.request(self.conduit, command, argv, stdin=archive),
-                        self._kill_candidate)
+        nonce, request = seeding.with_command(self.conduit, files, command, native=self.seeds)
+        raw = self._run(request, self._kill_candidate)
         if raw is None:
             return outcome.ended(self.conduit)
-        if raw.start_error or outcome.driver_failed(raw, nonce):
+        if raw.start_error or (nonce and outcome.driver_failed(raw, nonce)):
             return super().write_and_exec(files, command)
         return outcome.result(self.conduit, raw)
 

@@ -28,6 +28,8 @@ DEADLINE_SLACK_S = 60.0
 RESET_PROTOCOL = 3
 #: The first protocol whose supervisor binary collects file captures (``--collect``).
 COLLECT_PROTOCOL = 4
+#: The first protocol whose supervisor writes a request's seed records itself.
+SEED_PROTOCOL = 5
 #: ``HOME`` of every step when the image's ``ENV`` sets none (Docker's own fallback).
 DEFAULT_HOME = "/"
 #: What every step's environment starts from, so that the same submission behaves the same
@@ -60,6 +62,11 @@ class ImageFacts:
     def collector(self) -> str | None:
         """The supervisor's path when it can collect file captures (else ``None``)."""
         return self.supervisor if self.protocol >= COLLECT_PROTOCOL else None
+
+    @property
+    def seeds(self) -> bool:
+        """Whether the image's supervisor writes a request's seed records itself."""
+        return self.supervisor is not None and self.protocol >= SEED_PROTOCOL
 
 
 def image_env(config_env: list[str] | None) -> tuple[tuple[str, str], ...]:
@@ -109,7 +116,7 @@ class DockerFactory:
                              base_env=dict(image.env), image_id=image.id,
                              runtime=self.runtimes.name(profile.runtime),
                              gvisor=self.runtimes.gvisor(profile.runtime), reused=reused,
-                             collector=image.collector)
+                             collector=image.collector, seeds=image.seeds)
 
     def reusable(self, profile: Profile) -> bool:
         """Whether ``profile``'s sandboxes are started to serve several runs: the profile

@@ -10,12 +10,14 @@ is the sandbox's (:class:`~sandbox.errors.SandboxUnavailable`).
 
 from __future__ import annotations
 
+import dataclasses
+import secrets
 from collections.abc import Sequence
 
-from sandbox.command import SeedFile
-from sandbox.docker import scripts, transfer
+from sandbox.command import Command, SeedFile
+from sandbox.docker import outcome, scripts, transfer
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
-from sandbox.docker.stream import RawExec, first_line
+from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.errors import SandboxUnavailable, SeedRefused
 from sandbox.paths import relative_to, workspace_path
 
@@ -32,6 +34,27 @@ def archive(conduit: Conduit, files: Sequence[SeedFile]) -> tuple[bytes, list[st
     workdir = conduit.profile.workdir
     built = transfer.seed_archive(files, workdir, conduit.profile.limits.seed_bytes)
     return built, [relative_to(workspace_path(f.path, workdir), workdir) for f in files]
+
+
+def with_command(conduit: Conduit, files: Sequence[SeedFile], command: Command, *,
+                 native: bool) -> tuple[str, ExecRequest]:
+    """The request that writes ``files`` and becomes ``command`` (in the workspace, as the
+    candidate), and the nonce of its driver script: :data:`scripts.SEED_THEN_EXEC` with a
+    tar on stdin, or (``native``, protocol 5; nonce ``""``) the supervisor's own seed
+    records, a failure of which is a start error.
+
+    Raises:
+        SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+    """
+    workdir, limit = conduit.profile.workdir, conduit.profile.limits.seed_bytes
+    if native:
+        request = outcome.request(conduit, command, command.as_argv(), stdin=b"")
+        return "", dataclasses.replace(request, null_stdin=True,
+                                       seed=transfer.seed_records(files, workdir, limit))
+    nonce = secrets.token_hex(8)
+    argv = ("sh", "-c", scripts.SEED_THEN_EXEC, "sh", workdir, nonce, *command.as_argv())
+    return nonce, outcome.request(conduit, command, argv,
+                                  stdin=transfer.seed_archive(files, workdir, limit))
 
 
 def extract(conduit: Conduit, files: Sequence[SeedFile]) -> None:

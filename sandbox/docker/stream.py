@@ -73,6 +73,12 @@ class ExecRequest:
     null_stdin: bool = False
     """The command's stdin is ``/dev/null`` (``stdin`` must be empty); supervisor protocol
     4 only (:attr:`~sandbox.docker.factory.ImageFacts.collector` says it is there)."""
+    seed: bytes | None = None
+    """Seed records (:func:`~sandbox.docker.transfer.seed_records`) the command's process
+    writes into ``workdir`` as ``user`` before it becomes the command, its stdin
+    ``/dev/null``; supervisor protocol 5 only (:attr:`~sandbox.docker.factory.ImageFacts.
+    seeds` says it is there). A failure is a ``start_error`` (the supervisor's message
+    starts ``evalfleet-supervisor seed:``)."""
     stop_first: bool = False
     """The request starts by stopping the candidate. Through ``docker exec`` its script
     does that; through the supervisor (:mod:`sandbox.docker.channel`) pid 1 does it first,
@@ -82,6 +88,8 @@ class ExecRequest:
 def run_exec(api: Any, container_id: str, request: ExecRequest,
              on_limit: Callable[[], None]) -> RawExec:
     """Run ``request`` in the container; engine errors propagate (see ``failure``)."""
+    if request.seed is not None:
+        raise ValueError("seed records need the supervisor (protocol 5), not docker exec")
     started = time.monotonic()
     exec_id = api.exec_create(container_id, list(request.argv), stdin=True, stdout=True,
                               stderr=True, user=request.user, workdir=request.workdir,

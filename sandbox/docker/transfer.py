@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import io
 import posixpath
+import struct
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from sandbox import room
 from sandbox.command import SeedFile
@@ -35,21 +36,46 @@ def seed_archive(files: Sequence[SeedFile], workspace: str, max_bytes: int) -> b
     Raises:
         SandboxConfigError: a path breaks the rules or the total passes ``max_bytes``.
     """
-    if sum(len(file.data) for file in files) > max_bytes:
-        raise SandboxConfigError(f"seed files exceed {max_bytes} bytes")
     buffer = io.BytesIO()
     now = time.time()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
-        made: set[str] = set()
-        for file in files:
-            name = relative_to(workspace_path(file.path, workspace), workspace)
-            for parent in _parents(name):
-                if parent not in made:
-                    made.add(parent)
-                    archive.addfile(_info(parent, tarfile.DIRTYPE, 0o755, 0, now))
-            archive.addfile(_info(name, tarfile.REGTYPE, file.mode & 0o777, len(file.data), now),
-                            io.BytesIO(file.data))
+        for name, mode, data in _entries(files, workspace, max_bytes):
+            kind = tarfile.DIRTYPE if data is None else tarfile.REGTYPE
+            archive.addfile(_info(name, kind, mode, len(data or b""), now),
+                            None if data is None else io.BytesIO(data))
     return buffer.getvalue()
+
+
+def seed_records(files: Sequence[SeedFile], workspace: str, max_bytes: int) -> bytes:
+    """The same entries as :func:`seed_archive`, as the supervisor's seed records
+    (protocol 5): ``[b"D" or b"F"][mode: 4][size: 4] name NUL [data]`` each.
+
+    Raises:
+        SandboxConfigError: a path breaks the rules or the total passes ``max_bytes``.
+    """
+    return b"".join(_RECORD.pack(b"D" if data is None else b"F", mode, len(data or b""))
+                    + name.encode() + b"\0" + (data or b"")
+                    for name, mode, data in _entries(files, workspace, max_bytes))
+
+
+#: A seed record's head: its type, mode and size.
+_RECORD = struct.Struct(">cII")
+
+
+def _entries(files: Sequence[SeedFile], workspace: str,
+             max_bytes: int) -> Iterator[tuple[str, int, bytes | None]]:
+    """``(name, mode, data)`` per directory (``data`` ``None``, mode 0755) and file, each
+    directory once and before what is in it; names relative to ``workspace``."""
+    if sum(len(file.data) for file in files) > max_bytes:
+        raise SandboxConfigError(f"seed files exceed {max_bytes} bytes")
+    names = [relative_to(workspace_path(file.path, workspace), workspace) for file in files]
+    made: set[str] = set()
+    for name, file in zip(names, files, strict=True):
+        for parent in _parents(name):
+            if parent not in made:
+                made.add(parent)
+                yield parent, 0o755, None
+        yield name, file.mode & 0o777, file.data
 
 
 def capture_command(path: str) -> tuple[str, ...]:

@@ -26,15 +26,18 @@
  * It is also not dumpable (PR_SET_DUMPABLE 0), and every descriptor of its own is
  * close-on-exec: commands see only their stdio pipes.
  *
- * Protocol version 4 (images say so in the label evalfleet.supervisor.protocol; bump it
+ * Protocol version 5 (images say so in the label evalfleet.supervisor.protocol; bump it
  * with sandbox/docker/channel.py's PROTOCOL on any change; 3 added 'C', 4 the arguments
- * --dirs-as and --collect, below): frames of [type: 1 byte]
+ * --dirs-as and --collect, below, 5 the seed records): frames of [type: 1 byte]
  * [length: 4 bytes, big endian][payload], both ways.
  * Host -> supervisor:
- *   'R' run: [flags: 1 byte][uid: 4][gid: 4] (big endian) workdir NUL
+ *   'R' run: [flags: 1 byte][uid: 4][gid: 4] (big endian) [seed] workdir NUL
  *            (KEY=VALUE NUL)* NUL (argv NUL)+
  *            flags bit 0: stop every other process first; bit 1 (protocol 4): the
- *            command's stdin is /dev/null, not a pipe ('I' and 'E' are ignored); one
+ *            command's stdin is /dev/null, not a pipe ('I' and 'E' are ignored); bit 2
+ *            (protocol 5): [seed] is [length: 4][records], files the command's process
+ *            writes into its workdir as its user before it becomes the command (see
+ *            seed(); a failure is an 'f' starting "evalfleet-supervisor seed:"); one
  *            run at a time.
  *   'I' stdin bytes for the running command; 'E' end of its stdin.
  *   'K' stop every other process now (also while a command runs).
@@ -186,9 +189,11 @@ static void report_stop(void) {
 
 /* A run request, pointing into the frame it came in (valid until the frame is handled). */
 struct request {
-    int stop_first, null_stdin;
+    int stop_first, null_stdin, seeds;
     uid_t uid;
     gid_t gid;
+    const char *seed;    /* seed records (flag bit 2), in the frame's payload */
+    size_t seed_len;
     char *workdir;
     char **env, **argv;  /* NULL-terminated, in one allocation (env's) */
 };
@@ -206,17 +211,78 @@ static const char *drop_privileges(const struct request *req) {
     return NULL;
 }
 
-/* In the child: the command's user, environment, directory and program; never returns. */
+static uint32_t be32(const char *p) {
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+/* A seed record's path: relative, every part a plain name (no "", ".", ".."). */
+static int plain_path(const char *path) {
+    if (*path == '\0' || *path == '/') return 0;
+    for (const char *part = path; part; ) {
+        const char *end = strchr(part, '/');
+        size_t n = end ? (size_t)(end - part) : strlen(part);
+        if (n == 0 || (n == 1 && part[0] == '.') || (n == 2 && !strncmp(part, "..", 2)))
+            return 0;
+        part = end ? end + 1 : NULL;
+    }
+    return 1;
+}
+
+/* Create a new file (never one that is there, never through a link) holding data. */
+static int new_file(const char *path, mode_t mode, const char *data, size_t len) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0) return -1;
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { int saved = n < 0 ? errno : ENOSPC; close(fd); errno = saved; return -1; }
+        data += n;
+        len -= (size_t)n;
+    }
+    return close(fd);
+}
+
+/* In the child, as the request's user, in its workdir: write the seed records, each
+ * [type 'D' or 'F'][mode: 4][size: 4] path NUL [size bytes], parents first - what
+ * `tar -x` of the same files does under umask 022 - into a place where none of them is
+ * yet. NULL when done, else what failed (errno says why): anything already in the way,
+ * or any other surprise, and the host seeds step by step (it clears the way, as tar). */
+static const char *seed(const char *p, size_t len) {
+    while (len > 0) {
+        size_t plen = len > 9 ? strnlen(p + 9, len - 9) : 0;
+        errno = EINVAL;
+        if (len <= 9 || plen == len - 9 || !plain_path(p + 9)) return "bad record";
+        size_t size = be32(p + 5), left = len - 9 - plen - 1;
+        mode_t mode = be32(p + 1) & 0777;
+        if (size > left) return "bad record";
+        const char *path = p + 9, *data = path + plen + 1;
+        if (p[0] == 'D' && size == 0) {
+            if (mkdir(path, mode) != 0) return path;
+        } else if (p[0] != 'F' || new_file(path, mode, data, size) != 0) {
+            return p[0] == 'F' ? path : "bad record";
+        }
+        p = data + size;
+        len = left - size;
+    }
+    return NULL;
+}
+
+/* In the child: the command's user, environment, directory and program (its seed files
+ * written first); never returns. */
 static void become(int err_fd, const struct request *req) {
     char message[512];
+    const char *failed;
     signal(SIGPIPE, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
-    const char *failed = drop_privileges(req);
-    if (failed) {
+    if ((failed = drop_privileges(req))) {
         snprintf(message, sizeof message, "evalfleet-supervisor: %s: %s", failed,
                  strerror(errno));
     } else if (chdir(req->workdir) != 0) {
         snprintf(message, sizeof message, "chdir to cwd (\"%s\") failed: %s", req->workdir,
+                 strerror(errno));
+    } else if (req->seeds && (failed = seed(req->seed, req->seed_len))) {
+        snprintf(message, sizeof message, "evalfleet-supervisor seed: %s: %s", failed,
                  strerror(errno));
     } else {
         environ = req->env;
@@ -227,22 +293,27 @@ static void become(int err_fd, const struct request *req) {
     _exit(127);
 }
 
-static uint32_t be32(const char *p) {
-    const unsigned char *u = (const unsigned char *)p;
-    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
-}
-
 #define RUN_HEAD 9  /* flags, uid, gid */
 
-/* Split an 'R' payload: flags, uid, gid, workdir NUL, (KEY=VALUE NUL)*, NUL, (argv NUL)+. */
+/* Split an 'R' payload: flags, uid, gid, [seed length: 4, seed records] (flag bit 2),
+ * workdir NUL, (KEY=VALUE NUL)*, NUL, (argv NUL)+. */
 static int parse_run(char *payload, size_t len, struct request *req) {
-    if (len < RUN_HEAD + 2 || payload[len - 1] != '\0') return -1;
+    size_t start = RUN_HEAD;
+    if (len < RUN_HEAD) return -1;
+    req->seeds = (payload[0] >> 2) & 1;
+    if (req->seeds) {
+        if (len < RUN_HEAD + 4 || be32(payload + RUN_HEAD) > len - RUN_HEAD - 4) return -1;
+        req->seed = payload + RUN_HEAD + 4;
+        req->seed_len = be32(payload + RUN_HEAD);
+        start = RUN_HEAD + 4 + req->seed_len;
+    }
+    if (len < start + 2 || payload[len - 1] != '\0') return -1;
     size_t n = 0;
-    for (size_t i = RUN_HEAD; i < len; i++) n += payload[i] == '\0';
+    for (size_t i = start; i < len; i++) n += payload[i] == '\0';
     char **fields = calloc(n + 2, sizeof *fields);
     if (!fields) die("out of memory");
     size_t k = 0, sep = 0;
-    for (char *p = payload + RUN_HEAD; p < payload + len; p += strlen(p) + 1) {
+    for (char *p = payload + start; p < payload + len; p += strlen(p) + 1) {
         if (*p == '\0' && k > 0 && sep == 0) { fields[k++] = NULL; sep = k; continue; }
         fields[k++] = p;
     }
@@ -278,7 +349,7 @@ static void send_error(const char *what, int error) {
 
 /* Start the command of an 'R' frame; answers 'f' itself when it cannot start. */
 static void run(char *payload, size_t len) {
-    struct request req;
+    struct request req = {0};
     if (parse_run(payload, len, &req) != 0) { send_text('f', "bad run request"); return; }
     if (req.stop_first) { char ignored[80]; stop_others(ignored, sizeof ignored); }
     int in[2], out[2], err[2], status[2];

@@ -101,6 +101,14 @@ def test_encode_run_puts_flags_ids_workdir_env_then_argv() -> None:
     assert payload == head + b"/workspace\0A=1\0\0echo\0a b\0"
 
 
+def test_encode_run_puts_seed_records_between_the_head_and_the_workdir() -> None:
+    """Flag bit 2 and the records' length after the ids (protocol 5); their stdin is none."""
+    payload = encode_run(request(seed=b"F\0\0\x01\xa4\0\0\0\x01a\0x", null_stdin=True))
+    assert payload[:1] == b"\x06"
+    assert payload[9:] == (12).to_bytes(4, "big") + b"F\0\0\x01\xa4\0\0\0\x01a\0x" \
+        + b"/workspace\0A=1\0\0sh\0-c\0true\0"
+
+
 def test_encode_run_takes_a_bare_uid_as_its_own_gid() -> None:
     assert encode_run(request(user="1000"))[1:9] == (1000).to_bytes(4, "big") * 2
 

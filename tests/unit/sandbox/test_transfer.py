@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+from typing import Any
 
 import pytest
 
@@ -35,17 +36,37 @@ def test_seed_archive_has_parents_modes_and_relative_names() -> None:
                        ("a/b/c.sh", tarfile.REGTYPE, 0o755), ("d", tarfile.REGTYPE, 0o644)]
 
 
+def test_seed_records_list_what_the_archive_holds() -> None:
+    """The supervisor's records (protocol 5): the archive's entries, in its order, each
+    type, mode, size, name NUL, then the data."""
+    records = transfer.seed_records([SeedFile("a/b/c.sh", "x", mode=0o755),
+                                     SeedFile("/workspace/d", b"yy"),
+                                     SeedFile("a/e", b"", mode=0o4777)], "/workspace", 100)
+    assert records == (
+        b"D" + _mode_size(0o755, 0) + b"a\0"
+        + b"D" + _mode_size(0o755, 0) + b"a/b\0"
+        + b"F" + _mode_size(0o755, 1) + b"a/b/c.sh\0x"
+        + b"F" + _mode_size(0o644, 2) + b"d\0yy"
+        + b"F" + _mode_size(0o777, 0) + b"a/e\0")
+
+
+def _mode_size(mode: int, size: int) -> bytes:
+    return mode.to_bytes(4, "big") + size.to_bytes(4, "big")
+
+
+@pytest.mark.parametrize("build", [transfer.seed_archive, transfer.seed_records])
 @pytest.mark.parametrize("path", ["../x", "/etc/passwd", "a/../../x", "/workspace", ""])
-def test_seed_paths_outside_the_workspace_are_refused(path: str) -> None:
+def test_seed_paths_outside_the_workspace_are_refused(build: Any, path: str) -> None:
     """``..``, absolute paths elsewhere and the workspace itself are config errors."""
     with pytest.raises(SandboxConfigError):
-        transfer.seed_archive([SeedFile(path, "x")], "/workspace", 100)
+        build([SeedFile(path, "x")], "/workspace", 100)
 
 
-def test_seed_total_cap() -> None:
+@pytest.mark.parametrize("build", [transfer.seed_archive, transfer.seed_records])
+def test_seed_total_cap(build: Any) -> None:
     """More than ``max_bytes`` of content is a config error."""
     with pytest.raises(SandboxConfigError):
-        transfer.seed_archive([SeedFile("a", b"x" * 60), SeedFile("b", b"x" * 41)], "/w", 100)
+        build([SeedFile("a", b"x" * 60), SeedFile("b", b"x" * 41)], "/w", 100)
 
 
 def test_read_archive_keeps_limit_bytes_and_full_size() -> None:
