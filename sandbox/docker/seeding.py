@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from sandbox.command import Command, SeedFile
 from sandbox.docker import outcome, scripts, transfer
+from sandbox.docker.channel import STDIN_CHUNK
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.errors import SandboxUnavailable, SeedRefused
@@ -23,6 +24,9 @@ from sandbox.paths import relative_to, workspace_path
 
 #: Exit status of a script that could not stop the candidate first.
 NOT_STOPPED = 97
+#: The most seed record bytes a request carries: the supervisor holds a request whole, in
+#: the sandbox's memory, so more go as a tar on stdin, streamed in chunks of this size.
+NATIVE_SEED_MAX = STDIN_CHUNK
 
 
 def archive(conduit: Conduit, files: Sequence[SeedFile]) -> tuple[bytes, list[str]]:
@@ -40,17 +44,17 @@ def with_command(conduit: Conduit, files: Sequence[SeedFile], command: Command, 
                  native: bool) -> tuple[str, ExecRequest]:
     """The request that writes ``files`` and becomes ``command`` (in the workspace, as the
     candidate), and the nonce of its driver script: :data:`scripts.SEED_THEN_EXEC` with a
-    tar on stdin, or (``native``, protocol 5; nonce ``""``) the supervisor's own seed
-    records, a failure of which is a start error.
+    tar on stdin, or (``native``, protocol 5, up to :data:`NATIVE_SEED_MAX`; nonce ``""``)
+    the supervisor's own seed records, a failure of which is a start error.
 
     Raises:
         SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
     """
     workdir, limit = conduit.profile.workdir, conduit.profile.limits.seed_bytes
-    if native:
+    records = transfer.seed_records(files, workdir, limit) if native else b""
+    if native and len(records) <= NATIVE_SEED_MAX:
         request = outcome.request(conduit, command, command.as_argv(), stdin=b"")
-        return "", dataclasses.replace(request, null_stdin=True,
-                                       seed=transfer.seed_records(files, workdir, limit))
+        return "", dataclasses.replace(request, null_stdin=True, seed=records)
     nonce = secrets.token_hex(8)
     argv = ("sh", "-c", scripts.SEED_THEN_EXEC, "sh", workdir, nonce, *command.as_argv())
     return nonce, outcome.request(conduit, command, argv,

@@ -115,3 +115,16 @@ def test_the_supervisor_refuses_a_record_the_host_never_sends(open_sandbox: Open
 
     assert raw.start_error is not None and "seed: bad record" in raw.start_error
     assert b"escaped" not in after.stdout and b"ran" not in after.stdout
+
+
+def test_a_seed_larger_than_a_request_streams_as_a_tar(open_sandbox: OpenSandbox) -> None:
+    """Past :data:`seeding.NATIVE_SEED_MAX` the files go as a tar on stdin, in chunks (the
+    supervisor would hold a record request whole, in the sandbox's memory)."""
+    sandbox = open_sandbox("busybox")
+    big = SeedFile("big.bin", b"x" * (seeding.NATIVE_SEED_MAX + 1))
+    calls = counted(sandbox)
+
+    result = sandbox.write_and_exec([big, SeedFile("a.txt", "a")], Command("wc -c < big.bin"))
+
+    assert (result.exit_code, result.stdout.strip()) == (0, str(len(big.data)).encode())
+    assert len(calls) == 1 and tuple(calls[0])[:2] == ("sh", "-c")  # SEED_THEN_EXEC
