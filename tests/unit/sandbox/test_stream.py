@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import struct
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox.docker.stream import Capped, _Frames
+from sandbox.docker.stream import Capped, ExecRequest, _Frames, run_exec
 
 
 def frame(stream: int, data: bytes) -> bytes:
@@ -34,3 +35,12 @@ def test_cap_is_reported_once() -> None:
     assert capped.add(b"def") is True
     assert capped.add(b"ghi") is False
     assert (bytes(capped.data), capped.truncated) == (b"abcde", True)
+
+
+def test_seed_records_never_go_through_docker_exec() -> None:
+    """Only the supervisor writes seed records; through ``exec`` the request would run the
+    command on an unseeded workspace, so it is refused before the engine is asked."""
+    request = ExecRequest(argv=("true",), user="1000", workdir="/w", env={}, stdin=b"",
+                          timeout_s=1.0, cap=10, seed=b"")
+    with pytest.raises(ValueError, match="supervisor"):
+        run_exec(None, "container", request, lambda: None)
