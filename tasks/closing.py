@@ -5,14 +5,18 @@ by then the plan has stopped every candidate process and read what it needed. A
 :class:`Closer` removes sandboxes on one background thread, in the order they were
 handed over, while the worker scores and publishes. Removal is never skipped: the queue
 is bounded (a worker that outruns its removals waits for them), :meth:`Closer.drain`
-finishes every pending removal at shutdown, and a closer that is stopped closes at once.
+finishes every pending removal at shutdown — all at once: a gVisor sandbox torn down
+under a fork bomb can take tens of seconds to go, and a shutdown has a deadline — and a
+closer that is stopped closes at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
+import time
 
 from sandbox.base import Sandbox
 
@@ -49,20 +53,32 @@ class Closer:
         self._queue.put(sandbox)
 
     def drain(self, timeout: float = 60.0) -> None:
-        """Remove everything still queued, then stop; later sandboxes close at once."""
+        """Remove everything still queued, each on a thread of its own beside the removal
+        under way, waiting up to ``timeout`` s in all; then stop (later sandboxes close at
+        once)."""
         with self._lock:
             self._stopped = True
             thread = self._thread
+        deadline = time.monotonic() + timeout
+        closing = _closing(self._take_all())
         if thread is not None and thread.is_alive():
-            self._queue.put(None)
-            thread.join(timeout)
-        while True:  # anything the thread did not get to (it died or timed out)
+            with contextlib.suppress(queue.Full):  # full: a late hand-over; joined below
+                self._queue.put(None, timeout=_left(deadline))
+            closing.append(thread)
+        for worker in closing:
+            worker.join(_left(deadline))
+        for item in self._take_all():  # handed over meanwhile, or left by a dead thread
+            _close(item)
+
+    def _take_all(self) -> list[Sandbox]:
+        taken: list[Sandbox] = []
+        while True:
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
-                return
+                return taken
             if item is not None:
-                item.close()
+                taken.append(item)
 
     @property
     def pending(self) -> int:
@@ -74,7 +90,24 @@ class Closer:
             sandbox = self._queue.get()
             if sandbox is None:
                 return
-            try:
-                sandbox.close()
-            except Exception:  # close never raises by contract; keep the thread alive anyway
-                log.exception("closing sandbox %s failed", sandbox.id)
+            _close(sandbox)
+
+
+def _closing(sandboxes: list[Sandbox]) -> list[threading.Thread]:
+    """A started thread closing each of ``sandboxes``."""
+    threads = [threading.Thread(target=_close, args=(sandbox,), name="sandbox-drain",
+                                daemon=True) for sandbox in sandboxes]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
+
+
+def _close(sandbox: Sandbox) -> None:
+    try:
+        sandbox.close()
+    except Exception:  # close never raises by contract; keep the thread alive anyway
+        log.exception("closing sandbox %s failed", sandbox.id)

@@ -92,6 +92,12 @@ def worker_env(redis_url: str, worker_id: str, workdir: Path,
     return env
 
 
+#: How long a stopped node gets before SIGKILL: a warm shutdown finishes its pending
+#: sandbox removals (up to a minute: ``tasks.closing.Closer.drain``) and removes its warm
+#: pool; killed sooner, it leaves them to a reaper (the deployments allow 13 minutes).
+STOP_TIMEOUT_S = 120.0
+
+
 @dataclass
 class WorkerNode:
     """One ``evalfleet worker`` process (its own session, so a group kill reaches its pool)."""
@@ -137,7 +143,7 @@ class WorkerNode:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> None:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT_S) -> None:
         """Signal the whole process group; SIGKILL what is left after ``timeout``."""
         if not self.alive or self.process is None:
             return

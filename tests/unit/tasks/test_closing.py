@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -55,9 +58,38 @@ def test_close_later_returns_before_the_removal_and_keeps_the_order() -> None:
         closer.close_later(SlowSandbox(name, log, gate))  # type: ignore[arg-type]
     assert log == []
     gate.set()
+    until(lambda: len(log) == 3)  # before drain, which closes what is left all at once
     closer.drain()
 
     assert log == ["a", "b", "c"]
+
+
+def until(condition: Callable[[], bool], within_s: float = 10.0) -> None:
+    deadline = time.monotonic() + within_s
+    while not condition():
+        assert time.monotonic() < deadline, "not reached"
+        time.sleep(0.005)
+
+
+def test_drain_removes_the_pending_sandboxes_all_at_once() -> None:
+    """At shutdown the queued removals run side by side with the one under way (a gVisor
+    sandbox after a fork bomb can take tens of seconds to go): four removals that each
+    wait for the other three all finish."""
+    log: list[str] = []
+    together = threading.Barrier(4, timeout=10)
+
+    class Together(SlowSandbox):
+        def close(self) -> None:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                together.wait()
+                self.log.append(self.id)
+
+    closer = Closer(max_pending=4)
+    for name in "abcd":
+        closer.close_later(Together(name, log, threading.Event()))  # type: ignore[arg-type]
+    closer.drain()
+
+    assert sorted(log) == ["a", "b", "c", "d"]
 
 
 def test_drain_removes_everything_pending_and_later_sandboxes_close_at_once() -> None:
