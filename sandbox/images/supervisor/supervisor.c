@@ -268,6 +268,18 @@ static const char *seed(const char *p, size_t len) {
     return NULL;
 }
 
+/* seed(), a file past RLIMIT_FSIZE failing with EFBIG rather than killing the process
+ * (which the host would take for the command's own death); the command gets SIGXFSZ's
+ * default again. */
+static const char *seed_ignoring_xfsz(const struct request *req) {
+    signal(SIGXFSZ, SIG_IGN);
+    const char *failed = seed(req->seed, req->seed_len);
+    int saved = errno;
+    signal(SIGXFSZ, SIG_DFL);
+    errno = saved;
+    return failed;
+}
+
 /* In the child: the command's user, environment, directory and program (its seed files
  * written first); never returns. */
 static void become(int err_fd, const struct request *req) {
@@ -281,7 +293,7 @@ static void become(int err_fd, const struct request *req) {
     } else if (chdir(req->workdir) != 0) {
         snprintf(message, sizeof message, "chdir to cwd (\"%s\") failed: %s", req->workdir,
                  strerror(errno));
-    } else if (req->seeds && (failed = seed(req->seed, req->seed_len))) {
+    } else if (req->seeds && (failed = seed_ignoring_xfsz(req))) {
         snprintf(message, sizeof message, "evalfleet-supervisor seed: %s: %s", failed,
                  strerror(errno));
     } else {

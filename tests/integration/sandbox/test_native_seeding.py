@@ -14,6 +14,7 @@ from test_round_trips import counted
 
 from sandbox.command import Command, SeedFile
 from sandbox.docker import seeding
+from sandbox.errors import SeedRefused
 from sandbox.results import ExecResult
 
 pytestmark = pytest.mark.integration
@@ -128,3 +129,19 @@ def test_a_seed_larger_than_a_request_streams_as_a_tar(open_sandbox: OpenSandbox
 
     assert (result.exit_code, result.stdout.strip()) == (0, str(len(big.data)).encode())
     assert len(calls) == 1 and tuple(calls[0])[:2] == ("sh", "-c")  # SEED_THEN_EXEC
+
+
+def test_a_seed_file_past_the_file_size_limit_ends_as_through_tar(
+        open_sandbox: OpenSandbox) -> None:
+    """A file bigger than ``fsize_bytes`` fails the supervisor's write (``EFBIG``, not a
+    SIGXFSZ the host would take for the command's death) and ends exactly as through
+    ``tar``: the seeding is refused, the command never runs."""
+    files = [SeedFile("big.bin", b"x" * 8192)]
+    ended = []
+    for native in (True, False):
+        sandbox = open_sandbox("busybox", fsize_bytes=4096)
+        sandbox.seeds = native
+        with pytest.raises(SeedRefused) as refused:
+            sandbox.write_and_exec(files, Command("echo ran"))
+        ended.append(str(refused.value).replace(sandbox.id[:12], "<id>"))
+    assert ended[0] == ended[1]
