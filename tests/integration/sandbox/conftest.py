@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sandbox_support import TEST_LABELS, WORKER, OpenSandbox, left_over, profile, sweep
+from sandbox_support import IMAGES, TEST_LABELS, WORKER, OpenSandbox, left_over, profile, sweep
 
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DockerFactory
+from sandbox.docker.pool import WarmPool
+from sandbox.profile import Limits, Profile
 
 
 @pytest.fixture(scope="session")
@@ -51,3 +53,21 @@ def open_sandbox(factory: DockerFactory, exec_factory: DockerFactory,
     for sandbox in opened:
         sandbox.close()
     assert left_over(docker_client, run_id) == [], "the host is not clean"
+
+
+@pytest.fixture
+def reusing(runtime: str) -> Profile:
+    """A profile whose sandboxes serve up to 5 runs, on the test's runtime."""
+    return Profile(name="test-reuse", image=IMAGES["python"], runtime=runtime, reuse_runs=5,
+                   limits=Limits(wall_timeout_s=120))
+
+
+@pytest.fixture
+def reuse_pool(docker_client: Any, reusing: Profile) -> Iterator[WarmPool]:
+    """A pool of one reusable container of ``reusing`` (filled by hand: no refill thread)."""
+    factory = DockerFactory(docker_client, worker=WORKER, extra_labels=TEST_LABELS)
+    warm = WarmPool(factory, [(reusing, 1)])
+    warm.fill()
+    yield warm
+    warm.close()
+    assert left_over(docker_client, "warm") == [], "the host is not clean"

@@ -35,3 +35,17 @@ def profile(image: str = "python", runtime: str | None = None, **limits: Any) ->
     """A default-hardened profile on ``runtime`` with some limits overridden."""
     return Profile(name=f"test-{image}", image=IMAGES[image], runtime=runtime,
                    limits=dataclasses.replace(Limits(wall_timeout_s=120), **limits))
+
+
+def requests_of(sandbox: DockerSandbox) -> list[Any]:
+    """The argv of every request the sandbox sends from now on (the candidate's, the
+    judge's and the driver's: all of them go through its conduit)."""
+    sent: list[Any] = []
+    send = sandbox.conduit.run
+
+    def recording(request: Any, on_limit: Any) -> Any:
+        sent.append(request.argv)
+        return send(request, on_limit)
+
+    sandbox.conduit.run = recording  # type: ignore[method-assign]
+    return sent

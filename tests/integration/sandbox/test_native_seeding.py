@@ -9,8 +9,7 @@ import dataclasses
 from typing import Any
 
 import pytest
-from sandbox_support import OpenSandbox
-from test_round_trips import counted
+from sandbox_support import OpenSandbox, requests_of
 
 from sandbox.command import Command, SeedFile
 from sandbox.docker import seeding
@@ -38,7 +37,7 @@ def seeded(sandbox: Any, image: str, *, native: bool) -> tuple[ExecResult, int]:
     """The first command's look at the workspace, seeded ``native``-ly or by the script,
     and how many requests that took."""
     sandbox.seeds = native
-    calls = counted(sandbox)
+    calls = requests_of(sandbox)
     result = sandbox.write_and_exec(FILES, Command(LOOK[image]))
     return dataclasses.replace(result, duration_s=0.0), len(calls)
 
@@ -85,7 +84,7 @@ def test_what_is_in_the_way_goes_the_step_by_step_way(open_sandbox: OpenSandbox)
     sandbox = open_sandbox("busybox")
     sandbox.write_and_exec([SeedFile("bin", "a file"), SeedFile("a.txt", "old")],
                            Command("true"))
-    calls = counted(sandbox)
+    calls = requests_of(sandbox)
 
     result = sandbox.write_and_exec([SeedFile("bin/run.sh", "new"), SeedFile("a.txt", "new")],
                                     Command("cat bin/run.sh a.txt"))
@@ -123,7 +122,7 @@ def test_a_seed_larger_than_a_request_streams_as_a_tar(open_sandbox: OpenSandbox
     supervisor would hold a record request whole, in the sandbox's memory)."""
     sandbox = open_sandbox("busybox")
     big = SeedFile("big.bin", b"x" * (seeding.NATIVE_SEED_MAX + 1))
-    calls = counted(sandbox)
+    calls = requests_of(sandbox)
 
     result = sandbox.write_and_exec([big, SeedFile("a.txt", "a")], Command("wc -c < big.bin"))
 

@@ -5,10 +5,9 @@ step path instead, with the same outcome."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import pytest
-from sandbox_support import OpenSandbox
+from sandbox_support import OpenSandbox, requests_of
 
 from sandbox.capture import CaptureCheck
 from sandbox.command import Command, SeedFile
@@ -21,26 +20,12 @@ TEST = CodeExecution(validator_key="t", target="file:s", target_path="solution.s
                      test_command="cat hidden.txt; echo; echo 1 passed")
 
 
-def counted(sandbox: Any) -> list[object]:
-    """Every request the sandbox makes from now on (candidate's, judge's and driver's: all
-    of them go through its conduit)."""
-    calls: list[object] = []
-    original = sandbox.conduit.run
-
-    def counting(request: Any, on_limit: Any) -> Any:
-        calls.append(request.argv)
-        return original(request, on_limit)
-
-    sandbox.conduit.run = counting
-    return calls
-
-
 @pytest.mark.parametrize("image", ["busybox", "python"])
 def test_a_trivial_plan_takes_three_round_trips(open_sandbox: OpenSandbox, image: str) -> None:
     """Seed + command, stop + test file + test, stop + capture: three requests in all
     (three supervisor round trips, or three execs for an image without one)."""
     sandbox = open_sandbox(image)
-    calls = counted(sandbox)
+    calls = requests_of(sandbox)
     plan = Plan(files=(SeedFile("solution.sh", "cat solution.sh | wc -l; cat; echo done\n"),),
                 commands=(Command("sh solution.sh"),),
                 test_files=(SeedFile("hidden.txt", "secret"),), tests=(TEST,),
@@ -73,7 +58,7 @@ def test_a_killer_loop_left_running_cannot_spoil_the_tests(open_sandbox: OpenSan
 def test_a_command_with_stdin_is_seeded_separately(open_sandbox: OpenSandbox) -> None:
     """A command with its own stdin cannot share the seeding exec: two execs, same result."""
     sandbox = open_sandbox("busybox")
-    calls = counted(sandbox)
+    calls = requests_of(sandbox)
 
     result = sandbox.write_and_exec([SeedFile("a.txt", "A")],
                                     Command("cat a.txt; cat", stdin=b"B"))
@@ -97,7 +82,7 @@ def test_a_first_test_with_nothing_to_write_starts_as_every_later_test(
     assert sandbox.bare_first_test
     look = CodeExecution(validator_key="t", target="file:s", target_path="/tmp/s.sh",
                          test_command=LOOK)  # the test's directory: /tmp (see §7.3)
-    calls = counted(sandbox)
+    calls = requests_of(sandbox)
 
     result = sandbox.run_plan(Plan(files=(SeedFile("s.sh", ""),), tests=(look, look)))
 
