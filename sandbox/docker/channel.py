@@ -186,12 +186,13 @@ def encode_run(request: ExecRequest) -> bytes:
     uid, gid = numeric_user(request.user)
     fields = [request.workdir, *(f"{k}={v}" for k, v in request.env.items()), "",
               *request.argv]
-    seeds = request.seed is not None
-    flags = (1 if request.stop_first else 0) | (2 if request.null_stdin else 0) | 4 * seeds
-    head = _RUN_HEAD.pack(flags, uid, gid)
+    flags = (1 if request.stop_first else 0) | (2 if request.null_stdin else 0)
+    seed = b""
     if request.seed is not None:
-        head += _LENGTH.pack(len(request.seed)) + request.seed
-    return head + b"".join(field.encode() + b"\0" for field in fields)
+        flags |= 4
+        seed = _LENGTH.pack(len(request.seed)) + request.seed
+    return (_RUN_HEAD.pack(flags, uid, gid) + seed
+            + b"".join(field.encode() + b"\0" for field in fields))
 
 
 def numeric_user(user: str) -> tuple[int, int]:
