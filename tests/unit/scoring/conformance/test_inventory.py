@@ -8,8 +8,11 @@ expected output contains the literal (its ``%`` verbs matching anything), or has
 ``not-surfaced`` (computed, never in a scorecard), ``not-a-message`` (a needle or a lookup
 key), ``wrapper`` (Go's decode-error wrapping, compared as "rejected") — and a ``why``.
 
-When the reference's git directory is at hand (``AGENTCLASH_GIT_DIR``, or the default
-below), the literals are extracted again from the pinned commit and must equal the list.
+The ``reference`` lane (``pytest -m reference``, not part of the default test command: a
+fresh machine has no copy of the reference) extracts the literals again from the pinned
+commit of the reference's git directory (``AGENTCLASH_GIT_DIR``, or the default below) and
+requires them to equal the list; without that directory it skips on a laptop and fails
+under ``CI=true``, as a missing service does.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from services import missing_service
 
 HERE = Path(__file__).parent
 INVENTORY = json.loads((HERE / "inventory.json").read_text(encoding="utf-8"))
@@ -164,9 +168,12 @@ def _extracted() -> list[dict[str, Any]] | None:
 EXTRACTED = _extracted()
 
 
-@pytest.mark.skipif(EXTRACTED is None, reason="the reference's git directory is not here")
+@pytest.mark.reference
 def test_the_list_is_every_literal_at_the_pinned_commit() -> None:
     """Re-extracted from runtime/scoring at the pinned commit, the literals are the list."""
+    if EXTRACTED is None:
+        missing_service("the AgentClash reference's git directory", FileNotFoundError(
+            f"{GIT_DIR} (fetch github:agentclash/agentclash, or set AGENTCLASH_GIT_DIR)"))
     listed = [{k: e[k] for k in ("file", "line", "text")} for e in INVENTORY["literals"]]
     assert listed == EXTRACTED
 
