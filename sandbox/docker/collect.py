@@ -2,8 +2,9 @@
 
 :data:`sandbox.docker.scripts.COLLECT` answers with one framed stream (or, when every check
 is a file capture and the image's supervisor speaks protocol 4, the supervisor binary's
-``--collect`` mode writes the same stream with one exec instead of a shell, ``wc`` and
-``head`` per file: :func:`command`); :func:`parse` turns
+``--collect`` mode writes the same stream with no shell, ``wc`` or ``head`` per file: the
+supervisor's forked process collects by itself, without even an exec, unless a capture
+reaches ``/proc``: :func:`command`); :func:`parse` turns
 it back into the same results the check-by-check path gives (the contract suite runs
 both), applying the capture budget on the host exactly as
 :class:`~sandbox.capture.CaptureBudget` does. Anything unexpected in the stream makes the

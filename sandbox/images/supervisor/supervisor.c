@@ -54,7 +54,8 @@
  * End of stdin (the host went away) ends the supervisor, and with it the container.
  *
  * Arguments: [--reusable] [--dirs-as UID DIR...], or --collect (see collect(), not as
- * pid 1). --reusable: the sandbox may serve several runs (see "Reset"). --dirs-as: make
+ * pid 1; an 'R' running this binary with --collect is served by the forked process
+ * itself, without an exec). --reusable: the sandbox may serve several runs (see "Reset"). --dirs-as: make
  * each DIR (mode 0755) as UID before anything else runs - the judge's room's parts, so
  * that no request forks mkdir for them (and the host starts a first test with nothing to
  * write without a shell); one that cannot be made ends the supervisor (a broken sandbox).
@@ -79,6 +80,7 @@
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -280,6 +282,38 @@ static const char *seed_ignoring_xfsz(const struct request *req) {
     return failed;
 }
 
+static int collect(int argc, char **argv);
+static struct stat self_exe;  /* this binary (main() records it) */
+
+#define PROC_MAGIC 0x9fa0  /* PROC_SUPER_MAGIC */
+
+/* Whether a capture of --collect's arguments (nonce, budget, cap, then "F path cap"...)
+ * reaches /proc (through links too), where "self" is whoever reads it; or may: a path
+ * statfs() cannot answer for but by its absence (gVisor answers ENOSYS for some files of
+ * /proc). */
+static int reaches_proc(char **args) {
+    for (int a = 3; args[a] && args[a + 1]; a += 3) {
+        struct statfs fs;
+        if (statfs(args[a + 1], &fs) == 0 ? fs.f_type == PROC_MAGIC
+                                          : errno != ENOENT && errno != ENOTDIR)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether ``req`` runs this very binary with --collect and the forked child may collect
+ * itself, without an exec (a large part of the request on runc, more on gVisor). It has
+ * dropped its privileges as an exec'd one would, is not dumpable (its uid changed) and
+ * runs nothing but collect(); the stream is the same. Not when a capture reaches /proc:
+ * there /proc/self would be a copy of this supervisor (its memory map, its arguments), so
+ * a fresh collector is exec'd, as before. */
+static int collects_itself(const struct request *req) {
+    struct stat st;
+    return req->argv[1] && !strcmp(req->argv[1], "--collect") && self_exe.st_ino != 0 &&
+           stat(req->argv[0], &st) == 0 && st.st_dev == self_exe.st_dev &&
+           st.st_ino == self_exe.st_ino && !reaches_proc(req->argv + 2);
+}
+
 /* In the child: the command's user, environment, directory and program (its seed files
  * written first); never returns. */
 static void become(int err_fd, const struct request *req) {
@@ -296,6 +330,11 @@ static void become(int err_fd, const struct request *req) {
     } else if (req->seeds && (failed = seed_ignoring_xfsz(req))) {
         snprintf(message, sizeof message, "evalfleet-supervisor seed: %s: %s", failed,
                  strerror(errno));
+    } else if (collects_itself(req)) {
+        close(err_fd);  /* started, as an exec closing it would say */
+        int argc = 0;
+        while (req->argv[argc]) argc++;
+        _exit(collect(argc - 2, req->argv + 2));
     } else {
         environ = req->env;
         execvp(req->argv[0], req->argv);
@@ -1130,6 +1169,7 @@ static int collect(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--collect")) return collect(argc - 2, argv + 2);
     check_identity();
+    if (stat("/proc/self/exe", &self_exe) != 0) self_exe.st_ino = 0;  /* then it execs */
     reusable = argc > 1 && !strcmp(argv[1], "--reusable");
     shed_environment(argv);
     shed_capabilities();

@@ -1,6 +1,7 @@
 """The supervisor's ``--collect`` mode (protocol 4) writes the stream of the ``COLLECT``
-script byte for byte, for every kind of path a capture meets — with one exec instead of a
-shell, ``wc`` and ``head`` per file — on both images and every runtime."""
+script byte for byte, for every kind of path a capture meets — with no shell, ``wc`` or
+``head`` per file, and no exec unless a capture reaches ``/proc`` — on both images and
+every runtime."""
 
 from __future__ import annotations
 
@@ -71,3 +72,20 @@ def test_a_listing_goes_to_the_script(open_sandbox: OpenSandbox) -> None:
 
     assert results[0].content == b"hello"
     assert [entry.path for entry in results[1].entries] == ["/workspace/a.txt"]
+
+
+@pytest.mark.parametrize("image", ["busybox", "python"])
+def test_a_capture_reaching_proc_reads_a_collector_of_its_own(open_sandbox: OpenSandbox,
+                                                              image: str) -> None:
+    """The supervisor's forked process collects by itself, unless a capture reaches /proc
+    (here through a link the candidate left): then ``/proc/self`` is a collector exec'd for
+    the request, never a copy of the supervisor (its arguments, its memory map)."""
+    sandbox = open_sandbox(image)
+    assert sandbox.exec(Command("ln -s /proc/self out && echo ok")).stdout == b"ok\n"
+    checks = (CaptureCheck("cmdline", "out/cmdline"), CaptureCheck("maps", "out/maps"))
+
+    found = sandbox.stop_and_collect(checks, CaptureBudget())
+
+    assert found[0].content is not None and found[1].content is not None
+    assert found[0].content.split(b"\0")[:2] == [str(sandbox.collector).encode(), b"--collect"]
+    assert found[1].content.count(b"\n") > 3
