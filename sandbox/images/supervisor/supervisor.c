@@ -556,7 +556,8 @@ static void finish_if_done(void) {
  * profile reuses its sandboxes), which records the sandbox's *baseline* before anything
  * runs: every entry of every writable mount (path, owner, mode, device, size and mtime of
  * files, target of links), the processes, the SysV IPC objects, the unix sockets and the
- * file locks on those mounts. A reset then
+ * file locks on those mounts. A writable mount that is sealed at the start (see sealed():
+ * nothing in it a non-root uid could change, like /dev) is left out. A reset then
  *   1. stops every other process (kill(-1) from pid 1, as 'K');
  *   2. compares the sandbox with its baseline: whatever differs is the work left;
  *   3. cleans as each uid that owns something that differs (acting as that uid, never as
@@ -859,10 +860,41 @@ static void probe_ipc(void) {
     ipc_listed = access("/proc/sysvipc/shm", R_OK) == 0;
 }
 
+/* Whether a mount's listing holds nothing a non-root uid could change: every entry
+ * root's, no directory or regular file writable by group or others (an ACL's grants show
+ * in the group bits), nothing unlistable. Without capabilities no process but pid 1 can
+ * then add, remove, chmod or write anything there. */
+static int sealed(const struct lines *listing) {
+    for (size_t i = 0; i < listing->n; i++) {
+        const char *tab = strchr(listing->v[i], '\t');
+        unsigned uid, gid, mode;
+        if (!tab || sscanf(tab + 1, "%u\t%u\t%o", &uid, &gid, &mode) != 3 || uid != 0)
+            return 0;
+        if ((S_ISDIR(mode) || S_ISREG(mode)) && (mode & (S_IWGRP | S_IWOTH))) return 0;
+    }
+    return listing->n > 0 && !listing->overflow;
+}
+
+/* Leave out the sealed mounts (/dev, /sys/fs/cgroup, Docker's masks of /proc files...):
+ * they cannot differ from their baseline, so no reset lists or cleans them. */
+static void drop_sealed_mounts(void) {
+    int kept = 0;
+    for (int i = 0; i < nmounts; i++) {
+        struct lines listing = {0};
+        list_mount_as_owner(&listing, &mounts[i]);
+        int drop = !mounts[i].mqueue && sealed(&listing);
+        free_lines(&listing);
+        if (drop) free(mounts[i].path);
+        else mounts[kept++] = mounts[i];
+    }
+    nmounts = kept;
+}
+
 /* At start, before any command: what "as it was" means. */
 static void take_baseline(void) {
     find_mounts();
     probe_ipc();
+    drop_sealed_mounts();
     const char *why;
     snapshot(&baseline, &why);
 }
