@@ -7,6 +7,8 @@ fleet's own :class:`Publisher` and read back with :class:`EvalfleetClient`.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -17,7 +19,7 @@ from tasks.client import EvalfleetClient
 from tasks.consumers import group_states
 from tasks.messages import RunResult
 from tasks.publish import Publisher
-from tasks.redis_keys import RESULTS_STREAM
+from tasks.redis_keys import RESULTS_CHANNEL, RESULTS_STREAM
 from workers.devtools.local_fleet import RedisServer
 from workers.metrics import ResultsCollector
 
@@ -148,3 +150,29 @@ def test_consumer_group_lag_metrics(client: EvalfleetClient) -> None:
     assert read(client, "dash") == ["lag-0", "lag-1"]
     assert (sample("evalfleet_results_group_lag"), sample("evalfleet_results_group_pending"),
             sample("evalfleet_results_group_behind_seconds")) == (0.0, 0.0, 0.0)
+
+
+def gets(client: EvalfleetClient) -> int:
+    """``GET`` commands Redis has served so far."""
+    return int(client.redis.info("commandstats").get("cmdstat_get", {}).get("calls", 0))
+
+
+def test_a_waiting_client_reads_only_its_own_result(client: EvalfleetClient) -> None:
+    """``wait`` returns the run's result once it is published; the results of other runs
+    published meanwhile wake it but cost no ``GET`` each (a waiter per run of a busy
+    fleet would otherwise read every result once per waiter)."""
+    publisher, found = Publisher(client.redis), []
+    before = gets(client)
+    waiter = threading.Thread(target=lambda: found.append(client.wait("mine", timeout=60)))
+    waiter.start()
+    while client.redis.pubsub_numsub(RESULTS_CHANNEL)[0][1] < 1:
+        time.sleep(0.01)
+
+    publish(publisher, "other", 40)
+    publish(publisher, "mine", 1)  # mine-0: not this waiter's run
+    mine = result("mine")
+    assert publisher.publish(mine, mine.to_json())
+    waiter.join(timeout=60)
+
+    assert [r.run_id for r in found] == ["mine"]
+    assert gets(client) - before < 10  # a GET per wake-up would be 42
