@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 
 from sandbox.paths import PathRejected, workspace_path
 from sandbox.profile import WORKSPACE
-from scoring import Pack, SpecError, load_pack
+from scoring import Pack, SpecError
 
 from .messages import (
     FieldProblem,
@@ -37,6 +37,7 @@ from .messages import (
     SubmissionFile,
     refuse_runtime,
 )
+from .pack_cache import PackCache
 
 PACK_FILE_NAMES = ("pack.yaml", "pack.yml", "pack.json")
 
@@ -120,15 +121,19 @@ class SandboxBlock(BaseModel):
         return "default"
 
 
+#: The packs this process has loaded (:mod:`tasks.pack_cache`).
+PACKS = PackCache()
+
+
 def resolve_pack(request: RunRequest, packs_dir: Path | None) -> Pack:
-    """Load the request's pack (inline or registered).
+    """Load the request's pack (inline or registered): a copy of its own.
 
     Raises:
         Rejection: the pack is unknown or invalid (field paths under ``pack.``).
     """
     source: Any = request.pack if request.pack is not None else _registered(request, packs_dir)
     try:
-        return load_pack(source)
+        return PACKS.load(source)
     except SpecError as err:
         raise Rejection([FieldProblem(field=f"pack.{e.field}", message=str(e.message))
                          for e in err.errors], "invalid pack") from None
