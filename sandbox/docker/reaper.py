@@ -23,7 +23,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,10 @@ from sandbox.docker.labels import LABEL_DEADLINE, LABEL_WORKER
 from sandbox.docker.listing import labelled, labels_of
 
 log = logging.getLogger(__name__)
+
+#: Removals a pass runs at once: a gVisor sandbox torn down under load can take a minute
+#: to go, and one pass may find every sandbox of a lost worker node.
+REMOVALS_AT_ONCE = 4
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class Reaper:
         """
         orphaned: list[str] = []
         expired: list[str] = []
+        doomed: list[Any] = []
         spared = 0
         alive: dict[str, bool] = {}
         for container in self._containers():
@@ -80,7 +86,8 @@ class Reaper:
             else:
                 spared += 1
                 continue
-            _remove(container)
+            doomed.append(container)
+        _remove_all(doomed)
         return Reaped(orphaned=tuple(orphaned), expired=tuple(expired), spared=spared,
                       abandoned=self._reap_abandoned())
 
@@ -91,8 +98,7 @@ class Reaper:
         grace = self.abandoned_after_s
         gone = [c for c in self._containers(scoped=False)
                 if self._past_deadline(labels_of(c), grace)]
-        for container in gone:
-            _remove(container)
+        _remove_all(gone)
         return tuple(c.id for c in gone)
 
     def run(self, interval_s: float, stop: threading.Event) -> threading.Thread:
@@ -135,6 +141,15 @@ class Reaper:
         except Exception as error:  # unsure means alive: never kill a live worker's run
             log.warning("liveness check for %r failed: %s", worker, error)
             return True
+
+
+def _remove_all(containers: Sequence[Any]) -> None:
+    """Remove ``containers``, :data:`REMOVALS_AT_ONCE` at a time."""
+    if not containers:
+        return
+    with ThreadPoolExecutor(min(REMOVALS_AT_ONCE, len(containers)),
+                            thread_name_prefix="reaper-remove") as removals:
+        list(removals.map(_remove, containers))
 
 
 def _remove(container: Any) -> None:
