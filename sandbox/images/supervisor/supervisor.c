@@ -1149,7 +1149,8 @@ static void make_dirs(int argc, char **argv) {
 
 /* --collect: the file captures of sandbox/docker/scripts.py's COLLECT as a plain process of
  * the request's uid (the host sends it with stop_first, so every other process is gone):
- * one exec instead of a shell, `wc` and `head` per file. Arguments: nonce, budget left,
+ * no shell, `wc` or `head` per file, and usually no exec either (collects_itself()).
+ * Arguments: nonce, budget left,
  * listing cap + 1, then "F path cap" per file; the same stream, byte for byte. Anything
  * else (a listing) exits 2 and the host runs the script. */
 static long long file_size(int fd, const struct stat *st) {
