@@ -149,20 +149,13 @@ class EvalfleetClient:
         Raises:
             TimeoutError: no result within ``timeout`` seconds.
         """
-        deadline, mine = time.monotonic() + timeout, run_id.encode()
+        deadline = time.monotonic() + timeout
         with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
             pubsub.subscribe(RESULTS_CHANNEL)
-            while True:
-                found = self.result(run_id)
-                if found is not None:
-                    return found
-                while (left := deadline - time.monotonic()) > 0:
-                    # other runs' publications cost no GET; a quiet second asks again
-                    message = pubsub.get_message(timeout=min(left, 1.0))
-                    if message is None or message["data"] == mine:
-                        break
-                if left <= 0:
+            while (found := self.result(run_id)) is None:
+                if not _heard(pubsub, run_id.encode(), deadline):
                     raise TimeoutError(f"no result for run {run_id!r} within {timeout} s")
+            return found
 
     def results(self, group: str = "evalfleet-client", consumer: str = "consumer-1",
                 block_ms: int = 5000, stop_when_idle: bool = False,
@@ -263,4 +256,15 @@ def _run_id(fields: dict[bytes, bytes] | None) -> str:
     return (fields or {}).get(b"run_id", b"").decode()
 
 
+def _heard(pubsub: Any, run_id: bytes, deadline: float) -> bool:
+    """Wait for ``run_id``'s publication, or a quiet second (then the caller reads again:
+    other runs' publications cost it no ``GET``); False once ``deadline`` has passed."""
+    while (left := deadline - time.monotonic()) > 0:
+        message = pubsub.get_message(timeout=min(left, 1.0))
+        if message is None or message["data"] == run_id:
+            return True
+    return False
+
+
 __all__ = ["EvalfleetClient", "SubmitError", "ValidationError", "sender_app"]
+

@@ -176,3 +176,16 @@ def test_a_waiting_client_reads_only_its_own_result(client: EvalfleetClient) -> 
 
     assert [r.run_id for r in found] == ["mine"]
     assert gets(client) - before < 10  # a GET per wake-up would be 42
+
+
+def test_waiting_for_a_run_never_published_times_out_and_one_published_is_there(
+        client: EvalfleetClient) -> None:
+    """A result published before the wait is returned at once; no result within the
+    timeout is a ``TimeoutError`` naming the run, whatever else is published meanwhile."""
+    publisher = Publisher(client.redis)
+    publish(publisher, "early", 1)
+    assert client.wait("early-0", timeout=5).run_id == "early-0"
+
+    threading.Timer(0.1, publish, (publisher, "noise", 3)).start()
+    with pytest.raises(TimeoutError, match="'never'"):
+        client.wait("never", timeout=0.5)
