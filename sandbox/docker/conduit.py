@@ -24,7 +24,7 @@ from typing import Any
 
 import docker.errors
 
-from sandbox.docker import scripts
+from sandbox.docker import removal, scripts
 from sandbox.docker.channel import Channel, ChannelClosed
 from sandbox.docker.failure import classify
 from sandbox.docker.stream import ExecRequest, RawExec, run_exec
@@ -248,19 +248,15 @@ class Conduit:
         return not self.deadline_exceeded
 
     def close(self) -> None:
-        """Hang up and remove the container (force); never raises."""
+        """Hang up and remove the container (force, asked again while the engine is
+        struggling: :mod:`sandbox.docker.removal`); never raises."""
         self._timer.cancel()
         if self._closed:
             return
         self._closed = True
         if self.channel is not None:
             self.channel.close()
-        try:
-            self.container.remove(force=True)
-        except docker.errors.NotFound:
-            pass
-        except Exception as error:  # close must not raise; the reaper will retry
-            log.warning("could not remove sandbox %s: %s", self.id[:12], error)
+        removal.remove(self.container)
 
     def _expire(self) -> None:
         """The wall deadline: kill the container (``close`` removes it)."""

@@ -22,7 +22,6 @@ replacement the refill starts at the take.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import threading
@@ -34,6 +33,7 @@ from typing import Any
 
 import docker.errors
 
+from sandbox.docker import removal
 from sandbox.docker.channel import Channel
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
@@ -325,5 +325,4 @@ def _pop_dead(slot: _Slot) -> list[_Warm]:
 def _remove(warm: _Warm) -> None:
     if warm.channel is not None:
         warm.channel.close()
-    with contextlib.suppress(docker.errors.DockerException, OSError):  # the reaper retries
-        warm.container.remove(force=True)
+    removal.remove(warm.container)

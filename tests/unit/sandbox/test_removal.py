@@ -1,0 +1,85 @@
+"""A removal the engine failed is asked again while the failure can pass (removing a real
+container is in tests/integration/sandbox: every sandbox test ends in one).
+
+The case behind it: Docker gives up a forced removal when the container's exit is not
+confirmed within about 12 s of the kill — a gVisor sandbox under a fork bomb on a loaded
+host — and the container, dead soon after, stayed on the engine until its deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import docker.errors
+import pytest
+import requests
+
+from sandbox.docker import removal
+
+
+def engine_error(status: int, message: str) -> docker.errors.APIError:
+    response = requests.Response()
+    response.status_code = status
+    return docker.errors.APIError(message, response=response, explanation=message)
+
+
+KILL_UNCONFIRMED = engine_error(500, "Could not kill running container abc, cannot remove - "
+                                     "tried to kill container, but did not receive an exit "
+                                     "event")
+IN_PROGRESS = engine_error(409, "removal of container abc is already in progress")
+GONE = docker.errors.NotFound("No such container: abc")
+
+
+class Container:
+    """Fails each removal with the next of ``failures``, then removes."""
+
+    id = "abc0123456789def"
+
+    def __init__(self, *failures: Exception) -> None:
+        self.failures = list(failures)
+        self.asked = 0
+        self.removed = False
+
+    def remove(self, force: bool) -> None:
+        assert force
+        self.asked += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        self.removed = True
+
+
+@pytest.mark.parametrize("failures", [
+    (KILL_UNCONFIRMED,), (KILL_UNCONFIRMED, KILL_UNCONFIRMED), (IN_PROGRESS, GONE),
+    (requests.exceptions.ReadTimeout("read timed out"),),
+], ids=["kill-unconfirmed", "twice", "in-progress-then-gone", "no-answer-in-time"])
+def test_a_failure_that_can_pass_is_asked_again(failures: tuple[Exception, ...]) -> None:
+    container, slept = Container(*failures), []
+    assert removal.remove(container, sleep=slept.append)
+    assert container.asked == len(failures) + (not isinstance(failures[-1],
+                                                              docker.errors.NotFound))
+    assert slept == list(removal.PAUSES_S[:container.asked - 1])
+
+
+def test_a_missing_engine_is_not_waited_for(caplog: pytest.LogCaptureFixture) -> None:
+    container, slept = Container(requests.exceptions.ConnectionError("refused")), []
+    with caplog.at_level(logging.WARNING):
+        assert not removal.remove(container, sleep=slept.append)
+    assert (container.asked, slept) == (1, [])
+    assert "could not remove sandbox abc012345678" in caplog.text
+
+
+def test_a_container_already_gone_counts_as_removed() -> None:
+    container = Container(GONE)
+    assert removal.remove(container, sleep=pytest.fail)
+    assert container.asked == 1
+
+
+def test_an_engine_that_keeps_failing_is_given_up_after_the_last_pause(
+        caplog: pytest.LogCaptureFixture) -> None:
+    container, slept = Container(*[KILL_UNCONFIRMED] * 20), []
+    with caplog.at_level(logging.WARNING):
+        assert not removal.remove(container, sleep=slept.append)
+    assert slept == list(removal.PAUSES_S)
+    assert container.asked == len(removal.PAUSES_S) + 1
+    assert "did not receive an exit event" in caplog.text
+    assert 20 <= sum(removal.PAUSES_S) <= 60  # outlasts the engine's kill, within a drain
