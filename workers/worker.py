@@ -160,6 +160,24 @@ def reap_own_leftovers(client: Any, redis: Any, settings: Settings) -> list[str]
     return removed
 
 
+def remove_own_sandboxes(settings: Settings, client: Any = None) -> list[str]:
+    """A stopping worker's last sweep, once its pool processes are gone: remove every
+    sandbox it still has (their ids), each asked again while the engine is struggling
+    (:mod:`sandbox.docker.removal`). No run can need one now; without this, a sandbox
+    whose removal the engine failed during the shutdown (Docker gives up a forced kill of a
+    gVisor sandbox under a fork bomb after about 12 s) stayed until another worker's reaper
+    found this one dead or the sandbox's deadline passed."""
+    from sandbox.docker.removal import remove
+
+    labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{LABEL_FLEET}={settings.fleet_label}"]
+    try:
+        left = labelled(client or docker_client(settings), labels)
+    except Exception as error:  # no engine: the other workers' reapers will see to them
+        log.warning("could not list this worker's sandboxes at its stop: %s", error)
+        return []
+    return [container.id for container in left if remove(container)]
+
+
 def _own_live_process(pid: str) -> bool:
     """Whether ``pid`` is this process or a live (non-zombie) child of it."""
     if not pid.isdigit():
@@ -392,3 +410,4 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
     finally:
         for service in services:
             service.stop()
+        remove_own_sandboxes(settings)

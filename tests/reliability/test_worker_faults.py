@@ -10,9 +10,14 @@ from typing import Any
 
 import pytest
 from fleet_support import PrivateFleet, log_of, run_request, wait_for
+from services import TEST_LABELS, image
 
+from sandbox.docker.factory import DockerFactory
+from sandbox.docker.labels import LABEL_FLEET
+from sandbox.docker.limits import Ownership
+from sandbox.profile import Profile
 from tasks.queueing import TASK_NAME, queue_for
-from tasks.redis_keys import deliveries_key
+from tasks.redis_keys import deliveries_key, heartbeat_key
 
 
 def pool_children(pid: int) -> list[int]:
@@ -106,6 +111,39 @@ def test_sigterm_during_runs_loses_nothing(private_fleet: PrivateFleet, target: 
     assert set(private_fleet.results_streamed({r.run_id for r in requests}).values()) == {1}
     wait_for(lambda: not private_fleet.containers(**{"evalfleet.worker": node.worker_id}), 30,
              "the stopped node's sandboxes were not removed")
+
+
+def test_a_stopped_node_leaves_none_of_its_sandboxes(private_fleet: PrivateFleet) -> None:
+    """A sandbox of a node that nothing else would remove before its deadline (as one whose
+    removal the engine failed during the shutdown: Docker gives up a forced kill after
+    about 12 s) is removed by the node's last sweep at its stop; another node's is not."""
+    node = private_fleet.start("last-sweep")
+    other = f"other-{node.worker_id}"  # alive: it beats (an hour's key) and never stops
+    private_fleet.client().redis.set(heartbeat_key(other), "1", ex=3600)
+    planted = {worker: plant(private_fleet, worker) for worker in (node.worker_id, other)}
+    time.sleep(2.5)  # reaper passes (1 s apart in tests) spare a live node's sandbox
+    assert all(exists(private_fleet, box) for box in planted.values())
+
+    node.stop()
+
+    assert not exists(private_fleet, planted[node.worker_id])
+    assert exists(private_fleet, planted[other])
+    private_fleet.docker.containers.get(planted[other]).remove(force=True)
+
+
+def plant(fleet: PrivateFleet, worker: str) -> str:
+    """A started sandbox of ``worker`` in ``fleet``, its deadline an hour away (its id)."""
+    factory = DockerFactory(fleet.docker, worker=worker,
+                            extra_labels={**TEST_LABELS, LABEL_FLEET: fleet.label})
+    container, channel = factory.start(Profile(name="planted", image=image("busybox")),
+                                       Ownership(worker, "planted", time.time() + 3600))
+    if channel is not None:
+        channel.close()
+    return str(container.id)
+
+
+def exists(fleet: PrivateFleet, container_id: str) -> bool:
+    return any(c.id == container_id for c in fleet.containers())
 
 
 def test_poison_message_stops_at_the_cap_and_does_not_block(private_fleet: PrivateFleet,
