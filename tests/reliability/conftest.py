@@ -27,7 +27,8 @@ from fleet_support import (
 )
 from services import missing_service
 
-from sandbox.docker.listing import name_of, state_of
+from sandbox.docker.labels import LABEL_RUN
+from sandbox.docker.listing import labels_of, name_of, state_of
 from tasks.redis_keys import FLEET_KEY
 from workers.devtools.local_fleet import RedisServer, Starter, free_port
 
@@ -58,10 +59,25 @@ def private_fleet(docker_client: Any, tmp_path: Path) -> Iterator[PrivateFleet]:
                 client.close()
         redis.stop()
         leaked = _settled(made)
+        described = [_described(c) for c in leaked]
         for container in leaked:
             with contextlib.suppress(Exception):
                 container.remove(force=True)
-    assert not leaked, f"containers left behind: {[name_of(c) for c in leaked]}"
+    assert not leaked, (f"containers left behind: {described}; what the workers said of "
+                        f"removals: {_removal_lines(tmp_path)}")
+
+
+def _described(container: Any) -> str:
+    """A leaked container as a failure should name it: its name, state and run."""
+    return (f"{name_of(container)} ({state_of(container)}, "
+            f"run {labels_of(container).get(LABEL_RUN, '?')})")
+
+
+def _removal_lines(workdir: Path) -> list[str]:
+    """The workers' log lines about removing sandboxes (why one may have stayed)."""
+    return [line.strip()[:400] for log in sorted(workdir.glob("*.log"))
+            for line in log.read_text(errors="replace").splitlines()
+            if "remov" in line and "sandbox" in line]
 
 
 def _settled(fleet: PrivateFleet, within_s: float = 30.0, removing_s: float = 120.0) -> list[Any]:
