@@ -5,9 +5,10 @@ within about 12 s ("tried to kill container, but did not receive an exit event")
 sandbox torn down under a fork bomb on a loaded host can take longer, or hold the engine
 past the client's timeout. The container dies on its own soon after, but nothing would
 remove it before the reaper reaches its deadline label, minutes later. So a removal the
-engine failed (a server error, a conflict with a removal under way, no answer in time) is
-asked again after growing pauses (:data:`PAUSES_S`, about half a minute in all). An engine
-that is not there at all is not waited for: the reaper of a live worker retries.
+engine failed (a server error, a conflict with a removal under way) is asked again after
+growing pauses (:data:`PAUSES_S`, about half a minute in all). An engine that is not there
+at all, or gave no answer within the client's timeout (it is still at it), is not waited
+for: the worker's leftover pass, its last sweep at its stop, and the reaper ask later.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ def remove(container: Any, *, sleep: Callable[[float], None] = time.sleep) -> bo
 
 
 def passing(error: BaseException) -> bool:
-    """Whether the engine may well remove the container when asked again."""
+    """Whether the engine may well remove the container when asked again. Not after no
+    answer in time: the engine is still at the removal, and asking again would hold the
+    caller (the closer, with runs queued behind it) for another client timeout."""
     if isinstance(error, requests.exceptions.Timeout):
-        return True
+        return False
     if isinstance(error, docker.errors.APIError):
         return bool(error.is_server_error()) or error.status_code == 409
     return False
