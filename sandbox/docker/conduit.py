@@ -256,7 +256,7 @@ class Conduit:
         self._closed = True
         if self.channel is not None:
             self.channel.close()
-        removal.remove(self.container)
+        removal.remove(self.container, hung_up=self.channel is not None)
 
     def _expire(self) -> None:
         """The wall deadline: kill the container (``close`` removes it)."""

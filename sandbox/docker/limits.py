@@ -102,7 +102,6 @@ def create_kwargs(profile: Profile, owner: Ownership,
             "labels": labels(profile, owner, extra_labels),
             "hostname": SANDBOX_HOSTNAME,
             "runtime": profile.runtime,
-            "detach": True,
             "tty": False}
 
 
@@ -114,15 +113,21 @@ REUSABLE_ARG = "--reusable"
 def _main_process(profile: Profile, supervisor: str | None, *,
                   reusable: bool = False) -> dict[str, Any]:
     """The supervisor as pid 1 (root with :data:`SUPERVISOR_CAPS`, its own init, stdin open,
-    no log of its stream), or the keep-alive under Docker's init."""
+    no log of its stream), or the keep-alive under Docker's init.
+
+    The supervisor's stdin is closed when the worker hangs up (``StdinOnce``, which docker-py
+    asks for only on a create that is not detached; the container is started all the
+    same), so the supervisor exits and its container stops by itself: at a removal
+    (:func:`sandbox.docker.removal.remove` with ``hung_up``), and when a worker dies."""
     hardening = profile.hardening
     if supervisor is None:
         return {"command": list(KEEPALIVE), "user": hardening.keeper_user,
-                "init": hardening.init, "stdin_open": False,
+                "init": hardening.init, "stdin_open": False, "detach": True,
                 "cap_add": list(hardening.cap_add) or None}
     command = [supervisor, *([REUSABLE_ARG] if reusable else []), *room_parts(profile)]
     return {"command": command, "user": SUPERVISOR_USER, "init": False,
-            "stdin_open": True, "log_config": docker.types.LogConfig(type="none"),
+            "stdin_open": True, "detach": False,  # docker-py: StdinOnce (see above)
+            "log_config": docker.types.LogConfig(type="none"),
             "cap_add": sorted({*hardening.cap_add, *SUPERVISOR_START_CAPS})}
 
 

@@ -325,4 +325,4 @@ def _pop_dead(slot: _Slot) -> list[_Warm]:
 def _remove(warm: _Warm) -> None:
     if warm.channel is not None:
         warm.channel.close()
-    removal.remove(warm.container)
+    removal.remove(warm.container, hung_up=warm.channel is not None)

@@ -9,6 +9,15 @@ engine failed (a server error, a conflict with a removal under way) is asked aga
 growing pauses (:data:`PAUSES_S`, about half a minute in all). An engine that is not there
 at all, or gave no answer within the client's timeout (it is still at it), is not waited
 for: the worker's leftover pass, its last sweep at its stop, and the reaper ask later.
+
+A supervised sandbox is not killed by the engine at all if it can be helped: the worker
+hangs up, the supervisor exits (its stdin ends), and the removal waits up to
+:data:`EXIT_WAIT_S` for the container to stop by itself. Killing a running gVisor sandbox
+goes through containerd's shim, which holds the container's lock while ``runsc kill``
+runs; when the sandbox dies meanwhile, its ptrace stub processes (one per process it ran,
+hundreds after a fork bomb) are reparented to the shim, which then delivers each of their
+exits with up to a second's wait while its own exit handler waits for that lock. Seen
+from the worker, the removal hangs for minutes (bug 17 in docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -25,10 +34,17 @@ log = logging.getLogger(__name__)
 
 #: Pauses before asking again, in order; the removal is abandoned after the last.
 PAUSES_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+#: How long a hung-up sandbox gets to stop by itself before the engine kills it.
+EXIT_WAIT_S = 5.0
 
 
-def remove(container: Any, *, sleep: Callable[[float], None] = time.sleep) -> bool:
-    """Remove ``container`` (force); whether it is gone. Never raises."""
+def remove(container: Any, *, hung_up: bool = False,
+           sleep: Callable[[float], None] = time.sleep) -> bool:
+    """Remove ``container`` (force); whether it is gone. Never raises. ``hung_up``: its
+    main process was told to exit (the worker hung up on its supervisor), so it gets
+    :data:`EXIT_WAIT_S` to stop before the removal would kill it."""
+    if hung_up:
+        stopped(container, EXIT_WAIT_S)
     for pause in (*PAUSES_S, None):
         try:
             container.remove(force=True)
@@ -54,3 +70,17 @@ def passing(error: BaseException) -> bool:
     if isinstance(error, docker.errors.APIError):
         return bool(error.is_server_error()) or error.status_code == 409
     return False
+
+
+def stopped(container: Any, within_s: float) -> bool:
+    """Whether ``container`` stopped (or is gone) within ``within_s``. Never raises."""
+    try:
+        container.wait(timeout=within_s)
+        return True
+    except docker.errors.NotFound:
+        return True
+    except (docker.errors.DockerException, requests.exceptions.RequestException,
+            OSError) as error:
+        log.info("sandbox %s did not stop by itself within %.0f s (%s); removing it",
+                 container.id[:12], within_s, error)
+        return False

@@ -163,6 +163,33 @@ def test_a_kill_loop_cannot_race_the_stop(open_sandbox: OpenSandbox) -> None:
     _kill_loop_then_test(sandbox)
 
 
+def engine_actions(sandbox: DockerSandbox, since: float) -> list[str]:
+    """What the engine did to the sandbox's container since ``since``, in order."""
+    events = sandbox.client.events(since=int(since), until=int(time.time()) + 1, decode=True,
+                                   filters={"container": sandbox.id})
+    try:
+        return [event["Action"] for event in events]
+    finally:
+        events.close()
+
+
+def test_a_closed_sandbox_stops_by_itself_and_is_never_killed(
+        open_sandbox: OpenSandbox) -> None:
+    """Closing hangs up on the supervisor: it exits, its container stops by itself with
+    every process the candidate left, and only then is it removed. The engine never kills
+    it: killing a running gVisor sandbox full of processes can hold the engine for minutes
+    (bug 17 in docs/reliability.md)."""
+    sandbox = open_sandbox("busybox")
+    sandbox.exec(Command("for i in $(seq 40); do sleep 600 & done; sleep 600",
+                         timeout_s=2))
+    since = time.time() - 1
+    sandbox.close()
+    actions = engine_actions(sandbox, since)
+    assert "kill" not in actions, actions
+    assert "die" in actions and "destroy" in actions, actions
+    assert actions.index("die") < actions.index("destroy"), actions
+
+
 def test_without_a_supervisor_the_driver_uses_exec(docker_client: Any) -> None:
     """``supervise=False`` (or an image without the label): the keep-alive and exec."""
     from sandbox_support import TEST_LABELS, profile

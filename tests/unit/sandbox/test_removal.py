@@ -89,3 +89,48 @@ def test_an_engine_that_keeps_failing_is_given_up_after_the_last_pause(
     assert container.asked == len(removal.PAUSES_S) + 1
     assert "did not receive an exit event" in caplog.text
     assert 20 <= sum(removal.PAUSES_S) <= 60  # outlasts the engine's kill, within a drain
+
+
+class Exiting(Container):
+    """A container whose main process was told to exit: ``wait`` answers with ``waited``
+    (an exception is raised), recording the order of the engine calls."""
+
+    def __init__(self, waited: Exception | None = None) -> None:
+        super().__init__()
+        self.waited, self.calls = waited, []
+
+    def wait(self, timeout: float) -> dict[str, int]:
+        self.calls.append(("wait", timeout))
+        if self.waited is not None:
+            raise self.waited
+        return {"StatusCode": 0}
+
+    def remove(self, force: bool) -> None:
+        self.calls.append(("remove", force))
+        super().remove(force)
+
+
+def test_a_hung_up_sandbox_is_removed_once_it_stopped_by_itself() -> None:
+    """No kill while it is still running (a gVisor sandbox killed by the engine can hold
+    it for minutes: bug 17): the wait comes first, bounded."""
+    container = Exiting()
+    assert removal.remove(container, hung_up=True)
+    assert container.calls == [("wait", removal.EXIT_WAIT_S), ("remove", True)]
+
+
+@pytest.mark.parametrize("waited", [
+    requests.exceptions.ConnectionError("Read timed out."), GONE,
+    engine_error(500, "engine trouble")], ids=["still-running", "gone", "engine-error"])
+def test_a_hung_up_sandbox_is_removed_whatever_the_wait_says(waited: Exception) -> None:
+    """Still running after the wait (a stuck supervisor), gone already, or an engine
+    error: the forced removal follows all the same."""
+    container = Exiting(waited)
+    assert removal.remove(container, hung_up=True)
+    assert [call[0] for call in container.calls] == ["wait", "remove"] and container.removed
+
+
+def test_a_sandbox_not_hung_up_is_not_waited_for() -> None:
+    """Without a supervisor there is nobody to hang up on: straight to the removal."""
+    container = Exiting()
+    assert removal.remove(container)
+    assert container.calls == [("remove", True)]
