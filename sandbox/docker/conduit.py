@@ -4,8 +4,9 @@ wall deadline, engine errors classified, and the container's own counters and re
 :class:`~sandbox.docker.driver.DockerSandbox` speaks the sandbox contract in terms of
 requests; this is where a request meets the container. A request as the supervisor's uid
 goes through the supervisor (:mod:`sandbox.docker.channel`), any other through
-``docker exec`` (:mod:`sandbox.docker.stream`). A host timer kills the container at the
-profile's wall deadline; from then on every request answers ``None``.
+``docker exec`` (:mod:`sandbox.docker.stream`). A host timer ends the container at the
+profile's wall deadline (a supervised one is hung up on and stops by itself); from then
+on every request answers ``None``.
 
 Every request is stamped here with the image's environment under its own (the supervisor
 passes on nothing of its own). A gVisor sandbox that passes its memory limit
@@ -101,7 +102,7 @@ class Conduit:
 
     @property
     def deadline_exceeded(self) -> bool:
-        """Whether the wall deadline killed the container."""
+        """Whether the wall deadline ended the container."""
         return self._expired.is_set()
 
     @property
@@ -259,9 +260,15 @@ class Conduit:
         removal.remove(self.container, hung_up=self.channel is not None)
 
     def _expire(self) -> None:
-        """The wall deadline: kill the container (``close`` removes it)."""
+        """The wall deadline: end the container (``close`` removes it). A supervised one
+        is hung up on and stops by itself; the engine kills it only if it has not stopped
+        within :data:`~sandbox.docker.removal.EXIT_WAIT_S` (why: :mod:`sandbox.docker.removal`)."""
         self._expired.set()
         self.ended_by = self.ended_by or DEADLINE
+        if self.channel is not None:
+            self.channel.close()
+            if removal.stopped(self.container, removal.EXIT_WAIT_S):
+                return
         try:
             self.container.kill()
         except Exception as error:  # already gone or stopping: nothing left to kill

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -49,3 +50,13 @@ def requests_of(sandbox: DockerSandbox) -> list[Any]:
 
     sandbox.conduit.run = recording  # type: ignore[method-assign]
     return sent
+
+
+def engine_actions(sandbox: DockerSandbox, since: float) -> list[str]:
+    """What the engine did to the sandbox's container since ``since``, in order."""
+    events = sandbox.client.events(since=int(since), until=int(time.time()) + 1, decode=True,
+                                   filters={"container": sandbox.id})
+    try:
+        return [event["Action"] for event in events]
+    finally:
+        events.close()

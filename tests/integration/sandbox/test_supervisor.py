@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 import pytest
-from sandbox_support import OpenSandbox
+from sandbox_support import OpenSandbox, engine_actions
 
 from sandbox.command import Command, SeedFile
 from sandbox.docker.driver import DockerSandbox
@@ -161,16 +161,6 @@ def test_a_kill_loop_cannot_race_the_stop(open_sandbox: OpenSandbox) -> None:
     kill the stopper first, so the hidden tests still run, without a host-side kill."""
     sandbox = open_sandbox("busybox")
     _kill_loop_then_test(sandbox)
-
-
-def engine_actions(sandbox: DockerSandbox, since: float) -> list[str]:
-    """What the engine did to the sandbox's container since ``since``, in order."""
-    events = sandbox.client.events(since=int(since), until=int(time.time()) + 1, decode=True,
-                                   filters={"container": sandbox.id})
-    try:
-        return [event["Action"] for event in events]
-    finally:
-        events.close()
 
 
 def test_a_closed_sandbox_stops_by_itself_and_is_never_killed(
