@@ -255,9 +255,7 @@ class Conduit:
         if self._closed:
             return
         self._closed = True
-        if self.channel is not None:
-            self.channel.close()
-        removal.remove(self.container, hung_up=self.channel is not None)
+        removal.remove(self.container, channel=self.channel)
 
     def _expire(self) -> None:
         """The wall deadline: end the container (``close`` removes it). A supervised one
@@ -265,10 +263,8 @@ class Conduit:
         within :data:`~sandbox.docker.removal.EXIT_WAIT_S` (why: :mod:`sandbox.docker.removal`)."""
         self._expired.set()
         self.ended_by = self.ended_by or DEADLINE
-        if self.channel is not None:
-            self.channel.close()
-            if removal.stopped(self.container, removal.EXIT_WAIT_S):
-                return
+        if self.channel is not None and removal.hang_up(self.channel, self.container):
+            return
         try:
             self.container.kill()
         except Exception as error:  # already gone or stopping: nothing left to kill

@@ -118,7 +118,7 @@ def _main_process(profile: Profile, supervisor: str | None, *,
     The supervisor's stdin is closed when the worker hangs up (``StdinOnce``, which docker-py
     asks for only on a create that is not detached; the container is started all the
     same), so the supervisor exits and its container stops by itself: at a removal
-    (:func:`sandbox.docker.removal.remove` with ``hung_up``), and when a worker dies."""
+    (:func:`sandbox.docker.removal.hang_up`), and when a worker dies."""
     hardening = profile.hardening
     if supervisor is None:
         return {"command": list(KEEPALIVE), "user": hardening.keeper_user,

@@ -323,6 +323,4 @@ def _pop_dead(slot: _Slot) -> list[_Warm]:
 
 
 def _remove(warm: _Warm) -> None:
-    if warm.channel is not None:
-        warm.channel.close()
-    removal.remove(warm.container, hung_up=warm.channel is not None)
+    removal.remove(warm.container, channel=warm.channel)

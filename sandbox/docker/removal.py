@@ -25,10 +25,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker.errors
 import requests.exceptions
+
+if TYPE_CHECKING:
+    from sandbox.docker.channel import Channel
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +41,12 @@ PAUSES_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 EXIT_WAIT_S = 5.0
 
 
-def remove(container: Any, *, hung_up: bool = False,
+def remove(container: Any, *, channel: Channel | None = None,
            sleep: Callable[[float], None] = time.sleep) -> bool:
-    """Remove ``container`` (force); whether it is gone. Never raises. ``hung_up``: its
-    main process was told to exit (the worker hung up on its supervisor), so it gets
-    :data:`EXIT_WAIT_S` to stop before the removal would kill it."""
-    if hung_up:
-        stopped(container, EXIT_WAIT_S)
+    """Remove ``container`` (force); whether it is gone. Never raises. With its
+    supervisor's ``channel``, hung up on first (:func:`hang_up`)."""
+    if channel is not None:
+        hang_up(channel, container)
     for pause in (*PAUSES_S, None):
         try:
             container.remove(force=True)
@@ -72,6 +74,13 @@ def passing(error: BaseException) -> bool:
     return False
 
 
+def hang_up(channel: Channel, container: Any) -> bool:
+    """Hang up on ``container``'s supervisor (its stdin ends, it exits); whether the
+    container stopped by itself within :data:`EXIT_WAIT_S`. Never raises."""
+    channel.close()
+    return stopped(container, EXIT_WAIT_S)
+
+
 def stopped(container: Any, within_s: float) -> bool:
     """Whether ``container`` stopped (or is gone) within ``within_s``. Never raises."""
     try:
@@ -81,6 +90,6 @@ def stopped(container: Any, within_s: float) -> bool:
         return True
     except (docker.errors.DockerException, requests.exceptions.RequestException,
             OSError) as error:
-        log.info("sandbox %s did not stop by itself within %.0f s (%s); removing it",
+        log.info("sandbox %s did not stop by itself within %.0f s (%s)",
                  container.id[:12], within_s, error)
         return False

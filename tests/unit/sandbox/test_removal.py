@@ -91,6 +91,16 @@ def test_an_engine_that_keeps_failing_is_given_up_after_the_last_pause(
     assert 20 <= sum(removal.PAUSES_S) <= 60  # outlasts the engine's kill, within a drain
 
 
+class Hangup:
+    """A supervisor's channel: hanging up is recorded among the container's calls."""
+
+    def __init__(self, container: Exiting) -> None:
+        self.container = container
+
+    def close(self) -> None:
+        self.container.calls.append(("hang up", None))
+
+
 class Exiting(Container):
     """A container whose main process was told to exit: ``wait`` answers with ``waited``
     (an exception is raised), recording the order of the engine calls."""
@@ -114,8 +124,9 @@ def test_a_hung_up_sandbox_is_removed_once_it_stopped_by_itself() -> None:
     """No kill while it is still running (a gVisor sandbox killed by the engine can hold
     it for minutes: bug 17): the wait comes first, bounded."""
     container = Exiting()
-    assert removal.remove(container, hung_up=True)
-    assert container.calls == [("wait", removal.EXIT_WAIT_S), ("remove", True)]
+    assert removal.remove(container, channel=Hangup(container))
+    assert container.calls == [("hang up", None), ("wait", removal.EXIT_WAIT_S),
+                               ("remove", True)]
 
 
 @pytest.mark.parametrize("waited", [
@@ -125,8 +136,9 @@ def test_a_hung_up_sandbox_is_removed_whatever_the_wait_says(waited: Exception) 
     """Still running after the wait (a stuck supervisor), gone already, or an engine
     error: the forced removal follows all the same."""
     container = Exiting(waited)
-    assert removal.remove(container, hung_up=True)
-    assert [call[0] for call in container.calls] == ["wait", "remove"] and container.removed
+    assert removal.remove(container, channel=Hangup(container))
+    assert [call[0] for call in container.calls] == ["hang up", "wait", "remove"]
+    assert container.removed
 
 
 def test_a_sandbox_not_hung_up_is_not_waited_for() -> None:
