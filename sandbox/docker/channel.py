@@ -54,6 +54,16 @@ RESET_WAIT_S = 30.0
 _CLOSED = (b"", b"")
 
 
+def hang_up(sock: Any, owner: Any = None) -> None:
+    """Close an attach connection (``sock``, and the docker SDK's ``owner`` of it): a
+    container created with ``StdinOnce`` sees its stdin end. Never raises."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    for each in (sock, owner):
+        with contextlib.suppress(OSError, AttributeError):
+            each.close()
+
+
 class ChannelClosed(OSError):
     """The supervisor's stream ended or broke (the container died or was removed)."""
 
@@ -150,11 +160,7 @@ class Channel:
 
     def close(self) -> None:
         """Hang up (the supervisor then exits); never raises."""
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        for sock in (self._sock, self._owner):
-            with contextlib.suppress(OSError, AttributeError):
-                sock.close()
+        hang_up(self._sock, self._owner)
 
     def _send(self, kind: bytes, payload: bytes) -> None:
         try:

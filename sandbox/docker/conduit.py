@@ -26,8 +26,9 @@ from typing import Any
 import docker.errors
 
 from sandbox.docker import removal, scripts
-from sandbox.docker.channel import Channel, ChannelClosed
+from sandbox.docker.channel import ChannelClosed
 from sandbox.docker.failure import classify
+from sandbox.docker.lifeline import Line, supervisor
 from sandbox.docker.stream import ExecRequest, RawExec, run_exec
 from sandbox.docker.usage import parse_inside, read_usage
 from sandbox.errors import SandboxError, SandboxUnavailable
@@ -77,10 +78,10 @@ class Conduit:
     """The container, its supervisor (if any), its runtime and its wall deadline."""
 
     def __init__(self, client: Any, container: Any, profile: Profile,
-                 channel: Channel | None = None, *, base_env: Mapping[str, str] | None = None,
+                 line: Line | None = None, *, base_env: Mapping[str, str] | None = None,
                  gvisor: bool = False) -> None:
-        self.client, self.container, self.profile, self.channel = (
-            client, container, profile, channel)
+        self.client, self.container, self.profile, self.line = client, container, profile, line
+        self.channel = supervisor(line)
         self.base_env = dict(base_env or {})
         self.gvisor = gvisor
         self.ended_by: str | None = None
@@ -255,15 +256,16 @@ class Conduit:
         if self._closed:
             return
         self._closed = True
-        removal.remove(self.container, channel=self.channel)
+        removal.remove(self.container, line=self.line)
 
     def _expire(self) -> None:
-        """The wall deadline: end the container (``close`` removes it). A supervised one
-        is hung up on and stops by itself; the engine kills it only if it has not stopped
-        within :data:`~sandbox.docker.removal.EXIT_WAIT_S` (why: :mod:`sandbox.docker.removal`)."""
+        """The wall deadline: end the container (``close`` removes it). It is hung up on
+        (its supervisor or keep-alive exits) and stops by itself; the engine kills it only
+        if it has not stopped within :data:`~sandbox.docker.removal.EXIT_WAIT_S` (why:
+        :mod:`sandbox.docker.removal`)."""
         self._expired.set()
         self.ended_by = self.ended_by or DEADLINE
-        if self.channel is not None and removal.hang_up(self.channel, self.container):
+        if self.line is not None and removal.hang_up(self.line, self.container):
             return
         try:
             self.container.kill()

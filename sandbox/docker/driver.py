@@ -36,9 +36,10 @@ from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.docker import collect, judgeroom, outcome, reuse, scripts, seeding, transfer
 from sandbox.docker import evaluator as evaluator_step
-from sandbox.docker.channel import Channel, ChannelClosed
+from sandbox.docker.channel import ChannelClosed
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
 from sandbox.docker.hostkill import host_kill
+from sandbox.docker.lifeline import Line, supervisor
 from sandbox.docker.limits import room_parts
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
@@ -58,15 +59,15 @@ class DockerSandbox(Sandbox):
     """A started container; see :class:`sandbox.docker.factory.DockerFactory`."""
 
     def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
-                 channel: Channel | None = None, base_env: Mapping[str, str] | None = None,
+                 line: Line | None = None, base_env: Mapping[str, str] | None = None,
                  gvisor: bool = False, runtime: str = "", image_id: str = "",
                  reused: reuse.Reuse | None = None, collector: str | None = None,
                  seeds: bool = False) -> None:
         super().__init__(profile)
         self._runtime, self._image_id = runtime, image_id
         self.client, self.container, self.channel, self.run_id = (
-            client, container, channel, run_id)
-        self.conduit = Conduit(client, container, profile, channel, base_env=base_env,
+            client, container, supervisor(line), run_id)
+        self.conduit = Conduit(client, container, profile, line, base_env=base_env,
                                gvisor=gvisor)
         self.reused = reused or reuse.Reuse()
         """Which run of its container this is (counters are re-based on later ones)."""
@@ -74,11 +75,11 @@ class DockerSandbox(Sandbox):
         """Set by a pool that may reuse the container: :meth:`close` hands it back there
         instead of removing it."""
         self._usage_unavailable = ""
-        self.collector = collector if channel is not None else None
+        self.collector = collector if self.channel is not None else None
         """The supervisor binary that collects file captures itself (protocol 4)."""
         self.bare_first_test = self.collector is not None and bool(room_parts(profile))
         """Whether the supervisor made the room's parts and gives a null stdin (protocol 4)."""
-        self.seeds = seeds and channel is not None
+        self.seeds = seeds and self.channel is not None
         """Whether the supervisor writes a request's seed records itself (protocol 5)."""
 
     @property

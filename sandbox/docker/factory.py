@@ -15,6 +15,7 @@ from sandbox.docker.channel import SUPPORTED, Channel
 from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.failure import classify
 from sandbox.docker.labels import LABEL_PROTOCOL, LABEL_SUPERVISOR
+from sandbox.docker.lifeline import Lifeline, Line
 from sandbox.docker.limits import Ownership, create_kwargs
 from sandbox.docker.reuse import Reuse
 from sandbox.docker.runtimes import Runtimes
@@ -105,14 +106,14 @@ class DockerFactory:
             SandboxUnavailable: the engine is not there.
         """
         deadline = time.time() + profile.limits.wall_timeout_s + DEADLINE_SLACK_S
-        container, channel = self.start(profile, Ownership(self.worker, run_id, deadline))
-        return self.sandbox(container, channel, profile, run_id=run_id)
+        container, line = self.start(profile, Ownership(self.worker, run_id, deadline))
+        return self.sandbox(container, line, profile, run_id=run_id)
 
-    def sandbox(self, container: Any, channel: Channel | None, profile: Profile, *,
+    def sandbox(self, container: Any, line: Line | None, profile: Profile, *,
                 run_id: str, reused: Reuse | None = None) -> DockerSandbox:
         """The driver over a started container of ``profile`` (cold, warm or reused)."""
         image = self.image(profile.image)
-        return DockerSandbox(self.client, container, profile, run_id=run_id, channel=channel,
+        return DockerSandbox(self.client, container, profile, run_id=run_id, line=line,
                              base_env=dict(image.env), image_id=image.id,
                              runtime=self.runtimes.name(profile.runtime),
                              gvisor=self.runtimes.gvisor(profile.runtime), reused=reused,
@@ -129,9 +130,10 @@ class DockerFactory:
         return (profile.reusable and self.supervise and profile.hardening.network_mode == "none"
                 and self.image(profile.image).resets)
 
-    def start(self, profile: Profile, owner: Ownership) -> tuple[Any, Channel | None]:
-        """Create and start a container (removed again if starting fails), attached to its
-        supervisor when it has one.
+    def start(self, profile: Profile, owner: Ownership) -> tuple[Any, Line]:
+        """Create and start a container (removed again if starting fails), and the worker's
+        line to it: attached to its supervisor, or to its keep-alive's stdin
+        (:mod:`sandbox.docker.lifeline`).
 
         Raises:
             SandboxConfigError: the image is missing or the limits are refused.
@@ -147,11 +149,12 @@ class DockerFactory:
             raise classify(error, what=f"create from {profile.image}") from error
         try:
             container.start()
-            channel = Channel.attach(self.client.api, container.id) if supervisor else None
+            line: Line = (Channel.attach(self.client.api, container.id) if supervisor
+                          else Lifeline.attach(self.client.api, container.id))
         except (docker.errors.DockerException, OSError) as error:
             _remove_quietly(container)
             raise classify(error, what="start", sandbox_id=container.id) from error
-        return container, channel
+        return container, line
 
     def supervisor(self, image: str) -> str | None:
         """The supervisor's path in ``image``, or ``None`` (``exec`` it is).

@@ -40,8 +40,9 @@ from sandbox.docker.labels import (
 )
 from sandbox.profile import Profile
 
-#: The container's main process: sleeps as the keeper user until the sandbox is removed.
-KEEPALIVE = ("sleep", "2147483647")
+#: The container's main process without a supervisor: as the keeper user, reads its stdin
+#: until the worker hangs up (:mod:`sandbox.docker.lifeline`), then exits.
+KEEPALIVE = ("sh", "-c", "while read -r _; do :; done")
 
 #: What the supervisor keeps (architecture: trust boundaries): switching each step to its
 #: uid, and stopping every process. Everything it starts has none of them.
@@ -113,16 +114,16 @@ REUSABLE_ARG = "--reusable"
 def _main_process(profile: Profile, supervisor: str | None, *,
                   reusable: bool = False) -> dict[str, Any]:
     """The supervisor as pid 1 (root with :data:`SUPERVISOR_CAPS`, its own init, stdin open,
-    no log of its stream), or the keep-alive under Docker's init.
+    no log of its stream), or the keep-alive under Docker's init (stdin open).
 
-    The supervisor's stdin is closed when the worker hangs up (``StdinOnce``, which docker-py
+    Either one's stdin is closed when the worker hangs up (``StdinOnce``, which docker-py
     asks for only on a create that is not detached; the container is started all the
-    same), so the supervisor exits and its container stops by itself: at a removal
+    same), so it exits and its container stops by itself: at a removal
     (:func:`sandbox.docker.removal.hang_up`), and when a worker dies."""
     hardening = profile.hardening
     if supervisor is None:
         return {"command": list(KEEPALIVE), "user": hardening.keeper_user,
-                "init": hardening.init, "stdin_open": False, "detach": True,
+                "init": hardening.init, "stdin_open": True, "detach": False,
                 "cap_add": list(hardening.cap_add) or None}
     command = [supervisor, *([REUSABLE_ARG] if reusable else []), *room_parts(profile)]
     return {"command": command, "user": SUPERVISOR_USER, "init": False,

@@ -39,6 +39,7 @@ from sandbox.docker.driver import DockerSandbox
 from sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
 from sandbox.docker.failure import classify
 from sandbox.docker.labels import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID
+from sandbox.docker.lifeline import Line, supervisor
 from sandbox.docker.limits import Ownership
 from sandbox.docker.listing import labelled
 from sandbox.docker.reuse import ResetOutcome, Reuse, limits_hit, reset_peak
@@ -82,8 +83,8 @@ class PoolStats:
 class _Warm:
     container: Any
     created: float
-    channel: Channel | None = None
-    """Attached ahead of time, so taking a supervised container costs no engine call."""
+    line: Line | None = None
+    """Attached ahead of time, so taking a container costs no engine call."""
     reusable: bool = False
     """Started to serve several runs (its supervisor resets it)."""
     runs: int = 0
@@ -96,6 +97,11 @@ class _Warm:
     """Out in a run, and counted towards the pool's size (it may come back)."""
     environments: dict[Any, EnvironmentReport] = field(default_factory=dict)
     """Its answers to environment probes (:attr:`sandbox.docker.reuse.Reuse.environments`)."""
+
+    @property
+    def channel(self) -> Channel | None:
+        """Its supervisor's channel (``None``: driven by ``exec``)."""
+        return supervisor(self.line)
 
 
 class _Slot:
@@ -146,7 +152,7 @@ class WarmPool:
             return self.factory.acquire(profile, run_id=run_id)
         reused = Reuse(run=warm.runs + 1, cpu_base_s=warm.cpu_base_s,
                        peak_rebased=warm.peak_rebased, environments=warm.environments)
-        sandbox = self.factory.sandbox(warm.container, warm.channel, profile, run_id=run_id,
+        sandbox = self.factory.sandbox(warm.container, warm.line, profile, run_id=run_id,
                                        reused=reused)
         if warm.reusable:
             sandbox.release = functools.partial(self._hand_back, self._slots[profile.name], warm)
@@ -258,10 +264,10 @@ class WarmPool:
         deadline = self.clock() + self.max_idle_s + slot.profile.limits.wall_timeout_s
         owner = Ownership(self.factory.worker, WARM_RUN_ID, deadline + DEADLINE_SLACK_S,
                           pooled=True)
-        container, channel = self.factory.start(slot.profile, owner)
-        reusable = channel is not None and self.factory.reusable(slot.profile)
+        container, line = self.factory.start(slot.profile, owner)
+        reusable = supervisor(line) is not None and self.factory.reusable(slot.profile)
         with self._lock:
-            slot.idle.append(_Warm(container, self.clock(), channel, reusable=reusable))
+            slot.idle.append(_Warm(container, self.clock(), line, reusable=reusable))
             slot.created += 1
 
     def _discard_stale(self, slot: _Slot) -> None:
@@ -323,4 +329,4 @@ def _pop_dead(slot: _Slot) -> list[_Warm]:
 
 
 def _remove(warm: _Warm) -> None:
-    removal.remove(warm.container, channel=warm.channel)
+    removal.remove(warm.container, line=warm.line)

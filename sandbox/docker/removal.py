@@ -10,9 +10,10 @@ growing pauses (:data:`PAUSES_S`, about half a minute in all). An engine that is
 at all, or gave no answer within the client's timeout (it is still at it), is not waited
 for: the worker's leftover pass, its last sweep at its stop, and the reaper ask later.
 
-A supervised sandbox is not killed by the engine at all if it can be helped: the worker
-hangs up, the supervisor exits (its stdin ends), and the removal waits up to
-:data:`EXIT_WAIT_S` for the container to stop by itself. Killing a running gVisor sandbox
+A sandbox is not killed by the engine at all if it can be helped: the worker hangs up on
+its line (:mod:`sandbox.docker.lifeline`), its supervisor or keep-alive exits (its stdin
+ends), and the removal waits up to :data:`EXIT_WAIT_S` for the container to stop by
+itself. Killing a running gVisor sandbox
 goes through containerd's shim, which holds the container's lock while ``runsc kill``
 runs; when the sandbox dies meanwhile, its ptrace stub processes (one per process it ran,
 hundreds after a fork bomb) are reparented to the shim, which then delivers each of their
@@ -31,7 +32,7 @@ import docker.errors
 import requests.exceptions
 
 if TYPE_CHECKING:
-    from sandbox.docker.channel import Channel
+    from sandbox.docker.lifeline import Line
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +42,12 @@ PAUSES_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 EXIT_WAIT_S = 5.0
 
 
-def remove(container: Any, *, channel: Channel | None = None,
+def remove(container: Any, *, line: Line | None = None,
            sleep: Callable[[float], None] = time.sleep) -> bool:
-    """Remove ``container`` (force); whether it is gone. Never raises. With its
-    supervisor's ``channel``, hung up on first (:func:`hang_up`)."""
-    if channel is not None:
-        hang_up(channel, container)
+    """Remove ``container`` (force); whether it is gone. Never raises. With the worker's
+    ``line`` to it, hung up on first (:func:`hang_up`)."""
+    if line is not None:
+        hang_up(line, container)
     for pause in (*PAUSES_S, None):
         try:
             container.remove(force=True)
@@ -74,10 +75,10 @@ def passing(error: BaseException) -> bool:
     return False
 
 
-def hang_up(channel: Channel, container: Any) -> bool:
-    """Hang up on ``container``'s supervisor (its stdin ends, it exits); whether the
-    container stopped by itself within :data:`EXIT_WAIT_S`. Never raises."""
-    channel.close()
+def hang_up(line: Line, container: Any) -> bool:
+    """Hang up on ``container``'s supervisor or keep-alive (its stdin ends, it exits);
+    whether the container stopped by itself within :data:`EXIT_WAIT_S`. Never raises."""
+    line.close()
     return stopped(container, EXIT_WAIT_S)
 
 

@@ -212,8 +212,8 @@ def probe(factory: Any, profile: Any, deadline_s: float = 120.0) -> str:
                     f"cannot reset a sandbox (rebuild it: scripts/build-images.sh)")
         return "the profile has network access"
     owner = Ownership(factory.worker, "reuse-probe", time.time() + deadline_s, pooled=True)
-    container, channel = factory.start(profile, owner)
-    sandbox = factory.sandbox(container, channel, profile, run_id="reuse-probe")
+    container, line = factory.start(profile, owner)
+    sandbox = factory.sandbox(container, line, profile, run_id="reuse-probe")
     try:
         left = sandbox.exec(Command(PROBE_LEFTOVERS, timeout_s=30))
         if left.stdout != b"left\n":

@@ -64,13 +64,16 @@ def test_cpu_spin_past_the_wall_deadline(open_sandbox: OpenSandbox, transport: s
     assert not sandbox.capture(CaptureCheck("k", "x"), CaptureBudget()).exists
 
 
-def test_the_wall_deadline_hangs_up_on_a_supervised_sandbox(open_sandbox: OpenSandbox) -> None:
-    """At the wall deadline a supervised sandbox is hung up on and stops by itself, with
-    the candidate's processes in it: the engine never kills it (killing a running gVisor
-    sandbox full of processes can hold the engine for minutes, bug 17 in
-    docs/reliability.md); the command in flight is reported timed out all the same."""
+@pytest.mark.parametrize("transport", ["supervisor", "exec"])
+def test_the_wall_deadline_hangs_up_on_the_sandbox(open_sandbox: OpenSandbox,
+                                                   transport: str) -> None:
+    """At the wall deadline a sandbox is hung up on (its supervisor, or the keep-alive of
+    one driven by ``exec``) and stops by itself, with the candidate's processes in it: the
+    engine never kills it (killing a running gVisor sandbox full of processes can hold the
+    engine for minutes, bug 17 in docs/reliability.md); the command in flight is reported
+    timed out all the same."""
     since = time.time() - 1
-    sandbox = open_sandbox("busybox", wall_timeout_s=2)
+    sandbox = open_sandbox("busybox", transport, wall_timeout_s=2)
     result = sandbox.exec(Command("for i in $(seq 40); do sleep 600 & done; sleep 600",
                                   timeout_s=60))
     assert result.timed_out and sandbox.deadline_exceeded

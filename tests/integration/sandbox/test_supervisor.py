@@ -163,13 +163,15 @@ def test_a_kill_loop_cannot_race_the_stop(open_sandbox: OpenSandbox) -> None:
     _kill_loop_then_test(sandbox)
 
 
+@pytest.mark.parametrize("transport", ["supervisor", "exec"])
 def test_a_closed_sandbox_stops_by_itself_and_is_never_killed(
-        open_sandbox: OpenSandbox) -> None:
-    """Closing hangs up on the supervisor: it exits, its container stops by itself with
-    every process the candidate left, and only then is it removed. The engine never kills
-    it: killing a running gVisor sandbox full of processes can hold the engine for minutes
-    (bug 17 in docs/reliability.md)."""
-    sandbox = open_sandbox("busybox")
+        open_sandbox: OpenSandbox, transport: str) -> None:
+    """Closing hangs up on the supervisor, or on the keep-alive of a sandbox driven by
+    ``exec``: it exits, its container stops by itself with every process the candidate
+    left, and only then is it removed. The engine never kills it: killing a running gVisor
+    sandbox full of processes can hold the engine for minutes (bug 17 in
+    docs/reliability.md)."""
+    sandbox = open_sandbox("busybox", transport)
     sandbox.exec(Command("for i in $(seq 40); do sleep 600 & done; sleep 600",
                          timeout_s=2))
     since = time.time() - 1

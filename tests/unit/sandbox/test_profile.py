@@ -47,7 +47,8 @@ def test_docker_kwargs_are_hardened_by_default() -> None:
     assert kwargs["security_opt"] == ["no-new-privileges", seccomp.security_opt()]
     assert kwargs["read_only"] is True
     assert kwargs["init"] is True and kwargs["user"] == "65534:65534"
-    assert kwargs["command"] == ["sleep", "2147483647"] and kwargs["stdin_open"] is False
+    assert kwargs["command"] == ["sh", "-c", "while read -r _; do :; done"]
+    assert kwargs["stdin_open"] is True and kwargs["detach"] is False  # StdinOnce: lifeline
     assert kwargs["mem_limit"] == kwargs["memswap_limit"] == 512 * 1024 * 1024
     assert kwargs["pids_limit"] == 256 and kwargs["nano_cpus"] == 1_000_000_000
     assert kwargs["environment"] == {"A": "1"} and kwargs["cap_add"] is None

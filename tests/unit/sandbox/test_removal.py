@@ -92,7 +92,8 @@ def test_an_engine_that_keeps_failing_is_given_up_after_the_last_pause(
 
 
 class Hangup:
-    """A supervisor's channel: hanging up is recorded among the container's calls."""
+    """The worker's line (a supervisor's channel, a keep-alive's lifeline): hanging up is
+    recorded among the container's calls."""
 
     def __init__(self, container: Exiting) -> None:
         self.container = container
@@ -124,7 +125,7 @@ def test_a_hung_up_sandbox_is_removed_once_it_stopped_by_itself() -> None:
     """No kill while it is still running (a gVisor sandbox killed by the engine can hold
     it for minutes: bug 17): the wait comes first, bounded."""
     container = Exiting()
-    assert removal.remove(container, channel=Hangup(container))
+    assert removal.remove(container, line=Hangup(container))
     assert container.calls == [("hang up", None), ("wait", removal.EXIT_WAIT_S),
                                ("remove", True)]
 
@@ -136,13 +137,14 @@ def test_a_hung_up_sandbox_is_removed_whatever_the_wait_says(waited: Exception) 
     """Still running after the wait (a stuck supervisor), gone already, or an engine
     error: the forced removal follows all the same."""
     container = Exiting(waited)
-    assert removal.remove(container, channel=Hangup(container))
+    assert removal.remove(container, line=Hangup(container))
     assert [call[0] for call in container.calls] == ["hang up", "wait", "remove"]
     assert container.removed
 
 
 def test_a_sandbox_not_hung_up_is_not_waited_for() -> None:
-    """Without a supervisor there is nobody to hang up on: straight to the removal."""
+    """Without a line (a container this worker never attached to: a leftover, the
+    reaper's) there is nobody to hang up on: straight to the removal."""
     container = Exiting()
     assert removal.remove(container)
     assert container.calls == [("remove", True)]

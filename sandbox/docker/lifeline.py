@@ -1,0 +1,47 @@
+"""The worker's hold on a sandbox driven by ``exec``: its keep-alive's stdin.
+
+A sandbox of an image without the supervisor keeps running on a keep-alive (a shell that
+reads its stdin until it ends, as ``keeper_user`` under Docker's init). The container is
+created with ``StdinOnce``, and the worker attaches to its stdin and holds that
+connection for the sandbox's whole life. Hanging up (:meth:`Lifeline.close`) ends the
+keep-alive's stdin, it exits, Docker's init exits with it, and the container stops with
+every process in it — by itself, as a supervised sandbox does when its channel closes, so
+the engine never has to kill a running container (bug 17 in docs/reliability.md). A worker
+that dies hangs up the same way.
+
+:data:`Line` is whichever the sandbox has: its supervisor's
+:class:`~sandbox.docker.channel.Channel` or its keep-alive's :class:`Lifeline`; both hang
+up with ``close()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sandbox.docker.channel import Channel, hang_up
+
+
+class Lifeline:
+    """The attached stdin of one keep-alive container; nothing is ever sent on it."""
+
+    def __init__(self, owner: Any) -> None:
+        self._owner = owner
+        self._sock = getattr(owner, "_sock", owner)
+
+    @classmethod
+    def attach(cls, api: Any, container_id: str) -> Lifeline:
+        """Attach to the container's stdin (docker SDK errors propagate)."""
+        return cls(api.attach_socket(container_id, params={"stdin": 1, "stream": 1}))
+
+    def close(self) -> None:
+        """Hang up (the keep-alive then exits); never raises."""
+        hang_up(self._sock, self._owner)
+
+
+#: The worker's line to a sandbox: its supervisor's channel, or its keep-alive's lifeline.
+Line = Channel | Lifeline
+
+
+def supervisor(line: Line | None) -> Channel | None:
+    """The supervisor's channel, if ``line`` is one (``None``: driven by ``exec``)."""
+    return line if isinstance(line, Channel) else None
