@@ -38,8 +38,11 @@ log = logging.getLogger(__name__)
 
 #: Pauses before asking again, in order; the removal is abandoned after the last.
 PAUSES_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
-#: How long a hung-up sandbox gets to stop by itself before the engine kills it.
-EXIT_WAIT_S = 5.0
+#: How long a hung-up sandbox gets to stop by itself before the engine kills it. Long:
+#: a gVisor sandbox after a fork bomb on a loaded host can take seconds to tear itself
+#: down, and an engine kill that overlaps that death is bug 17's minutes-long hold; the
+#: wait only runs out when the container cannot stop by itself.
+EXIT_WAIT_S = 30.0
 
 
 def remove(container: Any, *, line: Line | None = None,
