@@ -64,6 +64,11 @@ def hang_up(sock: Any, owner: Any = None) -> None:
             each.close()
 
 
+def raw_socket(wrapper: Any) -> Any:
+    """The socket inside the docker SDK's attach wrapper (``wrapper`` if it is one)."""
+    return getattr(wrapper, "_sock", wrapper)
+
+
 class ChannelClosed(OSError):
     """The supervisor's stream ended or broke (the container died or was removed)."""
 
@@ -87,7 +92,7 @@ class Channel:
         """Attach to the container's stdin and stdout (docker SDK errors propagate)."""
         params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
         wrapper = api.attach_socket(container_id, params=params)
-        return cls(getattr(wrapper, "_sock", wrapper), wrapper)
+        return cls(raw_socket(wrapper), wrapper)
 
     @property
     def open(self) -> bool:

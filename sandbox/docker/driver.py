@@ -39,7 +39,7 @@ from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.channel import ChannelClosed
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
 from sandbox.docker.hostkill import host_kill
-from sandbox.docker.lifeline import Line, supervisor
+from sandbox.docker.lifeline import Line
 from sandbox.docker.limits import room_parts
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
@@ -65,10 +65,10 @@ class DockerSandbox(Sandbox):
                  seeds: bool = False) -> None:
         super().__init__(profile)
         self._runtime, self._image_id = runtime, image_id
-        self.client, self.container, self.channel, self.run_id = (
-            client, container, supervisor(line), run_id)
+        self.client, self.container, self.run_id = client, container, run_id
         self.conduit = Conduit(client, container, profile, line, base_env=base_env,
                                gvisor=gvisor)
+        self.channel = self.conduit.channel
         self.reused = reused or reuse.Reuse()
         """Which run of its container this is (counters are re-based on later ones)."""
         self.release: Callable[[DockerSandbox], None] | None = None

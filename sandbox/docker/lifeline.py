@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.docker.channel import Channel, hang_up
+from sandbox.docker.channel import Channel, hang_up, raw_socket
 
 
 class Lifeline:
@@ -26,7 +26,7 @@ class Lifeline:
 
     def __init__(self, owner: Any) -> None:
         self._owner = owner
-        self._sock = getattr(owner, "_sock", owner)
+        self._sock = raw_socket(owner)
 
     @classmethod
     def attach(cls, api: Any, container_id: str) -> Lifeline:
