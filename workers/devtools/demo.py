@@ -114,7 +114,15 @@ def _submit_and_report(client: EvalfleetClient, runs: list[DemoRun], timeout: fl
     for run, result in zip(runs, results, strict=True):
         click.echo(row(run, result))
     scored = sum(1 for r in results if r is not None and r.outcome == "scored")
-    used = sorted({str(r.resources.get("runtime")) for r in results if r and r.resources})
-    click.echo(f"\n{scored}/{len(runs)} runs scored; sandbox runtime: {', '.join(used) or '-'}"
-               f"{' (gVisor)' if used == ['runsc'] else ''}")
+    click.echo(f"\n{scored}/{len(runs)} runs scored; {runtime_summary(results)}")
     return 0 if scored == len(runs) else 1
+
+
+def runtime_summary(results: list[RunResult | None]) -> str:
+    """Which runtimes isolated the runs, and how many runs needed no sandbox (a pack that
+    scores only the submitted events)."""
+    runtimes = [str(r.resources.get("runtime") or "") for r in results if r and r.resources]
+    used = sorted(set(filter(None, runtimes)))
+    text = f"sandbox runtime: {', '.join(used) or '-'}{' (gVisor)' if used == ['runsc'] else ''}"
+    without = runtimes.count("")
+    return text + (f"; {without} run{'s' * (without != 1)} needed no sandbox" if without else "")
