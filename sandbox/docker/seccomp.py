@@ -1,18 +1,27 @@
-"""The sandbox's seccomp profile: Docker's default, except that ``prlimit64`` is self-only.
+"""The sandbox's seccomp profile: Docker's default, except that ``prlimit64`` is self-only
+and ``io_uring`` is refused.
 
 ``seccomp.json`` beside this module is Docker 20.10's default profile (moby
-``profiles/seccomp/default.json`` at v20.10.24) with one change: ``prlimit64`` left the
-unconditional allow list and is allowed only when its first argument, the pid, is 0, i.e.
-on the calling process itself. That is what glibc's ``getrlimit``/``setrlimit`` (and
-Python's ``resource`` module) issue, so a process still reads and sets its own limits. On
-any other pid the call falls to the profile's default action, ``SCMP_ACT_ERRNO``, which
-the runtime turns into EPERM.
+``profiles/seccomp/default.json`` at v20.10.24) with two changes:
 
-Why: with every capability dropped, the kernel still lets a process change the limits of
-any other process of the same uid, and the sandbox's pid 1 runs as the untrusted
-candidate's uid. Under Docker's default profile a candidate could therefore kill pid 1 (say,
-``RLIMIT_CPU`` = 0 on it) or starve it of file descriptors. Nothing a candidate
-legitimately needs goes through ``prlimit64`` on another pid.
+* ``prlimit64`` left the unconditional allow list and is allowed only when its first
+  argument, the pid, is 0, i.e. on the calling process itself. That is what glibc's
+  ``getrlimit``/``setrlimit`` (and Python's ``resource`` module) issue, so a process still
+  reads and sets its own limits. With every capability dropped, the kernel still lets a
+  process change the limits of any other process of the same uid: under Docker's default
+  profile a candidate could kill a driver step that runs as its uid (``RLIMIT_CPU`` = 0 on
+  it) or starve it of file descriptors. Nothing a candidate legitimately needs goes through
+  ``prlimit64`` on another pid.
+* ``io_uring_setup``, ``io_uring_enter`` and ``io_uring_register`` left the allow list
+  (:data:`IO_URING`), as they did in Docker 25's and containerd 2.0's defaults (moby
+  #46762): io_uring is the largest source of the Linux kernel exploits that broke out of
+  containers in Google's kCTF, and its operations bypass seccomp's view of the syscalls
+  they stand for. Under runc the candidate talks to the host kernel, so one such bug is an
+  escape, and an escaped candidate holds the engine and forges any verdict. Programs that
+  try io_uring (libuv, Tokio, liburing users) fall back to ordinary syscalls on the error.
+
+A refused call falls to the profile's default action, ``SCMP_ACT_ERRNO``, which the
+runtime turns into EPERM.
 
 Docker's API takes a custom profile as the JSON text itself in ``HostConfig.SecurityOpt``
 (``seccomp=<json>``), which is what the docker CLI sends for ``--security-opt
@@ -31,8 +40,11 @@ import functools
 import json
 from pathlib import Path
 
-#: Docker 20.10's default seccomp profile with ``prlimit64`` limited to pid 0.
+#: Docker 20.10's default seccomp profile with ``prlimit64`` limited to pid 0 and no
+#: ``io_uring``.
 PROFILE_PATH: Path = Path(__file__).with_name("seccomp.json")
+#: The io_uring system calls the profile refuses (Docker's default since 25.0 does too).
+IO_URING = frozenset({"io_uring_setup", "io_uring_enter", "io_uring_register"})
 
 
 #: System calls that create IPC objects outliving every process (refused by the variant).

@@ -47,6 +47,11 @@ PTRACE = ("import ctypes\n"
 FORGE = ("printf 'o\\0\\0\\0\\0033 passed\\nx\\0\\0\\0\\0010' > /proc/1/fd/1 && echo FORGED;"
          " timeout 2 cat /proc/1/fd/0 > stolen && echo STOLE; kill -9 1 && echo KILLED1;"
          " kill -9 -1; echo nope")
+#: Makes an io_uring ring, the way in to the host kernel's io_uring (refused by seccomp).
+IO_URING = ("import ctypes\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "fd = libc.syscall(425, 1, ctypes.create_string_buffer(120))\n"
+            "print('RING' if fd >= 0 else f'ring refused {ctypes.get_errno()}')\n")
 ATTACKS: dict[str, tuple[str | list[str], int, str]] = {
     # name: (command, timeout_ms, text that must not appear in the published result)
     "fork_bomb": ("bomb() { bomb | bomb & }; bomb; sleep 3", 6000, "alive-after-bomb"),
@@ -63,6 +68,7 @@ ATTACKS: dict[str, tuple[str | list[str], int, str]] = {
     "daemon": (["python3", "-c", DAEMON], 10000, "never"),
     "ptrace_supervisor": (["python3", "-c", PTRACE], 10000, "TRACED"),
     "forge_channel": (FORGE, 10000, "FORGED"),
+    "io_uring": (["python3", "-c", IO_URING], 10000, "RING"),
 }
 #: Text that may not appear in the forge attack's result either.
 NEVER_ALSO = {"forge_channel": ("STOLE", "KILLED1")}

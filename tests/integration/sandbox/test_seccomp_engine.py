@@ -1,5 +1,6 @@
-"""On the real engine, our seccomp profile refuses ``prlimit`` on another process (EPERM)
-while a process still reads and sets its own limits; Docker's default profile allows it.
+"""On the real engine, our seccomp profile refuses ``prlimit`` on another process and every
+``io_uring`` ring (EPERM) while a process still reads and sets its own limits; Docker's
+(20.10) default profile allows both.
 Both under runc and under gVisor, which applies a container's seccomp profile only when it
 is registered with ``--oci-seccomp`` (``scripts/setup.sh`` does so).
 
@@ -26,7 +27,7 @@ EPERM = 1
 
 #: Runs as uid 1000 in the container; prints one JSON object: errno per attempt (0 = ok).
 PROBE = textwrap.dedent("""
-    import json, os, resource, subprocess
+    import ctypes, json, os, resource, subprocess
 
     def errno_of(call):
         try:
@@ -34,6 +35,14 @@ PROBE = textwrap.dedent("""
         except OSError as error:
             return error.errno
         return 0
+
+    def io_uring_setup():
+        libc = ctypes.CDLL(None, use_errno=True)
+        params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed
+        fd = libc.syscall(425, 1, params)  # io_uring_setup: 425 on x86_64 and arm64
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "io_uring_setup")
+        os.close(fd)
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     # The child tells its own RLIMIT_CPU once the parent has tried to change it (gVisor
@@ -55,6 +64,7 @@ PROBE = textwrap.dedent("""
             "prlimit_child_set": errno_of(
                 lambda: resource.prlimit(child.pid, resource.RLIMIT_CPU, (1, 1))),
             "child_same_uid": os.stat(f"/proc/{child.pid}").st_uid == os.getuid(),
+            "io_uring_setup": errno_of(io_uring_setup),
         }
         cpu = int(child.communicate("", timeout=30)[0])
         found["child_cpu_limit"] = "unlimited" if cpu == resource.RLIM_INFINITY else str(cpu)
@@ -135,3 +145,14 @@ def test_dockers_default_profile_allows_it(with_docker_default: dict[str, Any]) 
     assert with_docker_default["prlimit_own_pid_read"] == 0
     assert with_docker_default["setrlimit_own"] == 0
     assert with_docker_default["prlimit_pid0_read"] == 0
+
+
+def test_io_uring_is_eperm_under_our_profile(with_our_profile: dict[str, Any]) -> None:
+    """No ring can be made, so none of io_uring's operations is reachable."""
+    assert with_our_profile["io_uring_setup"] == EPERM
+
+
+def test_dockers_default_profile_makes_a_ring(with_docker_default: dict[str, Any]) -> None:
+    """Under Docker 20.10's default profile the same call makes a ring (the host kernel's
+    under runc, gVisor's own under runsc): it is our profile that refuses it."""
+    assert with_docker_default["io_uring_setup"] == 0

@@ -1,4 +1,5 @@
-"""The seccomp profile is Docker 20.10's default but for ``prlimit64``, allowed on pid 0 only."""
+"""The seccomp profile is Docker 20.10's default but for ``prlimit64``, allowed on pid 0 only,
+and ``io_uring``, refused (as in Docker 25's default)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.docker.seccomp import PROFILE_PATH, security_opt
+from sandbox.docker.seccomp import IO_URING, PROFILE_PATH, security_opt
 
 #: sha256 of moby ``profiles/seccomp/default.json`` at v20.10.24, parsed and dumped with
 #: ``sort_keys=True, separators=(",", ":")``.
@@ -55,14 +56,25 @@ def test_prlimit64_is_allowed_only_when_its_pid_argument_is_zero() -> None:
     assert "prlimit64" not in unconditional_allows(load())
 
 
+def test_io_uring_is_refused_whatever_the_arguments_or_capabilities() -> None:
+    """No rule names an io_uring call: each falls to the default action (EPERM)."""
+    profile = load()
+
+    assert {"io_uring_setup", "io_uring_enter", "io_uring_register"} == IO_URING
+    assert [rule for syscall in IO_URING for rule in rules_naming(profile, syscall)] == []
+    assert not IO_URING & unconditional_allows(json.loads(security_opt(refuse_ipc=True)[8:]))
+
+
 def test_everything_else_is_dockers_default_profile() -> None:
-    """Undoing our one change gives back Docker 20.10.24's default profile exactly."""
+    """Undoing our two changes gives back Docker 20.10.24's default profile exactly."""
     profile = load()
     docker_default = copy.deepcopy(profile)
     docker_default["syscalls"] = [rule for rule in docker_default["syscalls"]
                                   if rule["names"] != ["prlimit64"]]
     allow_list = docker_default["syscalls"][0]["names"]
     allow_list.insert(allow_list.index("preadv2") + 1, "prlimit64")
+    at = allow_list.index("io_submit") + 1
+    allow_list[at:at] = ["io_uring_enter", "io_uring_register", "io_uring_setup"]
 
     canonical = json.dumps(docker_default, sort_keys=True, separators=(",", ":"))
     assert hashlib.sha256(canonical.encode()).hexdigest() == DOCKER_20_10_24_DEFAULT_SHA256
@@ -70,7 +82,7 @@ def test_everything_else_is_dockers_default_profile() -> None:
 
 
 @pytest.mark.parametrize("syscall", ["read", "write", "execve", "getrlimit", "setrlimit",
-                                     "ugetrlimit", "kill", "socket", "io_uring_setup",
+                                     "ugetrlimit", "kill", "socket", "io_submit",
                                      "close_range", "landlock_create_ruleset"])
 def test_dockers_unconditional_allows_stay(syscall: str) -> None:
     assert syscall in unconditional_allows(load())
