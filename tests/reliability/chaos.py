@@ -32,7 +32,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from fleet_support import (
     NamespacedNode,
     PrivateFleet,
     SocketProxy,
+    children,
     new_id,
 )
 
@@ -371,11 +372,6 @@ def pool_processes(node: WorkerNode) -> list[int]:
     """The pool processes of a node: the children of its Celery main process."""
     if not node.alive or node.process is None:
         return []
-    return list(children(node.process.pid))
+    return children(node.process.pid)
 
 
-def children(pid: int) -> Iterator[int]:
-    with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            for child in (task / "children").read_text().split():
-                yield int(child)

@@ -128,10 +128,35 @@ def metric(node: WorkerNode, name: str, **labels: str) -> float:
 def process_tree(pid: int) -> list[int]:
     """``pid`` and its descendants."""
     found = [pid]
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            found += process_tree(int(child))
+    for child in children(pid):
+        found += process_tree(child)
     return found
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid``, from every one of its threads. A thread or process
+    that ends while they are read (its ``/proc`` entry gone between listing and reading)
+    has none left; nothing else is skipped."""
+    return [int(child) for task in _listing(Path(f"/proc/{pid}/task"))
+            for child in _text(task / "children").split()]
+
+
+#: What reading a ``/proc`` entry of a thread or process that just ended raises.
+_GONE = (FileNotFoundError, ProcessLookupError)
+
+
+def _listing(path: Path) -> list[Path]:
+    try:
+        return list(path.iterdir())
+    except _GONE:
+        return []
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except _GONE:
+        return ""
 
 
 def cpu_seconds(node: WorkerNode) -> float:

@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 import redis as redis_lib
-from fleet_support import PrivateFleet, cpu_seconds, log_of, metric, run_request, wait_for
+from fleet_support import (
+    PrivateFleet,
+    children,
+    cpu_seconds,
+    log_of,
+    metric,
+    run_request,
+    wait_for,
+)
 from kombu.exceptions import OperationalError
 
 from tasks.client import EvalfleetClient, SubmitError
@@ -171,7 +179,7 @@ def test_a_pool_process_killed_while_redis_is_full_loses_nothing(
     wait_for(lambda: metric(node, "evalfleet_redis_refusals_total", step="publication"), 60,
              "the publication was not refused")
     assert node.process is not None
-    (child,) = _pool(node.process.pid)
+    (child,) = children(node.process.pid)
     os.kill(child, signal.SIGKILL)
     wait_for(lambda: metric(node, "evalfleet_redis_refusals_total", step="delivery"), 60,
              "the requeued run was not delivered again")
@@ -235,8 +243,3 @@ def _refusals(node: Any) -> float:
                for step in ("delivery", "retry", "publication"))
 
 
-def _pool(pid: int) -> list[int]:
-    from pathlib import Path
-
-    return [int(p) for task in Path(f"/proc/{pid}/task").iterdir()
-            for p in (task / "children").read_text().split()]

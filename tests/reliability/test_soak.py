@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fleet_support import PrivateFleet, run_request, wait_for
+from fleet_support import PrivateFleet, children, run_request, wait_for
 
 from tasks.redis_keys import RESULTS_STREAM, deliveries_key
 
@@ -24,11 +24,8 @@ MAX_RSS_GROWTH_MB = 150
 
 def rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` and its children, in MiB."""
-    pids = [pid]
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        pids += [int(p) for p in (task / "children").read_text().split()]
     total = 0
-    for one in pids:
+    for one in [pid, *children(pid)]:
         try:
             for line in Path(f"/proc/{one}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

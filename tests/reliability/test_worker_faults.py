@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fleet_support import PrivateFleet, log_of, run_request, wait_for
+from fleet_support import PrivateFleet, children, log_of, run_request, wait_for
 from services import TEST_LABELS, image
 
 from sandbox.docker.factory import DockerFactory
@@ -18,15 +18,6 @@ from sandbox.docker.limits import Ownership
 from sandbox.profile import Profile
 from tasks.queueing import TASK_NAME, queue_for
 from tasks.redis_keys import deliveries_key, heartbeat_key
-
-
-def pool_children(pid: int) -> list[int]:
-    """The pool processes of a worker node's main process."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found += [int(p) for p in text]
-    return found
 
 
 def deliveries(client: Any, run_id: str) -> int:
@@ -43,7 +34,7 @@ def test_pool_process_sigkilled_mid_run_is_redelivered_once(private_fleet: Priva
     wait_for(lambda: private_fleet.containers(**{"evalfleet.run_id": request.run_id}), 30,
              "the run's sandbox did not start")
     time.sleep(1.0)
-    (child,) = pool_children(node.process.pid)  # type: ignore[union-attr]
+    (child,) = children(node.process.pid)  # type: ignore[union-attr]
     first_box = private_fleet.containers(**{"evalfleet.run_id": request.run_id})[0].id
     os.kill(child, signal.SIGKILL)
 
@@ -162,7 +153,7 @@ def test_poison_message_stops_at_the_cap_and_does_not_block(private_fleet: Priva
     while client.result(poison.run_id) is None and time.monotonic() < deadline:
         if private_fleet.containers(**{"evalfleet.run_id": poison.run_id}) and \
                 deliveries(client, poison.run_id) > killed:
-            for child in pool_children(node.process.pid):  # type: ignore[union-attr]
+            for child in children(node.process.pid):  # type: ignore[union-attr]
                 os.kill(child, signal.SIGKILL)
             killed += 1
         time.sleep(0.05)
