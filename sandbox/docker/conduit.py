@@ -11,7 +11,10 @@ on every request answers ``None``.
 Every request is stamped here with the image's environment under its own (the supervisor
 passes on nothing of its own). A gVisor sandbox that passes its memory limit
 is killed whole by the host (its kernel is one process there); that, too, ends the sandbox
-for every later request, as the candidate's doing (:attr:`Conduit.ended_by`).
+for every later request, as the candidate's doing (:attr:`Conduit.ended_by`). The request
+in flight learns of it from its stream's end, or, through ``docker exec``, whose stream the
+engine may leave open, from the container's lifeline (:attr:`Lifeline.ended
+<sandbox.docker.lifeline.Lifeline.ended>`).
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ import docker.errors
 from sandbox.docker import removal, scripts
 from sandbox.docker.channel import ChannelClosed
 from sandbox.docker.failure import classify
-from sandbox.docker.lifeline import Line, supervisor
-from sandbox.docker.stream import ExecRequest, RawExec, run_exec
+from sandbox.docker.lifeline import Lifeline, Line, supervisor
+from sandbox.docker.stream import ContainerStopped, ExecRequest, RawExec, run_exec
 from sandbox.docker.usage import parse_inside, read_usage
 from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.profile import Profile
@@ -82,6 +85,8 @@ class Conduit:
                  gvisor: bool = False) -> None:
         self.client, self.container, self.profile, self.line = client, container, profile, line
         self.channel = supervisor(line)
+        self._stopped = line.ended if isinstance(line, Lifeline) else None
+        """Set once the container stopped (driven by ``exec``: its lifeline's end)."""
         self.base_env = dict(base_env or {})
         self.gvisor = gvisor
         self.ended_by: str | None = None
@@ -124,9 +129,11 @@ class Conduit:
         try:
             if self.channel is not None:
                 return self._note(self.channel.run(stamped, on_limit))
-            raw = run_exec(self.client.api, self.id, stamped, on_limit)
+            raw = run_exec(self.client.api, self.id, stamped, on_limit, ended=self._stopped)
         except ChannelClosed as error:
             return self._lost(SandboxUnavailable(f"supervisor: {error}", sandbox_id=self.id))
+        except ContainerStopped as error:
+            return self._lost(SandboxUnavailable(f"exec: {error}", sandbox_id=self.id))
         except (docker.errors.DockerException, OSError) as error:
             return self._lost(classify(error, what="exec", sandbox_id=self.id))
         if _maybe_killed(raw) and (self.ended_by == MEMORY or self.died_of_memory()):

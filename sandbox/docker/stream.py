@@ -25,6 +25,13 @@ EXIT_WAIT_S = 2.0
 _HEADER = struct.Struct(">BxxxI")
 #: Docker writes this on stdout (exit 126, pid 0) when runc could not start the process.
 OCI_FAILURE = b"OCI runtime exec failed"
+#: Seconds between looks at ``ended`` while an exec's stream is quiet.
+ENDED_POLL_S = 0.1
+
+
+class ContainerStopped(OSError):
+    """The container stopped while an exec ran, and the engine left the exec's stream open
+    (gVisor): the exec was given up."""
 
 
 @dataclass
@@ -86,8 +93,12 @@ class ExecRequest:
 
 
 def run_exec(api: Any, container_id: str, request: ExecRequest,
-             on_limit: Callable[[], None]) -> RawExec:
-    """Run ``request`` in the container; engine errors propagate (see ``failure``)."""
+             on_limit: Callable[[], None], ended: threading.Event | None = None) -> RawExec:
+    """Run ``request`` in the container; engine errors propagate (see ``failure``).
+
+    Raises:
+        ContainerStopped: ``ended`` was set (the container stopped) before the stream ended.
+    """
     if request.seed is not None:
         raise ValueError("seed records need the supervisor (protocol 5), not docker exec")
     started = time.monotonic()
@@ -99,7 +110,7 @@ def run_exec(api: Any, container_id: str, request: ExecRequest,
     try:
         _feed(raw, request.stdin)
         streams = {1: Capped(request.cap), 2: Capped(request.cap)}
-        timed_out = _pump(raw, streams, started + request.timeout_s, on_limit)
+        timed_out = _pump(raw, streams, started + request.timeout_s, on_limit, ended)
     finally:
         wrapper.close()
         raw.close()
@@ -133,23 +144,29 @@ def _feed(raw: socket.socket, data: bytes) -> None:
 
 
 def _pump(raw: socket.socket, streams: dict[int, Capped], deadline: float,
-          on_limit: Callable[[], None]) -> bool:
+          on_limit: Callable[[], None], ended: threading.Event | None) -> bool:
     """Read frames until EOF; returns whether the deadline passed.
 
     ``on_limit`` runs on its own thread: the engine only ends the exec once its output is
     consumed, so reading must go on while the driver kills the processes.
+
+    Raises:
+        ContainerStopped: ``ended`` was set first.
     """
     frames = _Frames(streams)
     limiter = _Limiter(on_limit)
     try:
-        return _read(raw, frames, deadline, limiter)
+        return _read(raw, frames, deadline, limiter, ended or threading.Event())
     finally:
         limiter.join()  # never return while the kill could still hit the next command
 
 
-def _read(raw: socket.socket, frames: _Frames, deadline: float, limiter: _Limiter) -> bool:
+def _read(raw: socket.socket, frames: _Frames, deadline: float, limiter: _Limiter,
+          ended: threading.Event) -> bool:
     timed_out = limited = False
     while True:
+        if ended.is_set():
+            raise ContainerStopped("the container stopped while the exec ran")
         now = time.monotonic()
         if not limited and now >= deadline:
             timed_out = limited = True
@@ -157,7 +174,7 @@ def _read(raw: socket.socket, frames: _Frames, deadline: float, limiter: _Limite
             deadline = now + GRACE_S
         elif limited and now >= deadline:
             return timed_out
-        raw.settimeout(max(deadline - now, 0.01))
+        raw.settimeout(min(max(deadline - now, 0.01), ENDED_POLL_S))
         try:
             chunk = raw.recv(1 << 16)
         except TimeoutError:

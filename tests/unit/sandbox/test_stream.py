@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import socket
 import struct
+import threading
+import types
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox.docker.stream import Capped, ExecRequest, _Frames, run_exec
+from sandbox.docker.lifeline import Lifeline
+from sandbox.docker.stream import Capped, ContainerStopped, ExecRequest, _Frames, run_exec
 
 
 def frame(stream: int, data: bytes) -> bytes:
@@ -44,3 +49,56 @@ def test_seed_records_never_go_through_docker_exec() -> None:
                           timeout_s=1.0, cap=10, seed=b"")
     with pytest.raises(ValueError, match="supervisor"):
         run_exec(None, "container", request, lambda: None)
+
+
+class QuietExec:
+    """An engine whose exec stream stays open and silent, its exec never done (what the
+    engine does with an exec whose gVisor sandbox the host killed)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def exec_create(self, *args: Any, **kwargs: Any) -> dict[str, str]:
+        return {"Id": "exec"}
+
+    def exec_start(self, exec_id: str, socket: bool) -> Any:
+        return types.SimpleNamespace(_sock=self.sock, close=lambda: None)
+
+    def exec_inspect(self, exec_id: str) -> dict[str, Any]:
+        return {"Running": True}
+
+
+def test_an_exec_whose_container_stopped_is_given_up() -> None:
+    """Once ``ended`` is set the exec is given up (``ContainerStopped``), not waited for
+    until its timeout, and no limit is triggered (nothing is left to stop)."""
+    host, peer = socket.socketpair()
+    ended, limits = threading.Event(), []
+    request = ExecRequest(argv=("sleep", "600"), user="1000", workdir="/w", env={},
+                          stdin=b"", timeout_s=60.0, cap=10)
+    threading.Timer(0.2, ended.set).start()
+    try:
+        with pytest.raises(ContainerStopped):
+            run_exec(QuietExec(host), "container", request, lambda: limits.append(1),
+                     ended=ended)
+    finally:
+        host.close()
+        peer.close()
+    assert limits == []
+
+
+@pytest.mark.parametrize("end", ["the engine ends the stream", "we hang up"])
+def test_a_lifeline_knows_when_its_container_stopped(end: str) -> None:
+    host, peer = socket.socketpair()
+    line = Lifeline(host)
+    try:
+        assert not line.ended.wait(0.1)
+        peer.sendall(b"anything the keep-alive might write is dropped")
+        assert not line.ended.wait(0.1)
+        if end == "we hang up":
+            line.close()
+        else:
+            peer.close()
+        assert line.ended.wait(5)
+    finally:
+        host.close()
+        peer.close()
