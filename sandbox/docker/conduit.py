@@ -130,10 +130,9 @@ class Conduit:
             if self.channel is not None:
                 return self._note(self.channel.run(stamped, on_limit))
             raw = run_exec(self.client.api, self.id, stamped, on_limit, ended=self._stopped)
-        except ChannelClosed as error:
-            return self._lost(SandboxUnavailable(f"supervisor: {error}", sandbox_id=self.id))
-        except ContainerStopped as error:
-            return self._lost(SandboxUnavailable(f"exec: {error}", sandbox_id=self.id))
+        except (ChannelClosed, ContainerStopped) as error:  # the container is gone
+            transport = "supervisor" if self.channel is not None else "exec"
+            return self._lost(SandboxUnavailable(f"{transport}: {error}", sandbox_id=self.id))
         except (docker.errors.DockerException, OSError) as error:
             return self._lost(classify(error, what="exec", sandbox_id=self.id))
         if _maybe_killed(raw) and (self.ended_by == MEMORY or self.died_of_memory()):

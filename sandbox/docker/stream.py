@@ -156,16 +156,17 @@ def _pump(raw: socket.socket, streams: dict[int, Capped], deadline: float,
     frames = _Frames(streams)
     limiter = _Limiter(on_limit)
     try:
-        return _read(raw, frames, deadline, limiter, ended or threading.Event())
+        return _read(raw, frames, deadline, limiter, ended)
     finally:
         limiter.join()  # never return while the kill could still hit the next command
 
 
 def _read(raw: socket.socket, frames: _Frames, deadline: float, limiter: _Limiter,
-          ended: threading.Event) -> bool:
+          ended: threading.Event | None) -> bool:
     timed_out = limited = False
+    poll = ENDED_POLL_S if ended is not None else float("inf")
     while True:
-        if ended.is_set():
+        if ended is not None and ended.is_set():
             raise ContainerStopped("the container stopped while the exec ran")
         now = time.monotonic()
         if not limited and now >= deadline:
@@ -174,7 +175,7 @@ def _read(raw: socket.socket, frames: _Frames, deadline: float, limiter: _Limite
             deadline = now + GRACE_S
         elif limited and now >= deadline:
             return timed_out
-        raw.settimeout(min(max(deadline - now, 0.01), ENDED_POLL_S))
+        raw.settimeout(min(max(deadline - now, 0.01), poll))
         try:
             chunk = raw.recv(1 << 16)
         except TimeoutError:

@@ -241,5 +241,3 @@ def test_intake_entries_a_full_redis_kept_from_the_queue_are_forwarded_first(
 def _refusals(node: Any) -> float:
     return sum(metric(node, "evalfleet_redis_refusals_total", step=step)
                for step in ("delivery", "retry", "publication"))
-
-
