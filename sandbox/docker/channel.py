@@ -23,7 +23,9 @@ import socket
 import struct
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sandbox.docker.stream import GRACE_S, Capped, ExecRequest, RawExec
@@ -79,13 +81,12 @@ class Channel:
     def __init__(self, sock: Any, owner: Any = None) -> None:
         self._sock, self._owner = sock, owner
         self._send_lock = threading.Lock()
-        self._events: queue.Queue[tuple[bytes, bytes]] = queue.Queue()
-        self._stops: queue.Queue[tuple[bytes, bytes]] = queue.Queue()
-        self._resets: queue.Queue[tuple[bytes, bytes]] = queue.Queue()
+        self._answers = _Answers(queue.Queue(), queue.Queue(), queue.Queue())
         self._broken = False
-        self._reader = threading.Thread(target=self._read_loop, name="sandbox-channel",
-                                        daemon=True)
+        self._reader = threading.Thread(target=_read_loop, args=(sock, owner, self._answers),
+                                        name="sandbox-channel", daemon=True)
         self._reader.start()
+        weakref.finalize(self, hang_up, sock, owner)  # a dropped channel hangs up
 
     @classmethod
     def attach(cls, api: Any, container_id: str) -> Channel:
@@ -120,7 +121,7 @@ class Channel:
             self._send(b"I", chunk)
         self._send(b"E", b"")
         outcome = _Outcome(streams)
-        _Wait(self._events, outcome, request, on_limit).until_done()
+        _Wait(self._answers.events, outcome, request, on_limit).until_done()
         if outcome.kind is None:
             self._broken = True  # the command outlived the grace period: unusable now
         out, err = streams[b"o"], streams[b"e"]
@@ -136,7 +137,7 @@ class Channel:
         """
         self._send(b"K", b"")
         try:
-            kind, payload = self._stops.get(timeout=STOP_WAIT_S)
+            kind, payload = self._answers.stops.get(timeout=STOP_WAIT_S)
         except queue.Empty:
             return "no answer from the supervisor"
         if (kind, payload) == _CLOSED:
@@ -155,7 +156,7 @@ class Channel:
             return "1 the supervisor channel is out of step"
         self._send(b"C", b"")
         try:
-            kind, payload = self._resets.get(timeout=RESET_WAIT_S)
+            kind, payload = self._answers.resets.get(timeout=RESET_WAIT_S)
         except queue.Empty:
             self._broken = True  # a late answer would be read as the next reset's
             return "1 no answer from the supervisor"
@@ -174,20 +175,32 @@ class Channel:
         except OSError as error:
             raise ChannelClosed(f"the sandbox's supervisor went away: {error}") from error
 
-    def _read_loop(self) -> None:
-        try:
-            for kind, payload in _frames(self._sock):
-                self._route(kind).put((kind, payload))
-        except OSError:
-            pass
-        finally:
-            self.close()  # the container is gone (or we hung up): nothing more will come
-            for answers in (self._events, self._stops, self._resets):
-                answers.put(_CLOSED)
 
-    def _route(self, kind: bytes) -> queue.Queue[tuple[bytes, bytes]]:
-        """Where a frame goes: a stop's or a reset's answer, or the running command's."""
-        return self._stops if kind == b"k" else self._resets if kind == b"c" else self._events
+@dataclass(frozen=True)
+class _Answers:
+    """Where the reader puts frames: a running command's, a stop's and a reset's."""
+
+    events: queue.Queue[tuple[bytes, bytes]]
+    stops: queue.Queue[tuple[bytes, bytes]]
+    resets: queue.Queue[tuple[bytes, bytes]]
+
+    def route(self, kind: bytes) -> queue.Queue[tuple[bytes, bytes]]:
+        """A stop's or a reset's answer, or the running command's."""
+        return self.stops if kind == b"k" else self.resets if kind == b"c" else self.events
+
+
+def _read_loop(sock: Any, owner: Any, answers: _Answers) -> None:
+    """The reader thread: it holds the socket, never the :class:`Channel`, so a channel
+    nobody holds any more is collected, and its finalizer hangs up."""
+    try:
+        for kind, payload in _frames(sock):
+            answers.route(kind).put((kind, payload))
+    except OSError:
+        pass
+    finally:
+        hang_up(sock, owner)  # the container is gone (or we hung up): nothing more will come
+        for each in (answers.events, answers.stops, answers.resets):
+            each.put(_CLOSED)
 
 
 def encode_run(request: ExecRequest) -> bytes:

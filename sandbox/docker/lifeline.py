@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from typing import Any
 
 from sandbox.docker.channel import Channel, hang_up, raw_socket
@@ -36,7 +37,9 @@ class Lifeline:
         gVisor an ``exec``'s own stream can outlive its container by minutes (the engine
         keeps it open after the host killed the sandbox at its memory limit); this is
         how a request in flight learns the container is gone."""
-        threading.Thread(target=self._watch, name="sandbox-lifeline", daemon=True).start()
+        threading.Thread(target=_watch, args=(self._sock, self.ended), name="sandbox-lifeline",
+                         daemon=True).start()
+        weakref.finalize(self, hang_up, self._sock, owner)  # a dropped lifeline hangs up
 
     @classmethod
     def attach(cls, api: Any, container_id: str) -> Lifeline:
@@ -49,11 +52,14 @@ class Lifeline:
         """Hang up (the keep-alive then exits); never raises."""
         hang_up(self._sock, self._owner)
 
-    def _watch(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while self._sock.recv(1 << 12):
-                pass  # nothing is expected; whatever comes is dropped
-        self.ended.set()
+
+def _watch(sock: Any, ended: threading.Event) -> None:
+    """The reader thread: it holds the socket, never the :class:`Lifeline`, so a lifeline
+    nobody holds any more is collected, and its finalizer hangs up."""
+    with contextlib.suppress(OSError, ValueError):
+        while sock.recv(1 << 12):
+            pass  # nothing is expected; whatever comes is dropped
+    ended.set()
 
 
 #: The worker's line to a sandbox: its supervisor's channel, or its keep-alive's lifeline.

@@ -9,6 +9,7 @@ really uses the supervisor for images that have one.
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from typing import Any
@@ -180,6 +181,34 @@ def test_a_closed_sandbox_stops_by_itself_and_is_never_killed(
     assert "kill" not in actions, actions
     assert "die" in actions and "destroy" in actions, actions
     assert actions.index("die") < actions.index("destroy"), actions
+
+
+@pytest.mark.parametrize("transport", ["supervisor", "exec"])
+def test_a_line_nobody_holds_stops_its_sandbox(docker_client: Any, runtime: str,
+                                               transport: str) -> None:
+    """A line to a started sandbox that some error path drops without ``close()`` still
+    hangs up once it is collected: the sandbox stops by itself, without waiting for the
+    reaper, and is never killed."""
+    from sandbox_support import TEST_LABELS, profile
+
+    from sandbox.docker.factory import DockerFactory
+    from sandbox.docker.limits import Ownership
+
+    factory = DockerFactory(docker_client, worker="supervisor-tests", extra_labels=TEST_LABELS,
+                            supervise=transport == "supervisor")
+    since = time.time() - 1
+    container, line = factory.start(profile("busybox", runtime),
+                                    Ownership("supervisor-tests", "dropped", time.time() + 600))
+    try:
+        del line
+        gc.collect()
+        assert container.wait(timeout=60)["StatusCode"] is not None
+        actions = [event["Action"] for event in docker_client.events(
+            since=int(since), until=int(time.time()) + 1, decode=True,
+            filters={"container": container.id})]
+        assert "die" in actions and "kill" not in actions, actions
+    finally:
+        container.remove(force=True)
 
 
 def test_without_a_supervisor_the_driver_uses_exec(docker_client: Any) -> None:

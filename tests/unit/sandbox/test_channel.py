@@ -8,6 +8,7 @@ The real supervisor is tested in tests/integration/sandbox/test_supervisor.py.
 from __future__ import annotations
 
 import contextlib
+import gc
 import socket
 import struct
 import threading
@@ -172,3 +173,18 @@ def test_a_vanished_supervisor_is_channel_closed(
         channel.run(request(), lambda: None)
     with pytest.raises(ChannelClosed):
         channel.stop()
+
+
+def test_a_channel_nobody_holds_hangs_up(pair: tuple[socket.socket, socket.socket]) -> None:
+    """A channel dropped without ``close()`` (a bug on some error path) still hangs up, so
+    its supervisor exits and the container stops by itself: the reader thread holds the
+    socket, never the channel."""
+    host, peer = pair
+    channel = Channel(host)
+    reader = channel._reader
+    del channel
+    gc.collect()
+    peer.settimeout(5)
+    assert peer.recv(1) == b""  # the supervisor's stdin ends
+    reader.join(5)
+    assert not reader.is_alive()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 import struct
 import threading
@@ -99,6 +100,24 @@ def test_a_lifeline_knows_when_its_container_stopped(end: str) -> None:
         else:
             peer.close()
         assert line.ended.wait(5)
+    finally:
+        host.close()
+        peer.close()
+
+
+def test_a_lifeline_nobody_holds_hangs_up() -> None:
+    """A lifeline dropped without ``close()`` (a bug on some error path) still hangs up,
+    so its keep-alive exits and the container stops by itself: its reader thread holds
+    the socket, never the lifeline."""
+    host, peer = socket.socketpair()
+    line = Lifeline(host)
+    ended = line.ended
+    del line
+    gc.collect()
+    try:
+        peer.settimeout(5)
+        assert peer.recv(1) == b""  # the keep-alive's stdin ends
+        assert ended.wait(5)
     finally:
         host.close()
         peer.close()
