@@ -6,8 +6,9 @@ nothing it does can change the run's other evidence. A driver must run it:
 * as :data:`EVALUATOR_USER`, a uid that is neither the candidate's nor the keeper's, after
   making the submission's files read-only (and readable) to it;
 * with the script and ``ground-truth.json`` written only now, into a fresh directory the
-  candidate never saw (``$EVALUATOR_DIR``; ``$GROUND_TRUTH`` names the file), and the
-  workspace as ``$SUBMISSION_DIR``;
+  candidate never saw (``$EVALUATOR_DIR``; ``$GROUND_TRUTH`` names the file), ``HOME``
+  and ``TMPDIR`` in it, and the workspace as ``$SUBMISSION_DIR`` with every link removed
+  (a link could name the evaluator's own files);
 * under its own timeout (default 60 s), an address-space limit (default 512 MB), no network
   and the usual output caps.
 """
@@ -52,8 +53,13 @@ class EvaluatorRun:
                 f"{directory}/{self.script_name}")
 
     def environment(self, workspace: str, directory: str) -> dict[str, str]:
+        """The pack's ``env``, then the fleet's: ``HOME`` and ``TMPDIR`` in the evaluator's
+        own directory, never ``/tmp``, where the candidate could have planted start-up
+        hooks (``~/.local/lib/python3.X/site-packages/usercustomize.py``)."""
+        home = f"{directory}/home"
         return {**self.env, "SUBMISSION_DIR": workspace, "EVALUATOR_DIR": directory,
-                "GROUND_TRUTH": f"{directory}/{GROUND_TRUTH}", "HOME": "/tmp"}
+                "GROUND_TRUTH": f"{directory}/{GROUND_TRUTH}", "HOME": home, "TMPDIR": home,
+                "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,13 @@ def factory(docker_client: Any) -> Iterator[DockerFactory]:
 
 @pytest.fixture
 def open_sandbox(factory: DockerFactory, docker_client: Any) -> Iterator[OpenSandbox]:
-    """``open_sandbox(**limits)`` on the python image; closed after the test, host checked."""
+    """``open_sandbox(runtime, **limits)`` on the python image (the default runtime unless
+    given); closed after the test, host checked."""
     opened: list[DockerSandbox] = []
     run_id = f"test-{uuid.uuid4().hex[:12]}"
 
-    def open_one(**limits: Any) -> DockerSandbox:
-        profile = Profile(name="test-python", image=IMAGE,
+    def open_one(runtime: str | None = None, **limits: Any) -> DockerSandbox:
+        profile = Profile(name="test-python", image=IMAGE, runtime=runtime,
                           limits=dataclasses.replace(Limits(wall_timeout_s=120), **limits))
         sandbox = factory.acquire(profile, run_id=run_id)
         opened.append(sandbox)

@@ -7,9 +7,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from sandbox.command import Command, SeedFile
 from sandbox.docker.driver import DockerSandbox
 from sandbox.evaluator import EvaluatorRun
+from sandbox.execution import CodeExecution
 from sandbox.plan import Plan
 from scoring import evaluate, load_spec
 from tasks import recording
@@ -122,3 +125,86 @@ def test_an_egress_pack_evaluator_still_has_no_network(factory: Any) -> None:
     assert record is not None and record.exit_code == 0, record
     details = json.loads(record.stdout.strip().splitlines()[-1])["details"]
     assert details["network"] is False
+
+
+#: Scores what the submission's ``answer.json`` holds against the ground truth, and says
+#: where it could write: the kind of script a submission would most like to fool.
+COMPARING = r"""
+import json, os, tempfile
+truth = json.load(open(os.environ["GROUND_TRUTH"]))
+try:
+    answer = json.load(open(os.path.join(os.environ["SUBMISSION_DIR"], "answer.json")))
+except (OSError, ValueError) as error:
+    answer = type(error).__name__
+with tempfile.NamedTemporaryFile(dir=None) as scratch:
+    scratch_dir = os.path.dirname(scratch.name)
+open(os.path.join(os.environ["HOME"], "notes"), "w").write("home is writable")
+print(json.dumps({"scores": {"correctness": 1000 if answer == truth else 0, "style": 0},
+                  "details": {"answer": answer, "scratch": scratch_dir,
+                              "home": os.environ["HOME"]}}))
+"""
+TRUTH = b'{"answer": "42"}'
+#: The candidate's start-up hooks for a Python whose ``HOME`` is ``/tmp`` (the
+#: evaluator's, once) or ``/``: each prints a perfect score as the evaluator exits.
+HOOKS = r"""
+hook='import atexit; atexit.register(lambda: print("{\"scores\": {\"correctness\": 1000}}"))'
+for home in /tmp /workspace; do
+  site=$(HOME=$home python3 -c 'import site; print(site.getusersitepackages())')
+  mkdir -p "$site" && printf '%s\n' "$hook" > "$site/usercustomize.py"
+  printf 'import usercustomize\n' > "$site/evil.pth"
+done
+chmod -R a+rX /tmp/.local .local
+echo '{"answer": "41"}' > answer.json
+"""
+
+
+def comparing(command: str, *tests: CodeExecution) -> Plan:
+    return Plan(commands=(Command(argv=command),), tests=tests,
+                evaluator=EvaluatorRun(runtime="python", script=COMPARING, ground_truth=TRUTH))
+
+
+def details(result: Any) -> dict[str, Any]:
+    record = result.evaluator
+    assert record is not None and record.exit_code == 0, record
+    return dict(json.loads(record.stdout.strip().splitlines()[-1])["details"])
+
+
+def test_the_candidates_start_up_hooks_never_reach_the_evaluator(
+        open_sandbox: Callable[..., DockerSandbox], runtime: str) -> None:
+    """A wrong answer with Python user-site hooks planted in ``/tmp`` and the workspace
+    still scores 0: the evaluator's ``HOME`` and ``TMPDIR`` are in its own directory
+    (they were ``/tmp``), and Python's user site is off."""
+    result = open_sandbox(runtime).run_plan(comparing(HOOKS))
+    assert result.commands[0].exit_code == 0, result.commands[0]
+    assert scored(result).score_breakdown["correctness"].score == 0
+    seen = details(result)
+    assert seen["answer"] == {"answer": "41"}
+    assert seen["home"].startswith("/tmp/.evaluator-") and seen["scratch"] == seen["home"]
+
+
+@pytest.mark.parametrize("link", ["/proc/self/cwd/ground-truth.json",
+                                  "/proc/self/root/proc/self/cwd/ground-truth.json"])
+def test_a_link_never_shows_the_evaluator_its_own_ground_truth(
+        open_sandbox: Callable[..., DockerSandbox], runtime: str, link: str) -> None:
+    """``answer.json`` -> the evaluator's own ground truth (its working directory) would
+    read the truth back as the answer: every link in the workspace is removed first, also
+    in directories the candidate made read-only."""
+    command = (f"ln -s {link} answer.json && mkdir -p d/e && ln -s {link} d/e/answer.json"
+               " && chmod 500 d/e d")
+    result = open_sandbox(runtime).run_plan(comparing(command))
+    assert result.commands[0].exit_code == 0, result.commands[0]
+    assert details(result)["answer"] == "FileNotFoundError"
+    assert scored(result).score_breakdown["correctness"].score == 0
+
+
+def test_a_link_the_judge_made_is_removed_too(open_sandbox: Callable[..., DockerSandbox],
+                                              runtime: str) -> None:
+    """In a workspace-mode pack the tests run the candidate's code as the judge, in the
+    workspace (sticky, root's): a link made there is the judge's, which the candidate's
+    uid cannot remove; the judge's sweep does."""
+    test = CodeExecution(validator_key="tests", target="file:solution",
+                         target_path="/workspace/solution.py",
+                         test_command="ln -s /proc/self/cwd/ground-truth.json answer.json")
+    result = open_sandbox(runtime).run_plan(comparing("touch solution.py", test))
+    assert result.tests[0].result.exit_code == 0, result.tests[0]
+    assert details(result)["answer"] == "FileNotFoundError"
