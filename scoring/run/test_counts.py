@@ -148,13 +148,17 @@ def _closed_root(parser: ET.XMLPullParser[ET.Element],
 
 def _advance(parser: ET.XMLPullParser[ET.Element],
              root: ET.Element | None) -> tuple[ET.Element | None, bool]:
-    """Consume parser events: the root element, and whether it has closed."""
-    for event, element in parser.read_events():  # type: ignore[misc]  # typeshed: a union
-        if not isinstance(element, ET.Element):
-            continue
-        root = element if root is None and event == "start" else root
-        if event == "end" and element is root:
-            return root, True
+    """Consume parser events: the root element, and whether it has closed (``None`` and
+    done when the XML breaks before the root closes: then it is not JUnit)."""
+    try:
+        for event, element in parser.read_events():  # type: ignore[misc]  # typeshed: a union
+            if not isinstance(element, ET.Element):
+                continue
+            root = element if root is None and event == "start" else root
+            if event == "end" and element is root:
+                return root, True
+    except ET.ParseError:  # raised here, not by feed(): the parser queues its error
+        return None, True
     return root, False
 
 

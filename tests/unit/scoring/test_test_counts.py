@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from scoring.run.test_counts import TestCounts, TestVerdict, junit_verdicts, parse_counts
+from scoring.run.test_counts import (
+    TestCounts,
+    TestVerdict,
+    junit_verdicts,
+    parse_counts,
+    strict_junit,
+)
 
 SUITE = ('<testsuite tests="3" failures="1" errors="0"><testcase classname="t" name="a"/>'
          '<testcase classname="t" name="b"><failure message="x"/></testcase>'
@@ -45,9 +53,38 @@ def test_broken_xml_falls_back_to_free_text() -> None:
     assert parse_counts('<testsuite tests="3"> 1 passed', "") == TestCounts(1, 0, 0, 1)
 
 
+@pytest.mark.parametrize("broken", ['<testsuite tests="9">&boom;', "<testsuite>&#0;</testsuite>",
+                                    '<testsuite tests="9"><testcase></failure>'])
+def test_xml_broken_inside_the_root_is_not_junit(broken: str) -> None:
+    """Malformed XML before the root closes (an undefined entity, a bad character
+    reference, mismatched tags) is not JUnit, as in Go: the free text still counts, and
+    nothing raises (a candidate's output can hold any of it)."""
+    assert parse_counts(broken + " 1 failed", "") == TestCounts(0, 1, 0, 1)
+    assert parse_counts("", broken) is None
+    assert junit_verdicts(broken) == ()
+    assert strict_junit(broken) is None
+
+
 def test_junit_verdicts_per_test() -> None:
     """Each ``<testcase>`` gives a verdict; non-JUnit output gives none."""
     assert junit_verdicts(SUITE) == (TestVerdict("a", "t", "passed"),
                                      TestVerdict("b", "t", "failed"),
                                      TestVerdict("c", "t", "skipped"))
     assert junit_verdicts("3 passed") == ()
+
+
+XML_BITS = st.sampled_from(["<testsuite", "<testsuites", ' tests="3"', ">", "</testsuite>",
+                            "</testsuites>", "<testcase", "/>", "<failure>", "</failure>",
+                            "&boom;", "&amp;", "&#0;", "&#x41;", "<!DOCTYPE x>", "<?xml?>",
+                            "<![CDATA[", "]]>", "\x00", "\ufffe", "2 passed", " "])
+
+
+@settings(max_examples=500, deadline=None)
+@given(bits=st.lists(st.one_of(XML_BITS, st.text(max_size=4)), max_size=20))
+def test_no_test_output_crashes_the_count_parsers(bits: list[str]) -> None:
+    """The test's output is the candidate's to write (a probe's stderr, a print in code
+    the tests import): whatever it holds, the parsers answer and never raise."""
+    text = "<testsuite" + "".join(bits)
+    parse_counts(text, "")
+    junit_verdicts(text)
+    strict_junit(text)
