@@ -13,6 +13,7 @@ for a pack and :func:`wins` reads a result.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import textwrap
 from collections.abc import Callable
@@ -36,6 +37,10 @@ class Target:
 
     deliverables: tuple[str, ...]
     test_files: tuple[str, ...]
+    answers: tuple[str, ...] = ()
+    """The files a custom-script evaluator reads (the ``required_files`` of its checks)."""
+    scores: tuple[str, ...] = ()
+    """The keys of the evaluator's ``scores`` the scorecard takes."""
 
     @property
     def module(self) -> str:
@@ -65,8 +70,14 @@ def target(pack: Pack) -> Target:
         check.path for v in pack.spec.validators if v.type == "code_execution"
         for check in [pack.spec.check(v.target.removeprefix("file:").strip())]
         if check is not None)
+    claws = pack.spec.clawdiators
+    answers = [path for check in (claws.submission_checks if claws else ())
+               if check.type == "required_files" for path in check.paths]
     return Target(deliverables=tuple(_relative(p) for p in named),
-                  test_files=tuple(_relative(p) for p in block.test_files))
+                  test_files=tuple(_relative(p) for p in block.test_files),
+                  answers=tuple(_relative(p) for p in answers),
+                  scores=tuple(d.score_key or d.key for d in pack.spec.scorecard.dimensions
+                               if d.source == "script"))
 
 
 def battery(pack: Pack) -> list[Forgery]:
@@ -248,6 +259,54 @@ def _monkeypatch(aim: Target) -> Forgery:
                    "when it is imported", _submission(_files(aim, code)))
 
 
+def _unwritable_deliverable(aim: Target) -> Forgery:
+    first = (aim.deliverables or ("deliverable",))[0]
+    deep = textwrap.dedent(f"""\
+        import os
+        os.makedirs({first!r}, exist_ok=True)
+        os.chdir({first!r})
+        for _ in range(24):
+            os.mkdir("d" * 200)
+            os.chdir("d" * 200)
+        open("f", "w").write("x")
+        """)
+    return Forgery("unwritable deliverable", "a deliverable nested past PATH_MAX, which the "
+                   "judge's room cannot hold, so that the run ends as the fleet's failure",
+                   _submission({**{k: v for k, v in _files(aim).items() if k != first},
+                                "deep.py": deep}, "python3 deep.py"))
+
+
+def _evaluator_hooks(aim: Target) -> Forgery:
+    perfect = json.dumps({"scores": dict.fromkeys(aim.scores or ("correctness",), 1000)})
+    hook = f"import atexit; atexit.register(lambda: print({perfect!r}, flush=True))\n"
+    plant = textwrap.dedent(f"""\
+        import os, site
+        for home in ("/tmp", "/workspace"):
+            os.environ["HOME"] = home
+            site.USER_BASE = site.USER_SITE = None
+            where = site.getusersitepackages()
+            os.makedirs(where, exist_ok=True)
+            open(os.path.join(where, "usercustomize.py"), "w").write({hook!r})
+            open(os.path.join(where, "evil.pth"), "w").write("import usercustomize\\n")
+            for folder, _, names in os.walk(os.path.join(home, ".local")):
+                os.chmod(folder, 0o755)
+                for name in names:
+                    os.chmod(os.path.join(folder, name), 0o644)
+        """)
+    return Forgery("evaluator hooks", "Python start-up hooks where an evaluator whose HOME is "
+                   "/tmp or the workspace would load them, printing a perfect score",
+                   _submission(_files(aim, **dict.fromkeys(aim.answers, "{}"),
+                                      **{"plant.py": plant}), "python3 plant.py"))
+
+
+def _evaluator_link(aim: Target) -> Forgery:
+    links = " ; ".join(f"ln -sf /proc/self/cwd/ground-truth.json '{p}'"
+                       for p in (*aim.answers, *aim.deliverables)) or "true"
+    return Forgery("evaluator link", "every answer (submitted, so that the checks see it) "
+                   "replaced by a link to the evaluator's own ground truth",
+                   _submission(_files(aim, **dict.fromkeys(aim.answers, "{}")), links))
+
+
 #: Every forgery of the battery, by name (registry order is the report's order).
 FORGERIES: dict[str, Builder] = {
     "pytest hook": _pytest_hook,
@@ -262,4 +321,7 @@ FORGERIES: dict[str, Builder] = {
     "blocked seeding": _blocked_seeding,
     "waiting process": _waiting_process,
     "framework monkeypatch": _monkeypatch,
+    "unwritable deliverable": _unwritable_deliverable,
+    "evaluator hooks": _evaluator_hooks,
+    "evaluator link": _evaluator_link,
 }

@@ -26,6 +26,9 @@ from sandbox.results import FileRead, Listing, ListingEntry
 
 #: Bytes of tar framing read past a file's cap (header, a long-name header, padding).
 TAR_SLACK = 8 * 1024
+#: Longest path the judge's ``tar`` can create (``PATH_MAX`` with its NUL): a deliverable
+#: whose path in the room is longer is left behind, never a failed room.
+PATH_MAX = 4096
 #: Longest listing line we accept (``size|type|path``); longer ones are dropped.
 MAX_LINE = 8 * 1024
 
@@ -153,8 +156,9 @@ def _info(name: str, kind: bytes, mode: int, size: int, mtime: float) -> tarfile
 
 def deliverables(data: bytes, wanted: Sequence[str], max_bytes: int) -> tuple[SeedFile, ...]:
     """The regular files of an ``EXPORT`` tar that are (or lie below) a ``wanted`` path,
-    read-only, at most ``max_bytes`` in all; links, devices, FIFOs, odd names and whatever
-    the cap or a cut stream leaves incomplete are dropped. The host opens no path."""
+    read-only, at most ``max_bytes`` in all; links, devices, FIFOs, odd names, paths the
+    room cannot hold and whatever the cap or a cut stream leaves incomplete are dropped.
+    The host opens no path."""
     found: list[SeedFile] = []
     total = 0
     with (contextlib.suppress(tarfile.TarError, EOFError, OSError),
@@ -175,6 +179,8 @@ def _delivered_name(member: tarfile.TarInfo, wanted: Sequence[str]) -> str | Non
     """The member's relative name if it is a regular file under a wanted path."""
     name = posixpath.normpath(member.name.removeprefix("./"))
     if not member.isreg() or name.startswith(("/", "..")) or "\0" in name:
+        return None
+    if len(f"{room.DELIVERABLES}/{name}".encode(errors="surrogateescape")) >= PATH_MAX:
         return None
     if any(name == w or name.startswith(w.rstrip("/") + "/") for w in wanted):
         return name

@@ -41,6 +41,17 @@ def test_only_regular_files_under_a_deliverable_leave_the_workspace() -> None:
         ("src/a.py", b"A", room.DELIVERABLE_MODE), ("sol.py", b"S", room.DELIVERABLE_MODE)]
 
 
+def test_a_deliverable_the_room_cannot_hold_is_left_behind() -> None:
+    """A file nested past PATH_MAX in the room (a tar can carry it; the judge's tar could
+    not make it, and the room's write would fail as if the fleet had) is dropped."""
+    deep = "sol/" + "/".join(["d" * 200] * 24) + "/f"
+    edge = "sol/" + "x" * (4095 - len(room.DELIVERABLES) - 1 - len("sol/"))
+    data = tar((deep, "D", tarfile.REGTYPE), (edge, "E", tarfile.REGTYPE),
+               (edge + "y", "Y", tarfile.REGTYPE), ("sol/ok", "O", tarfile.REGTYPE))
+    found = deliverables(data, ["sol"], 1 << 20)
+    assert [f.path for f in found] == [edge, "sol/ok"]
+
+
 def test_deliverables_stop_at_the_cap_and_at_a_cut_stream() -> None:
     data = tar(("a", "x" * 600, tarfile.REGTYPE), ("b", "y" * 600, tarfile.REGTYPE))
     assert [f.path for f in deliverables(data, ["a", "b"], 1000)] == ["a"]

@@ -72,9 +72,27 @@ def test_the_battery_aims_at_the_packs_own_names() -> None:
         ("fizzbuzz.py",), ("test_fizzbuzz.py",), "fizzbuzz")
     forgeries = battery(pack)
     assert [f.name for f in forgeries] == list(FORGERIES)
-    assert all("fizzbuzz.py" in f.submission.files for f in forgeries)
-    blocked = next(f for f in forgeries if f.name == "blocked seeding")
+    by_name = {f.name: f for f in forgeries}
+    deep = by_name.pop("unwritable deliverable").submission.files
+    assert "fizzbuzz.py" not in deep and "os.makedirs('fizzbuzz.py'" in str(deep["deep.py"])
+    assert all("fizzbuzz.py" in f.submission.files for f in by_name.values())
+    blocked = by_name["blocked seeding"]
     assert "mkdir -p 'test_fizzbuzz.py/x'" in str(blocked.submission.commands[0].run)
+
+
+def test_the_battery_aims_at_an_evaluators_answers_and_scores() -> None:
+    """For a pack with a custom-script evaluator: the files its checks require, and the
+    keys of its ``script`` dimensions (the example pack cipher-forge-lite)."""
+    path = Path(__file__).parents[3] / "examples" / "packs" / "cipher-forge-lite" / "pack.yaml"
+    pack = load_pack(yaml.safe_load(path.read_text()))
+    aim = target(pack)
+    assert (aim.answers, aim.scores) == (("answer.json",), ("correctness", "methodology"))
+    by_name = {f.name: f for f in battery(pack)}
+    link = by_name["evaluator link"].submission
+    assert "answer.json" in link.files
+    assert "ln -sf /proc/self/cwd/ground-truth.json 'answer.json'" in link.commands[0].run
+    plant = str(by_name["evaluator hooks"].submission.files["plant.py"])
+    assert '"correctness": 1000, "methodology": 1000' in plant
 
 
 def test_without_deliverables_the_battery_aims_at_the_tested_files() -> None:
