@@ -307,6 +307,15 @@ def _evaluator_link(aim: Target) -> Forgery:
                    _submission(_files(aim, **dict.fromkeys(aim.answers, "{}")), links))
 
 
+def _full_tmp(aim: Target) -> Forgery:
+    fill = ("for d in /tmp /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M 2>/dev/null;"
+            " mkdir $d/many && i=0 && while [ $i -lt 2000 ] && : > $d/many/$i 2>/dev/null;"
+            " do i=$((i+1)); done; done; true")
+    return Forgery("full tmp", "/tmp and /dev/shm filled to the last byte, so that whatever "
+                   "the fleet writes there after the candidate fails and voids the run",
+                   _submission(_files(aim, **dict.fromkeys(aim.answers, "{}")), fill))
+
+
 #: Every forgery of the battery, by name (registry order is the report's order).
 FORGERIES: dict[str, Builder] = {
     "pytest hook": _pytest_hook,
@@ -324,4 +333,5 @@ FORGERIES: dict[str, Builder] = {
     "unwritable deliverable": _unwritable_deliverable,
     "evaluator hooks": _evaluator_hooks,
     "evaluator link": _evaluator_link,
+    "full tmp": _full_tmp,
 }

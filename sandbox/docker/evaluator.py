@@ -4,6 +4,7 @@ evaluator's files and run it as its own uid with no network (see :mod:`sandbox.e
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 
@@ -14,38 +15,34 @@ from sandbox.docker.stream import ExecRequest, first_line
 from sandbox.errors import SandboxError
 from sandbox.evaluator import EVALUATOR_USER, GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, not_run
 from sandbox.evaluator import record as record_evaluator
-from sandbox.profile import Hardening, Profile
+from sandbox.profile import Hardening
 from sandbox.results import ExecResult
 
 log = logging.getLogger(__name__)
 
-#: Removes every link under ``$1`` (the workspace) as the uid running it: a link is the one
-#: way a submission's file could be the evaluator's own (``answer.json`` ->
+#: As the uid running it (the judge's, then the candidate's): stop its processes, empty
+#: what it left in ``/tmp`` and ``/dev/shm`` (a full ``/tmp`` would keep the evaluator's
+#: files out, and an evaluator that cannot start is no contest, never the loss the
+#: candidate was heading for), and remove its links under ``$1`` (the workspace): a link
+#: is the one way a submission's file could be the evaluator's own (``answer.json`` ->
 #: ``/proc/self/cwd/ground-truth.json`` reads the ground truth back as the answer).
-UNLINK = r"""
-find "$1" -type l -exec rm -f -- {} + 2>/dev/null
-"""
-
-#: As the candidate's uid: stop the candidate, remove its links, make the workspace
-#: readable and read-only to everyone (the evaluator is "other"), then make ``$2`` with a
-#: ``home`` the evaluator can write and extract the evaluator's files into it.
-SEAL = scripts.STOP_FUNCTION + r"""
+CLEAR = scripts.STOP_FUNCTION + r"""
 stop_candidate || exit 97
-chmod -R u+rwX "$1" 2>/dev/null
-""" + UNLINK + r"""
-chmod -R a+rX,a-w "$1" 2>/dev/null
-mkdir -m 755 "$2" && mkdir -m 1777 "$2/home" && exec tar -xf - -C "$2"
-"""
-
-#: As the judge's uid, after the seal: stop the judge's processes (a workspace test can
-#: run the candidate's code as the judge), remove the links they made, then make sure
-#: that no link is left anywhere under ``$1``.
-SWEEP = scripts.STOP_FUNCTION + r"""
-stop_candidate || exit 97
-""" + UNLINK + r"""
 command -v find >/dev/null || { echo "no find in the image" >&2; exit 1; }
+find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec rm -rf -- {} + 2>/dev/null
+chmod -R u+rwX "$1" 2>/dev/null
+find "$1" -type l -exec rm -f -- {} + 2>/dev/null || :  # the other uid's links stay
+"""
+
+#: As the candidate's uid, after :data:`CLEAR` as the judge: :data:`CLEAR`, make sure no
+#: link is left where the evaluator could see one, make the workspace readable and
+#: read-only to everyone (the evaluator is "other"), then make ``$2`` with a ``home`` the
+#: evaluator can write and extract the evaluator's files into it.
+SEAL = CLEAR + r"""
 left=$(find "$1" -type l 2>/dev/null | head -n 1)
 [ -z "$left" ] || { echo "a link could not be removed: $left" >&2; exit 1; }
+chmod -R a+rX,a-w "$1" 2>/dev/null
+mkdir -m 755 "$2" && mkdir -m 1777 "$2/home" && exec tar -xf - -C "$2"
 """
 
 
@@ -93,26 +90,21 @@ def _stop(conduit: Conduit) -> None:
 
 
 def _prepare(conduit: Conduit, spec: EvaluatorRun, directory: str) -> str:
-    """Seal the workspace as the candidate, then sweep it as the judge; ``""`` when the
-    evaluator can start, else why not."""
+    """Clear as the judge, then seal as the candidate; ``""`` when the evaluator can
+    start, else why not."""
     profile = conduit.profile
+    clear = internal_request(profile, ("sh", "-c", CLEAR, "sh", profile.workdir),
+                             stop_first=True)
     seal = internal_request(profile, ("sh", "-c", SEAL, "sh", profile.workdir, directory),
                             stdin=archive(spec, directory, profile.limits.seed_bytes),
                             stop_first=True)
-    for request in (seal, sweep(profile)):
+    for request in (dataclasses.replace(clear, user=profile.hardening.judge_user), seal):
         done = conduit.run(request, nothing)
         if done is None:
             return "sandbox deadline exceeded"
         if done.exit_code != 0:
             return first_line(done.stderr) or f"exit code {done.exit_code}"
     return ""
-
-
-def sweep(profile: Profile) -> ExecRequest:
-    """:data:`SWEEP` as the judge, over the workspace."""
-    return ExecRequest(argv=("sh", "-c", SWEEP, "sh", profile.workdir),
-                       user=profile.hardening.judge_user, workdir="/", env={}, stdin=b"",
-                       timeout_s=INTERNAL_TIMEOUT_S, cap=4096, stop_first=True)
 
 
 def archive(spec: EvaluatorRun, directory: str, max_bytes: int) -> bytes:

@@ -208,3 +208,17 @@ def test_a_link_the_judge_made_is_removed_too(open_sandbox: Callable[..., Docker
     result = open_sandbox(runtime).run_plan(comparing("touch solution.py", test))
     assert result.tests[0].result.exit_code == 0, result.tests[0]
     assert details(result)["answer"] == "FileNotFoundError"
+
+
+def test_a_full_tmp_does_not_keep_the_evaluator_out(open_sandbox: Callable[..., DockerSandbox],
+                                                    runtime: str) -> None:
+    """A candidate heading for a loss fills ``/tmp`` (bytes and inodes) and ``/dev/shm``,
+    so that the evaluator's files cannot be written and the run would be no contest: what
+    it left there is removed first (the run is captured by then), and the evaluator runs."""
+    fill = ("dd if=/dev/zero of=/tmp/fill bs=1M 2>/dev/null; mkdir /tmp/many && cd /tmp/many"
+            " && i=0; while [ $i -lt 3000 ] && : > f$i 2>/dev/null; do i=$((i+1)); done;"
+            " df /tmp | tail -n 1; echo '{\"answer\": \"41\"}' > /workspace/answer.json")
+    result = open_sandbox(runtime).run_plan(comparing(fill))
+    assert b" 100% " in result.commands[0].stdout, result.commands[0]
+    assert details(result)["answer"] == {"answer": "41"}
+    assert scored(result).score_breakdown["correctness"].score == 0
