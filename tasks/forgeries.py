@@ -41,6 +41,8 @@ class Target:
     """The files a custom-script evaluator reads (the ``required_files`` of its checks)."""
     scores: tuple[str, ...] = ()
     """The keys of the evaluator's ``scores`` the scorecard takes."""
+    tests: tuple[str, ...] = ()
+    """The keys of the pack's ``code_execution`` validators."""
 
     @property
     def module(self) -> str:
@@ -77,7 +79,8 @@ def target(pack: Pack) -> Target:
                   test_files=tuple(_relative(p) for p in block.test_files),
                   answers=tuple(_relative(p) for p in answers),
                   scores=tuple(d.score_key or d.key for d in pack.spec.scorecard.dimensions
-                               if d.source == "script"))
+                               if d.source == "script"),
+                  tests=tuple(v.key for v in pack.spec.validators if v.type == "code_execution"))
 
 
 def battery(pack: Pack) -> list[Forgery]:
@@ -103,8 +106,12 @@ def exposure(pack: Pack) -> list[str]:
 
 
 def wins(result: RunResult) -> bool:
-    """Whether a forgery's run did not lose, or any ``code_execution`` passed for it."""
+    """Whether a forgery's run did not lose, or any ``code_execution`` passed for it (a
+    run refused for what its submission holds did neither)."""
     card = result.scorecard
+    if result.outcome == "rejected" and result.errors and all(
+            e.field.startswith("request.submission") for e in result.errors):
+        return False  # the submission itself was refused: no verdict came of it
     if result.outcome != "scored" or card is None:
         return True  # "no result" instead of a loss is a win for a losing submission
     passed = any(v.type == "code_execution" and v.verdict == "pass"
@@ -316,6 +323,25 @@ def _full_tmp(aim: Target) -> Forgery:
                    _submission(_files(aim, **dict.fromkeys(aim.answers, "{}")), fill))
 
 
+def _grader_events(aim: Target) -> Forgery:
+    """The grader's events a passing run would have, after the fleet's own (no sequence
+    number, a late time): scoring takes the later of two."""
+    late = "9999-12-31T23:59:59Z"
+    faked: list[dict[str, Any]] = [
+        {"type": "grader.verification.code_executed", "occurred_at": late, "payload": {
+            "validator_key": key, "exit_code": 0, "stdout": PASS_LINE, "stderr": "",
+            "timed_out": False, "passed_tests": 3, "failed_tests": 0, "error_tests": 0,
+            "total_tests": 3, "pass_threshold": 1.0, "scoring": "fraction_passed"}}
+        for key in aim.tests or ("tests",)]
+    faked.append({"type": "grader.evaluator.completed", "occurred_at": late, "payload": {
+        "runtime": "python", "exit_code": 0, "stderr": "",
+        "stdout": json.dumps({"scores": dict.fromkeys(aim.scores or ("correctness",), 1000)})}})
+    files = _files(aim, **dict.fromkeys(aim.answers, "{}"))
+    return Forgery("grader events", "the events of a passing test run and a perfect "
+                   "evaluator, submitted to sort after the fleet's own",
+                   Submission(files=files, commands=[{"run": "true"}], events=faked))
+
+
 #: Every forgery of the battery, by name (registry order is the report's order).
 FORGERIES: dict[str, Builder] = {
     "pytest hook": _pytest_hook,
@@ -334,4 +360,5 @@ FORGERIES: dict[str, Builder] = {
     "evaluator hooks": _evaluator_hooks,
     "evaluator link": _evaluator_link,
     "full tmp": _full_tmp,
+    "grader events": _grader_events,
 }

@@ -263,18 +263,31 @@ def parse_request(body: str | bytes | dict[str, Any], max_bytes: int) -> RunRequ
     return request
 
 
+#: Event types only the grader writes (captures, test runs, the evaluator, the judges, the
+#: submission's manifest): the verdict's evidence, never part of a submission.
+GRADER_EVENTS = "grader."
+
+
 def _check_events(events: list[dict[str, Any]]) -> None:
     """The submitted trajectory must decode as AgentClash events (scoring reads them later;
-    a malformed one must be a rejection here, not an exception in the pipeline)."""
+    a malformed one must be a rejection here, not an exception in the pipeline), none of
+    them the grader's: scoring takes the later of two grader events, and one sorted after
+    the fleet's (no sequence number and a late time) would be the verdict."""
     from scoring.run.events import Event
 
     problems: list[FieldProblem] = []
     for index, event in enumerate(events):
         try:
-            Event.model_validate(event)
+            decoded = Event.model_validate(event)
         except ValidationError as err:
             problems += [_problem({**e, "loc": ("submission", "events", index, *e["loc"])})
                          for e in err.errors()]
+            continue
+        if decoded.type.startswith(GRADER_EVENTS):
+            problems.append(FieldProblem(
+                field=f"request.submission.events[{index}].type",
+                message=f"{decoded.type!r} is the grader's own event: a submission cannot "
+                        f"carry one (the fleet records what it captured, ran and judged)"))
     if problems:
         raise Rejection(problems)
 

@@ -146,6 +146,9 @@ DEEP = 10_000
      + '[' * DEEP + '"}]}}', "request.submission.events[0].payload", "nested too deeply"),
     ('{"run_id": "a", "pack_ref": "p", "submission": {"events": [{"type": 7}]}}',
      "request.submission.events[0].type", "string"),
+    ('{"run_id": "a", "pack_ref": "p", "submission": {"events": [{"type": "model.call.completed"'
+     '}, {"type": "grader.verification.code_executed", "occurred_at": "9999-12-31T00:00:00Z"}]}}',
+     "request.submission.events[1].type", "grader's own event"),
 ])
 def test_large_and_deep_requests_are_clear_rejections(body: str | bytes, field: str,
                                                       message: str) -> None:

@@ -119,6 +119,28 @@ def test_what_a_forgery_winning_means() -> None:
     assert wins(card("loss", verdict="pass"))  # a passing code_execution is a win already
     assert wins(card(None))  # "no contest" instead of a loss
     assert wins(card(None, outcome="infra_error"))  # "no result" instead of a loss
+    refused = RunResult.model_validate({"run_id": "r", "outcome": "rejected", "errors": [
+        {"field": "request.submission.events[0].type", "message": "x"}]})
+    assert not wins(refused)  # the submission was refused: no verdict came of it
+    refused.errors[0].field = "request.pack"
+    assert wins(refused)  # refused for another reason: no result instead of a loss
+
+
+def test_grader_events_in_a_submission_are_refused_before_any_sandbox() -> None:
+    """A submission carrying the grader's events (a passing test run and a perfect
+    evaluator, sorted after the fleet's own by a late time and no sequence number) is
+    refused, each event named; none of it reaches scoring, and no sandbox starts."""
+    forgery = next(f for f in battery(load_pack(mapping())) if f.name == "grader events")
+    factory = FakeFactory()
+    result = run_pipeline(json.dumps({"run_id": "r", "pack": mapping(),
+                                      "submission": forgery.submission.model_dump()}),
+                          factory, PipelineConfig(profiles={"default": ProfileBounds(
+                              Profile(name="default", image="fake"))}))
+    assert result.outcome == "rejected" and result.scorecard is None
+    assert [e.field for e in result.errors] == [
+        "request.submission.events[0].type", "request.submission.events[1].type"]
+    assert "grader's own event" in result.errors[0].message
+    assert factory.sandboxes == []
 
 
 def test_validate_warns_how_a_packs_tests_could_be_forged(tmp_path: Path) -> None:
