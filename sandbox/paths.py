@@ -49,3 +49,12 @@ def is_under(path: str, directory: str) -> bool:
 def relative_to(path: str, workspace: str) -> str:
     """``path`` (inside ``workspace``) relative to it, for tar member names."""
     return posixpath.relpath(path, workspace)
+
+
+def seeded_as(path: str, workspace: str) -> str:
+    """A seed file's path as the workspace holds it (``./a//b`` and ``<workspace>/a/b``
+    are ``a/b``); ``path`` itself when it breaks the rules (seeding refuses those)."""
+    try:
+        return relative_to(workspace_path(path, workspace), workspace)
+    except PathRejected:
+        return path

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 
 from sandbox.evaluator import EvaluatorRun
+from sandbox.paths import seeded_as
+from sandbox.profile import WORKSPACE
 from scoring import EvaluationSpec
 from scoring.run import event_types
 
@@ -30,12 +32,15 @@ def evaluator_run(spec: EvaluationSpec, output_cap: int | None = None) -> Evalua
                         memory_bytes=declared.memory_mb * MiB, output_cap_bytes=output_cap)
 
 
-def record_manifest(recorder: Recorder, spec: EvaluationSpec, request: RunRequest) -> None:
-    """``grader.submission.manifest``: the submitted files' paths and sizes."""
+def record_manifest(recorder: Recorder, spec: EvaluationSpec, request: RunRequest,
+                    workspace: str = WORKSPACE) -> None:
+    """``grader.submission.manifest``: the submitted files' paths (as the workspace holds
+    them: ``./secrets/key`` is ``secrets/key``, which ``secrets/*`` forbids) and sizes."""
     if spec.clawdiators is None:
         return
-    files = [{"path": path, "size": _size(item)}
-             for path, item in sorted(request.submission.files.items())]
+    sizes = {seeded_as(path, workspace): _size(item)
+             for path, item in request.submission.files.items()}
+    files = [{"path": path, "size": size} for path, size in sorted(sizes.items())]
     recorder.add(event_types.SUBMISSION_MANIFEST, {"files": files})
 
 

@@ -12,6 +12,7 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 from typing import Any, Literal
 
 from pydantic import (
@@ -259,8 +260,42 @@ def parse_request(body: str | bytes | dict[str, Any], max_bytes: int) -> RunRequ
         raise Rejection([_problem(e) for e in err.errors()]) from None
     except RecursionError:
         raise Rejection([FieldProblem(field="request", message="is nested too deeply")]) from None
+    _check_values(body)
     _check_events(request.submission.events or [])
     return request
+
+
+def _check_values(body: Any) -> None:
+    """No number that is not finite (JSON has none; Python's reader takes ``NaN``), and no
+    string that is not Unicode text (a lone surrogate, which ``\\ud800`` gives): either
+    would fail the run far later, when its result is written, or score as nonsense."""
+    problems: list[FieldProblem] = []
+    stack: list[tuple[str, Any]] = [("request", body)]
+    while stack and len(problems) < 10:
+        field, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            problems.append(FieldProblem(field=field, message="must be a finite number"))
+        elif isinstance(value, str) and not _is_text(value):
+            problems.append(FieldProblem(field=field, message="is not Unicode text (a lone "
+                                                             "surrogate)"))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and not _is_text(key):
+                    problems.append(FieldProblem(field=field, message="has a key that is not "
+                                                 "Unicode text (a lone surrogate)"))
+                stack.append((f"{field}.{key}", item))
+        elif isinstance(value, list):
+            stack.extend((f"{field}[{i}]", item) for i, item in enumerate(value))
+    if problems:
+        raise Rejection(sorted(problems, key=lambda p: p.field))
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 #: Event types only the grader writes (captures, test runs, the evaluator, the judges, the

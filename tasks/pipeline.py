@@ -268,7 +268,7 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
            clock: Clock, judging: JudgingConfig | None = None) -> RunResult:
     mark = time.perf_counter()
     request, pack, case = run.request, run.pack, run.case
-    events = _events(request, pack.spec, run.block, plan_result, started, clock)
+    events = _events(run, plan_result, started, clock)
     if run.skip_sandbox:
         events = _ended_early(events, run, clock)
     if pack.spec.llm_judges:  # the sandbox is closed: judge calls run in the worker
@@ -291,11 +291,12 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
         provenance=provenance(pack, request.pack_ref, resources))
 
 
-def _events(request: RunRequest, spec: EvaluationSpec, block: SandboxBlock,
-            result: PlanResult, started: datetime, clock: Clock) -> list[dict[str, Any]]:
+def _events(run: Prepared, result: PlanResult, started: datetime,
+            clock: Clock) -> list[dict[str, Any]]:
+    request, spec, block = run.request, run.pack.spec, run.block
     supplied = request.submission.events
     recorder = recording.Recorder(supplied or [], clock())
-    clawdiators.record_manifest(recorder, spec, request)
+    clawdiators.record_manifest(recorder, spec, request, run.profile.workdir)
     if supplied is None:
         recording.run_story(recorder, started, result, _final_output(request, block, result))
     recording.command_events(recorder, result)

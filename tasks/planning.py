@@ -8,6 +8,7 @@ from typing import Any
 from sandbox.capture import CaptureCheck, Check, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.execution import CodeExecution
+from sandbox.paths import PathRejected, seeded_as, workspace_path
 from sandbox.plan import Plan
 from sandbox.profile import WORKSPACE
 from sandbox.room import Probe
@@ -30,14 +31,15 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
     Raises:
         Rejection: a submission file collides with a pack file or does not decode.
     """
-    pack_files = {**block.files, **block.test_files}
-    clashes = sorted(set(request.submission.files) & set(pack_files))
+    own = seed_files(block.files, "pack.version.sandbox.files", workspace)
+    files = seed_files(request.submission.files, "request.submission.files", workspace)
+    pack_paths = {seeded_as(p, workspace) for p in (*block.files, *block.test_files)}
+    clashes = [path for path in request.submission.files
+               if seeded_as(path, workspace) in pack_paths]
     if clashes:
         raise Rejection([FieldProblem(field=f"request.submission.files.{path}",
                                       message="collides with a file of the pack")
                          for path in clashes])
-    own = seed_files(block.files, "pack.version.sandbox.files")
-    files = seed_files(request.submission.files, "request.submission.files")
     env = step_env(block, request)
     setup = tuple(command(c, env, output_cap) for c in block.setup_commands)
     commands = [command(c, env, output_cap) for c in request.submission.commands]
@@ -76,18 +78,21 @@ def step_env(block: SandboxBlock, request: RunRequest) -> dict[str, str]:
     return env
 
 
-def seed_files(files: Mapping[str, str | SubmissionFile], field: str) -> list[SeedFile]:
+def seed_files(files: Mapping[str, str | SubmissionFile], field: str,
+               workspace: str = WORKSPACE) -> list[SeedFile]:
     """Seed files from the wire form.
 
     Raises:
-        Rejection: base64 content that does not decode.
+        Rejection: a path outside the workspace (``..``, absolute elsewhere, empty, NUL),
+            or base64 content that does not decode.
     """
     seeds: list[SeedFile] = []
     for path, spec in files.items():
         item = SubmissionFile(content=spec) if isinstance(spec, str) else spec
         try:
+            workspace_path(path, workspace)
             seeds.append(SeedFile(path=path, content=item.data(), mode=item.mode))
-        except ValueError as err:
+        except (PathRejected, ValueError) as err:
             raise Rejection([FieldProblem(field=f"{field}.{path}", message=str(err))]) from None
     return seeds
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from sandbox.profile import Profile
 from sandbox.results import ExecResult
 from sandbox.testing.fake import FakeFactory
@@ -59,6 +61,23 @@ def test_missing_required_file_zeroes_the_guarded_dimension() -> None:
     card = run_pipeline(body(files={"other.txt": "x"}), FakeFactory(), config()).scorecard
     assert card is not None and card.dimensions["quality"].score == 0.0
     assert card.submission_warnings[0].check == "has_answer"
+
+
+@pytest.mark.parametrize("path", ["secrets/api", "./secrets/api", "secrets//api",
+                                  "secrets/./api", "/workspace/secrets/api"])
+def test_the_manifest_names_files_as_the_workspace_holds_them(path: str) -> None:
+    """A forbidden path spelled another way (``./``, ``//``, absolute) is the same file
+    in the workspace, and the check that forbids it sees it (it zeroed nothing before)."""
+    forbid = {"key": "no_secrets", "type": "forbidden_paths", "paths": ["secrets/*"],
+              "guards": ["quality"]}
+    request = body(files={"answer.txt": "42", path: "key"})
+    request["pack"] = pack(submission_checks=[forbid])
+    result = run_pipeline(request, FakeFactory(), config())
+    card = result.scorecard
+    assert card is not None and card.dimensions["quality"].score == 0.0
+    assert [w.check for w in card.submission_warnings] == ["no_secrets"]
+    manifest = next(e for e in result.events if e["type"] == "grader.submission.manifest")
+    assert {f["path"] for f in manifest["payload"]["files"]} == {"answer.txt", "secrets/api"}
 
 
 def test_python_evaluator_can_be_scripted_in_the_fake() -> None:

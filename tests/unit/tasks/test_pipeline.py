@@ -209,6 +209,25 @@ REJECTIONS = [
      "request.submission.files.a.bin", "invalid base64"),
     ("too-large", json.dumps(request(metadata={"pad": "x" * 9 * MiB})), "request",
      "is larger than"),
+    ("collision-spelled-otherwise", request(submission={"files": {"./README.md": "mine"}}),
+     "request.submission.files../README.md", "collides with a file of the pack"),
+    # A path the workspace cannot hold was an infra_error (the fleet's failure, retried).
+    ("path-up", request(submission={"files": {"../x": ""}}), "request.submission.files.../x",
+     "'..' component"),
+    ("path-elsewhere", request(submission={"files": {"/tmp/x": ""}}),
+     "request.submission.files./tmp/x", "not a file inside /workspace"),
+    ("path-empty", request(submission={"files": {"": ""}}), "request.submission.files.",
+     "bad path"),
+    # Both failed the run when its result was written: internal_error, retried 3 times.
+    ("lone-surrogate", request(submission={"final_output": "a\ud800b"}),
+     "request.submission.final_output", "lone surrogate"),
+    ("lone-surrogate-key", request(metadata={"\udc80": 1}), "request.metadata",
+     "lone surrogate"),
+    ("nan", '{"run_id": "r", "pack_ref": "p", "submission": {"events": [{"type": "x", '
+            '"payload": {"usage": {"input_tokens": NaN}}}]}}',
+     "request.submission.events[0].payload.usage.input_tokens", "finite"),
+    ("minus-infinity", '{"run_id": "r", "pack_ref": "p", "metadata": {"x": [-Infinity]}}',
+     "request.metadata.x[0]", "finite"),
 ]
 
 
