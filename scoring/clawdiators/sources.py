@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..run import collectors
@@ -19,6 +20,12 @@ from .speed import FORMULAS
 
 def _result(dimension: Dimension, state: Any, score: float | None, reason: str = ""
             ) -> DimensionResult:
+    """The layer's scores are 0–1 whatever the evidence (a score past 1 would carry the
+    run past 1000 points); one that is not a number at all is an error."""
+    if score is not None and not math.isfinite(score):
+        state, score, reason = "error", None, f"{dimension.key} is not a finite number"
+    elif score is not None:
+        score = min(1.0, max(0.0, score))
     return DimensionResult(key=dimension.key, state=state, score=score, reason=reason,
                            better_direction=dimension.better_direction)
 
@@ -43,6 +50,8 @@ def speed(dimension: Dimension, given: Inputs) -> DimensionResult:
     limit = speed_limit(given.spec, dimension)
     if used is None or limit is None:
         return _result(dimension, "unavailable", None, "latency evidence is unavailable")
+    if used < 0:  # only a trajectory's own times can say so; never faster than instant
+        return _result(dimension, "available", 0.0, "scored 0: the run's latency is negative")
     formula = FORMULAS[dimension.speed.formula if dimension.speed else "linear"]
     return _result(dimension, "available", formula(float(used), float(limit)))
 
@@ -54,6 +63,9 @@ def tokens(dimension: Dimension, given: Inputs) -> DimensionResult:
         return _result(dimension, "available", 0.0, f"scored 0: {info.unverified_reason}")
     ev = given.evidence
     used = (ev.input_tokens or 0) + (ev.output_tokens or 0) or (ev.total_tokens or 0)
+    if used < 0 or min(ev.input_tokens or 0, ev.output_tokens or 0) < 0:
+        return _result(dimension, "available", 0.0,
+                       "scored 0: the trajectory reports a negative token count")
     return _result(dimension, "available", token_efficiency(used, budget))
 
 

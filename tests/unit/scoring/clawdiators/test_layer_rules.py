@@ -133,6 +133,16 @@ def test_efficiency_from_a_verified_trajectory() -> None:
     assert card.harness_warning is None
 
 
+@pytest.mark.parametrize("tokens", [(-1_000_000, 100), (150, -1_000_000)])
+def test_a_negative_token_count_scores_zero_never_past_1000(tokens: tuple[int, int]) -> None:
+    """The trajectory's counts are the agent's own: a negative one (which scored
+    1 − tokens/budget, e.g. 200.97 and a run of 20,186 points) scores 0, with the reason."""
+    card = evaluate(layer_spec(EFFICIENCY), run(calls=5, tokens=tokens))
+    assert card.dimensions["tokens"].score == 0.0
+    assert "negative token count" in card.dimensions["tokens"].reason
+    assert card.score is not None and 0 <= card.score <= 1000
+
+
 def test_efficiency_without_trajectory_scores_zero_and_warns() -> None:
     """No trajectory: both 0 (not unavailable) and a harness_warning."""
     card = evaluate(layer_spec(EFFICIENCY), run())

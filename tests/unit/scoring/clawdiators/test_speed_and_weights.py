@@ -75,6 +75,20 @@ def test_speed_formula_is_selectable_and_gated_on_correctness() -> None:
     assert "gated" in wrong.dimensions["speed"].reason
 
 
+@pytest.mark.parametrize("formula", ["linear", "legacy_linear", "power"])
+def test_a_negative_latency_scores_zero_never_past_1000(formula: str) -> None:
+    """A run that ends before it starts (only a trajectory's own times can say so; the
+    legacy formula made 10,001 of it and the run 1,000,274 points) scores 0 on speed."""
+    events = run(seconds=10.0)
+    events[-1]["payload"]["latency_ms"] = -3e9
+    spec = layer_spec(["correctness", {"key": "speed", "source": "speed",
+                                       "speed": {"limit_ms": 10_000, "formula": formula}}])
+    card = evaluate(spec, events)
+    assert card.dimensions["speed"].score == 0.0
+    assert "negative" in card.dimensions["speed"].reason
+    assert card.score is not None and 0 <= card.score <= 1000
+
+
 def test_speed_limit_falls_back_to_the_constraint() -> None:
     """Without ``speed.limit_ms``, ``constraints.max_duration_ms`` is the limit."""
     spec = layer_spec(["correctness", {"key": "speed", "source": "speed"}],
