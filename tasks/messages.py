@@ -265,15 +265,24 @@ def parse_request(body: str | bytes | dict[str, Any], max_bytes: int) -> RunRequ
     return request
 
 
+#: How deep a submission's values may nest (an event's payload, a tool call's arguments):
+#: far past any agent's, and well inside what scoring can walk.
+MAX_SUBMISSION_DEPTH = 64
+
+
 def _check_values(body: Any) -> None:
-    """No number that is not finite (JSON has none; Python's reader takes ``NaN``), and no
-    string that is not Unicode text (a lone surrogate, which ``\\ud800`` gives): either
-    would fail the run far later, when its result is written, or score as nonsense."""
+    """No number that is not finite (JSON has none; Python's reader takes ``NaN``), no
+    string that is not Unicode text (a lone surrogate, which ``\\ud800`` gives) and no
+    submission nested past :data:`MAX_SUBMISSION_DEPTH`: each would fail the run far later
+    (when it is scored, or its result written) or score as nonsense."""
     problems: list[FieldProblem] = []
-    stack: list[tuple[str, Any]] = [("request", body)]
+    stack: list[tuple[str, Any, int]] = [("request", body, 0)]
     while stack and len(problems) < 10:
-        field, value = stack.pop()
-        if isinstance(value, float) and not math.isfinite(value):
+        field, value, depth = stack.pop()
+        if depth > MAX_SUBMISSION_DEPTH and field.startswith("request.submission"):
+            problems.append(FieldProblem(field=field, message=f"nests more than "
+                                         f"{MAX_SUBMISSION_DEPTH} levels deep"))
+        elif isinstance(value, float) and not math.isfinite(value):
             problems.append(FieldProblem(field=field, message="must be a finite number"))
         elif isinstance(value, str) and not _is_text(value):
             problems.append(FieldProblem(field=field, message="is not Unicode text (a lone "
@@ -283,9 +292,9 @@ def _check_values(body: Any) -> None:
                 if isinstance(key, str) and not _is_text(key):
                     problems.append(FieldProblem(field=field, message="has a key that is not "
                                                  "Unicode text (a lone surrogate)"))
-                stack.append((f"{field}.{key}", item))
+                stack.append((f"{field}.{key}", item, depth + 1))
         elif isinstance(value, list):
-            stack.extend((f"{field}[{i}]", item) for i, item in enumerate(value))
+            stack.extend((f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value))
     if problems:
         raise Rejection(sorted(problems, key=lambda p: p.field))
 

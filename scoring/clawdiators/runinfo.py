@@ -74,9 +74,18 @@ def _verify(steps: list[Event], bounds: tuple[datetime | None, datetime | None]
     start, end = bounds
     for step in steps:
         at = step.occurred_at
-        if at is None or (start and at < start - SLACK) or (end and at > end + SLACK):
+        if at is None or not _within(at, start, end):
             return False, f"trajectory step {step.type} lies outside the run's time window"
     return True, ""
+
+
+def _within(at: datetime, start: datetime | None, end: datetime | None) -> bool:
+    """Whether ``at`` lies in the run's window, give or take :data:`SLACK` (a window at
+    the very edge of the calendar, year 1 or 9999, is no window)."""
+    try:
+        return not ((start and at < start - SLACK) or (end and at > end + SLACK))
+    except OverflowError:
+        return False
 
 
 def _last_payload(events: list[Event], kind: str) -> dict[str, Any] | None:

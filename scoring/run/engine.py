@@ -18,6 +18,7 @@ from ..errors import SpecError
 from ..judges.rebuild import JudgeOutcome, judge_results
 from ..spec.models import EvaluationSpec
 from ..spec.rules import validate_spec
+from ..validators import fuzzy_match, math_equivalence
 from . import scorecard as card
 from .collectors import collect_metric
 from .dimensions import Inputs, score_dimension
@@ -160,10 +161,28 @@ def answer_made_invalid(validators: list[ValidatorResult], metrics: list[MetricR
     errored = [v for v in validators if v.state == "error"]
     if not errored or any(m.state == "error" for m in metrics):
         return False
-    if not all(v.reason.startswith(ANSWER_ERRORS) for v in errored):
+    if not all(_answer_at_fault(v) for v in errored):
         return False
     caused = tuple(f"validator {quote(v.key)} errored: " for v in errored)
     return all(d.reason.startswith(caused) for d in dimensions if d.state == "error")
+
+
+def _answer_at_fault(result: ValidatorResult) -> bool:
+    """Whether a validator's error is the candidate's answer's: it could not be read, or
+    it alone passed a limit of the check (AgentClash's reasons name no side: the pack's
+    expected value is within the limit, so the answer is what passed it)."""
+    if result.reason.startswith(ANSWER_ERRORS):
+        return True
+    if result.type == "fuzzy_match" and result.reason.startswith(FUZZY_TOO_LARGE):
+        return len(result.expected_value or "") <= fuzzy_match.MAX_CODE_POINTS
+    if result.type == "math_equivalence" and MATH_TOO_DEEP in result.reason:
+        return math_equivalence.nests_within_limits(result.expected_value or "")
+    return False
+
+
+#: AgentClash's reasons for an answer past a check's limits (either side's, as worded).
+FUZZY_TOO_LARGE = "fuzzy_match input too large"
+MATH_TOO_DEEP = "expression is too deeply nested"
 
 
 def _warnings(spec: EvaluationSpec, evidence_warnings: list[str],

@@ -6,6 +6,7 @@ behavioral signals read only this.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -192,7 +193,8 @@ def _run_completed(ev: Evidence, event: Event) -> None:
             setattr(ev, name, count)
     latency = number(payload.get("latency_ms"))
     if latency is not None and ev.started_at is not None:
-        ev.terminal_at = ev.started_at + _duration_ms(latency)
+        with contextlib.suppress(OverflowError):  # past year 9999 (Go's time goes on):
+            ev.terminal_at = ev.started_at + _duration_ms(latency)  # no terminal time
 
 
 def _duration_ms(value: float) -> timedelta:

@@ -13,6 +13,10 @@ from .evidence import Evidence
 from .records import ValidatorResult
 from .references import Resolution, resolve, resolve_source
 
+#: A validator's error when the candidate's answer nests past Python's recursion limit
+#: (AgentClash's Go would read it; a forfeit here, docs/scoring.md §C8).
+NESTED_TOO_DEEPLY = "parse actual value: nested too deeply"
+
 
 def run_validator(decl: ValidatorDecl, spec: EvaluationSpec, evidence: Evidence) -> ValidatorResult:
     """Evaluate one validator against the evidence."""
@@ -59,7 +63,10 @@ def _decide(kind: Kind, decl: ValidatorDecl, config: object, target: Resolution,
     if not expected.available:
         return Outcome.unavailable(expected.reason or "evidence is unavailable")
     given = CheckInput(decl, config, target.value, expected.value, target, evidence, spec)
-    return kind.check(given)
+    try:
+        return kind.check(given)
+    except RecursionError:  # Go's stack grows where Python's ends: the candidate's answer
+        return Outcome.error(NESTED_TOO_DEEPLY)  # nested that deep is its own doing
 
 
 def _result(decl: ValidatorDecl, type_name: str, outcome: Outcome,

@@ -92,6 +92,12 @@ def _side(normalized: str) -> _Side:
         return _Side(normalized, parse_error="expression is too deeply nested")
 
 
+def nests_within_limits(expression: str) -> bool:
+    """Whether ``expression`` parses without passing the depth limit (a syntax error is
+    within it: that is not nesting)."""
+    return _side(expression).parse_error != "expression is too deeply nested"
+
+
 def check(given: CheckInput) -> Outcome:
     config: MathEquivalenceConfig = given.config or MathEquivalenceConfig()
     if config.mode not in MODES:

@@ -182,6 +182,13 @@ def test_token_budget_exceeded_ends_the_run_as_failed() -> None:
     assert result.scorecard.dimensions["reliability"].score == 0.0
 
 
+def _deep(levels: int) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for _ in range(levels):
+        nested = {"x": nested}
+    return nested
+
+
 def _with_pack(change: Any) -> dict[str, Any]:
     body = request()
     change(body["pack"])
@@ -228,6 +235,10 @@ REJECTIONS = [
      "request.submission.events[0].payload.usage.input_tokens", "finite"),
     ("minus-infinity", '{"run_id": "r", "pack_ref": "p", "metadata": {"x": [-Infinity]}}',
      "request.metadata.x[0]", "finite"),
+    # 400 levels of a tool call's arguments overflowed scoring's recursion: internal_error.
+    ("deep-event", request(submission={"events": [{"type": "tool.call.completed",
+                                                   "payload": {"arguments": _deep(400)}}]}),
+     "request.submission.events[0].payload.arguments" + ".x" * 60, "more than 64 levels"),
 ]
 
 

@@ -1,0 +1,78 @@
+"""A candidate's answer or trajectory past what a check can read is the candidate's loss,
+never no contest and never a crash (found by a red-team pass): an answer nested past
+Python's recursion limit, one past fuzzy_match's size or math_equivalence's depth, and
+event times at the very edge of the calendar."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from clawdiators.layer_helpers import layer_spec, run
+
+from scoring import evaluate, load_spec
+from scoring.run.validator_run import NESTED_TOO_DEEPLY
+
+
+def spec(kind: str, expected: str, **config: Any) -> Any:
+    return load_spec({"name": "limits", "version_number": 1, "judge_mode": "deterministic",
+                      "validators": [{"key": "v", "type": kind, "target": "final_output",
+                                      "expected_from": expected, "config": config}],
+                      "scorecard": {"dimensions": ["correctness"]}})
+
+
+def answered(text: str) -> list[dict[str, Any]]:
+    return [{"type": "system.run.completed", "sequence_number": 1,
+             "occurred_at": "2026-01-01T00:00:00Z", "payload": {"final_output": text}}]
+
+
+SCHEMA = '{"type": "array"}'
+
+
+@pytest.mark.parametrize(("kind", "expected", "answer"), [
+    ("json_schema", f"literal:{SCHEMA}", "[" * 800 + "]" * 800),
+    ("fuzzy_match", "literal:Canberra", "Sydney " * 20_000),
+    ("math_equivalence", "literal:x+1", "(" * 600 + "x+2" + ")" * 600),
+])
+def test_an_answer_past_a_checks_limits_is_a_loss(kind: str, expected: str,
+                                                  answer: str) -> None:
+    """The validator errs (AgentClash's reasons), and the run is a forfeit: 0, a loss."""
+    card = evaluate(spec(kind, expected), answered(answer))
+    assert card.validator_details[0].state == "error"
+    assert (card.score, card.result) == (0, "loss"), card.validity_reason
+
+
+def test_an_answer_nested_too_deeply_says_so() -> None:
+    card = evaluate(spec("json_schema", f"literal:{SCHEMA}"), answered("[" * 800 + "]" * 800))
+    assert card.validator_details[0].reason == NESTED_TOO_DEEPLY
+
+
+def test_the_packs_own_value_past_the_limit_is_still_no_contest() -> None:
+    """The same reason with the pack's expected value past the limit is the pack's doing."""
+    card = evaluate(spec("fuzzy_match", "literal:" + "x" * 100_001), answered("short"))
+    assert card.validator_details[0].state == "error"
+    assert card.result is None
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_event_times_at_the_edge_of_the_calendar_score(where: str) -> None:
+    """A run started in year 1 or ended in 9999 (the window's ± 5 s overflowed Python's
+    dates): its trajectory is not verified, and the run is scored."""
+    events = run(calls=2, tokens=(100, 100))
+    if where == "start":
+        events[0]["occurred_at"] = "0001-01-01T00:00:00+00:00"
+    else:
+        events[-1]["occurred_at"] = "9999-12-31T23:59:59+00:00"
+    spec = layer_spec([{"key": "tokens", "source": "token_efficiency",
+                        "efficiency": {"budget": 1000}}])
+    card = evaluate(spec, events)
+    assert card.dimensions["tokens"].score == 0.0
+    assert "outside the run's time window" in card.dimensions["tokens"].reason
+
+
+def test_a_latency_past_the_calendar_leaves_no_terminal_time() -> None:
+    events = run(seconds=1.0)
+    events[0]["occurred_at"] = "0001-01-02T00:00:00+00:00"
+    events[-1]["payload"]["latency_ms"] = -10**12
+    card = evaluate(spec("contains", "literal:42"), events)
+    assert card.score is not None
