@@ -139,14 +139,16 @@ def test_pipeline_judges_and_rescore_offline_calls_no_model(stub: StubJudgeServe
 
 
 def test_budget_stops_a_judge(stub: StubJudgeServer) -> None:
-    """max_tokens below one call's worst case: every call is skipped, judges unavailable."""
+    """max_tokens below one call's worst case: every call is skipped, and the judges'
+    dimensions score 0 (unavailable, they let a padded reply win on the rest)."""
     result = pipeline(stub.url, pack_request("Hello, sorry, order 992.",
                                              judge_limits={"max_tokens": 500}))
     assert [e["type"] for e in judge_calls(result)] == [CALL_SKIPPED] * 5
     assert stub.requests == []
     tone = next(d for d in result.scorecard.llm_judge_details if d["judge_key"] == "tone")
     assert tone["reason"].startswith("stopped by judge budget: judge_limits.max_tokens 500")
-    assert result.scorecard.dimensions["tone"].state == "unavailable"
+    assert result.scorecard.dimensions["tone"].state == "available"
+    assert result.scorecard.dimensions["tone"].score == 0.0
 
 
 def test_usd_budget_cuts_off_after_some_calls(stub: StubJudgeServer) -> None:

@@ -80,7 +80,8 @@ def test_all_calls_failed_makes_the_dimension_unavailable() -> None:
 
 
 def test_budget_stopped_judge_is_reported() -> None:
-    """A judge whose calls the budget refused says so in reason, payload and warnings."""
+    """A judge whose calls the budget refused says so in reason, payload and warnings,
+    and its dimension scores 0."""
     stop = "judge_limits.max_tokens 10 would be exceeded: 0 tokens spent, this call may use 99"
     card = evaluate(*[call("tone", m, s, error=stop, skipped=True)
                       for m in ("gpt-4o", "claude-x") for s in (1, 2)],
@@ -88,9 +89,13 @@ def test_budget_stopped_judge_is_reported() -> None:
     tone = next(d for d in card.llm_judge_details if d["judge_key"] == "tone")
     assert tone["reason"] == f"stopped by judge budget: {stop}"
     assert tone["payload"]["budget_stopped"] is True
-    assert card.dimensions["tone"].reason == tone["reason"]
     assert f'llm judge "tone" model "gpt-4o" sample 1: stopped by judge budget: {stop}' \
         in card.warnings
+    # The dimension scores 0, never unavailable: a reply padded past the budget made the
+    # judges unavailable and the rest of the scorecard a win (a red-team pass: 250 -> 1000).
+    assert card.dimensions["tone"].state == "available"
+    assert (card.dimensions["tone"].score, card.dimensions["tone"].reason) == (
+        0.0, f"scored 0: {tone['reason']}")
 
 
 def test_without_recorded_calls_the_judge_is_unavailable() -> None:
