@@ -2,7 +2,8 @@
 
 They are reported (``constraint_violations``) and never change the score, as in
 Clawdiators. Unlike Clawdiators, they are checked whenever the run carries the number —
-time is measured by the worker, so it is always known; tokens, tool calls, LLM calls and
+time comes from the submitted trajectory when there is one, else from the worker's own
+story of the commands it ran, so it is always known; tokens, tool calls, LLM calls and
 cost come from the agent's trajectory. The worker runs the same check on the submitted
 trajectory before any container starts (``constraints.enforce`` can end the run there).
 """
