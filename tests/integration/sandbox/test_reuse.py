@@ -125,3 +125,25 @@ def test_the_start_up_probe_verifies_a_reset(docker_client: Any, reusing: Profil
     factory = DockerFactory(docker_client, worker=WORKER, extra_labels=TEST_LABELS)
     assert probe(factory, reusing) == ""
     assert left_over(docker_client, "reuse-probe") == []
+
+
+def test_an_evaluators_run_is_reset_and_reused(reuse_pool: WarmPool, reusing: Profile) -> None:
+    """The evaluator writes its files in its own home (a directory the candidate's uid made
+    in /tmp, mode 1777): the reset cleans it as both uids, and the next run reuses the
+    sandbox and finds nothing of it."""
+    from sandbox.evaluator import EvaluatorRun
+
+    script = ("import os\nopen(os.path.join(os.environ['HOME'], 'notes'), 'w').write('x')\n"
+              "print('{\"scores\": {\"c\": 1000}}')\n")
+    with reuse_pool.acquire(reusing, run_id="evaluated") as sandbox:
+        first = sandbox.id
+        result = sandbox.run_plan(Plan(commands=(Command("echo 42 > answer.txt"),),
+                                       evaluator=EvaluatorRun(runtime="python", script=script)))
+        assert result.evaluator is not None and result.evaluator.exit_code == 0, result.evaluator
+    assert dict(reuse_pool.stats()[0].discards) == {}
+    with reuse_pool.acquire(reusing, run_id="after-evaluator") as later:
+        assert later.id == first
+        # Python, not ls: GNU ls's statx(AT_NO_AUTOMOUNT) is EINVAL in gVisor 20221219
+        left = later.exec(Command("python3 -c \"import os; print(os.listdir('/tmp'), "
+                                  "os.listdir('/workspace'))\""))
+        assert left.stdout == b"[] []\n", left
