@@ -50,7 +50,7 @@ SPEC = {
 def plan(script: str, **evaluator: Any) -> Plan:
     """Seed answer.txt, let the candidate try to open it up (chmod 666) and plant a peek."""
     return Plan(files=(SeedFile("answer.txt", "42\n"),),
-                commands=(Command(argv="chmod 666 answer.txt; ls -a /tmp > peek.txt"),),
+                commands=(Command(argv="chmod 666 answer.txt; find /tmp > peek.txt"),),
                 evaluator=EvaluatorRun(runtime="python", script=script,
                                        ground_truth=b'{"answer": "42"}', **evaluator))
 
@@ -81,6 +81,8 @@ def test_ground_truth_was_not_there_for_the_candidate(
     sandbox = open_sandbox()
     result = sandbox.run_plan(plan(SCRIPT))
     peek = sandbox.read_file("/workspace/peek.txt", 4096)
+    assert result.commands[0].exit_code == 0, result.commands[0]
+    assert (peek.content or b"").startswith(b"/tmp\n")  # the listing worked
     assert result.evaluator is not None and b".evaluator" not in (peek.content or b"")
 
 
