@@ -279,24 +279,34 @@ def _check_values(body: Any) -> None:
     stack: list[tuple[str, Any, int]] = [("request", body, 0)]
     while stack and len(problems) < 10:
         field, value, depth = stack.pop()
-        if depth > MAX_SUBMISSION_DEPTH and field.startswith("request.submission"):
-            problems.append(FieldProblem(field=field, message=f"nests more than "
-                                         f"{MAX_SUBMISSION_DEPTH} levels deep"))
-        elif isinstance(value, float) and not math.isfinite(value):
-            problems.append(FieldProblem(field=field, message="must be a finite number"))
-        elif isinstance(value, str) and not _is_text(value):
-            problems.append(FieldProblem(field=field, message="is not Unicode text (a lone "
-                                                             "surrogate)"))
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                if isinstance(key, str) and not _is_text(key):
-                    problems.append(FieldProblem(field=field, message="has a key that is not "
-                                                 "Unicode text (a lone surrogate)"))
-                stack.append((f"{field}.{key}", item, depth + 1))
-        elif isinstance(value, list):
-            stack.extend((f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value))
+        problem = _value_problem(field, value, depth)
+        if problem:
+            problems.append(FieldProblem(field=field, message=problem))
+        else:
+            stack.extend(_children(field, value, depth))
     if problems:
         raise Rejection(sorted(problems, key=lambda p: p.field))
+
+
+def _value_problem(field: str, value: Any, depth: int) -> str:
+    """What is wrong with one value of the request itself ("" if nothing)."""
+    if depth > MAX_SUBMISSION_DEPTH and field.startswith("request.submission"):
+        return f"nests more than {MAX_SUBMISSION_DEPTH} levels deep"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number"
+    if isinstance(value, str) and not _is_text(value):
+        return "is not Unicode text (a lone surrogate)"
+    if isinstance(value, dict) and not all(_is_text(k) for k in value if isinstance(k, str)):
+        return "has a key that is not Unicode text (a lone surrogate)"
+    return ""
+
+
+def _children(field: str, value: Any, depth: int) -> list[tuple[str, Any, int]]:
+    if isinstance(value, dict):
+        return [(f"{field}.{key}", item, depth + 1) for key, item in value.items()]
+    if isinstance(value, list):
+        return [(f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value)]
+    return []
 
 
 def _is_text(value: str) -> bool:
