@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from sandbox.command import Command
-from sandbox.results import ExecResult
+from sandbox.results import ExecResult, count
 
 #: ``$1`` the workspace, then the tools. One ``missing <tool>`` line per tool the shell
 #: cannot find, ``writable`` or ``unwritable``, then ``@df`` and ``df -Pk``'s answer.
@@ -106,7 +106,8 @@ def _free(lines: list[str]) -> int | None:
         return None
     answer = lines[lines.index("@df") + 1:]
     fields = answer[-1].split() if len(answer) >= 2 else []
-    return int(fields[3]) * KiB if len(fields) >= 4 and fields[3].isdigit() else None
+    available = count(fields[3]) if len(fields) >= 4 else None
+    return None if available is None else available * KiB
 
 
 def _size(count: int) -> str:

@@ -14,6 +14,15 @@ def text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def count(value: str) -> int | None:
+    """A non-negative count a sandbox printed, in ASCII digits (``None`` for anything else:
+    ``str.isdigit`` takes "²", which ``int`` refuses, and a name the candidate chose can
+    put one where a size goes)."""
+    if not (value.isascii() and value.isdigit() and len(value) <= 19):
+        return None
+    return int(value)
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """What one command did."""

@@ -22,7 +22,7 @@ from sandbox.capture import DEFAULT_MAX_FILE_BYTES, CaptureBudget, CaptureCheck,
 from sandbox.docker import scripts, transfer
 from sandbox.docker.stream import RawExec
 from sandbox.paths import PathRejected, sandbox_path
-from sandbox.results import DirectoryListing, FileCapture, FileRead
+from sandbox.results import DirectoryListing, FileCapture, FileRead, count
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +134,8 @@ def _capture(reader: _Reader, index: int, check: CaptureCheck,
             raise StreamError(f"unknown status {status!r}")
         return budget.record(check, check.path, FileRead(False, error=_NOT_CAPTURED[status]),
                              limit)
-    size = int(rest) if rest.isdigit() else -1
-    if size < 0:
+    size = count(rest)
+    if size is None:
         raise StreamError("bad size")
     content = reader.take(min(size, max(limit, 0)))
     return budget.record(check, check.path, FileRead(True, size=size, content=content), limit)

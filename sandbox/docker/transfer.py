@@ -22,7 +22,7 @@ from sandbox import room
 from sandbox.command import SeedFile
 from sandbox.errors import SandboxConfigError
 from sandbox.paths import relative_to, workspace_path
-from sandbox.results import FileRead, Listing, ListingEntry
+from sandbox.results import FileRead, Listing, ListingEntry, count
 
 #: Bytes of tar framing read past a file's cap (header, a long-name header, padding).
 TAR_SLACK = 8 * 1024
@@ -120,11 +120,12 @@ def parse_listing(output: bytes, root: str, max_entries: int) -> Listing:
     for line in output.decode(errors="replace").splitlines():
         size, _, rest = line.partition("|")
         kind, _, name = rest.partition("|")
-        if not size.isdigit() or not name.startswith("./") or len(line) > MAX_LINE:
+        bytes_ = count(size)
+        if bytes_ is None or not name.startswith("./") or len(line) > MAX_LINE:
             continue
         is_dir = kind in DIRECTORY_KINDS
         entries.append(ListingEntry(path=posixpath.join(root, name[2:]),
-                                    size=0 if is_dir else int(size), is_dir=is_dir))
+                                    size=0 if is_dir else bytes_, is_dir=is_dir))
     entries.sort(key=lambda entry: entry.path)
     return Listing(entries=tuple(entries[:max_entries]), truncated=len(entries) > max_entries)
 

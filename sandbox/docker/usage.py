@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sandbox.results import count
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
@@ -72,7 +74,8 @@ def parse_inside(text: bytes) -> dict[str, float]:
     found: dict[str, float] = {}
     for line in text.decode(errors="replace").splitlines():
         key, _, value = line.strip().partition(" ")
-        if key in INSIDE and value.isdigit():
+        number = count(value) if key in INSIDE else None
+        if number is not None:
             name, divisor = INSIDE[key]
-            found.setdefault(name, int(value) / divisor)
+            found.setdefault(name, number / divisor)
     return found

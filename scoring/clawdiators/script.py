@@ -28,7 +28,7 @@ def scores_line(stdout: str) -> dict[str, Any] | None:
     for line in reversed(stdout.splitlines()):
         try:
             payload = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past Python's stack: not a scores line
             continue
         if isinstance(payload, dict) and isinstance(payload.get("scores"), dict):
             return payload

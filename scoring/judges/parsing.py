@@ -59,7 +59,12 @@ def _valid(text: str) -> bool:
 
 
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_no_constant)
+    """Go's ``json.Unmarshal`` as far as a judge's answer needs it (a reply nested past
+    Python's stack is an error, as one past Go's depth limit is there)."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("exceeded max depth") from None
 
 
 def _no_constant(name: str) -> Any:

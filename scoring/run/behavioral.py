@@ -145,7 +145,7 @@ def latest_confidence(trace: list[ToolCall]) -> float | None:
 def _object(text: str) -> dict[str, Any]:
     try:
         decoded = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's stack: no object
         return {}
     return decoded if isinstance(decoded, dict) else {}
 

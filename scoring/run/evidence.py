@@ -248,7 +248,7 @@ def _error_message(content: Any) -> str:
         return ""
     try:
         decoded = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's stack: plain text
         return trim(text)
     error = loose_string(decoded.get("error")) if isinstance(decoded, dict) else None
     return trim(error if error is not None else text)

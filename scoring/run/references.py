@@ -129,7 +129,7 @@ def _decoded(payload: Any) -> Any:
     if isinstance(payload, str):
         try:
             return json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             return payload
     return payload
 

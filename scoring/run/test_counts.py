@@ -19,7 +19,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-_FREE_TEXT = re.compile(r"(\d+)\s+(passed|failed|errors|error)\b", re.IGNORECASE)
+#: Go's ``(?i)(\d+)\s+(passed|failed|error|errors)\b``: ASCII digits, spaces and word
+#: boundaries (Python's are Unicode's: "٣ passed" is no count in Go).
+_FREE_TEXT = re.compile(r"([0-9]+)[\t\n\f\r ]+(passed|failed|errors|error)\b",
+                        re.IGNORECASE | re.ASCII)
 _JUNIT_START = re.compile(r"<testsuites?[\s>/]")
 _VERDICT_TAGS = (("failure", "failed"), ("error", "error"), ("skipped", "skipped"))
 
@@ -59,7 +62,7 @@ def from_json(text: str) -> TestCounts | None:
     """Rule 1: the whole text is a JSON object carrying count fields."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's stack: no count object
         return None
     if not isinstance(data, dict):
         return None
@@ -94,10 +97,24 @@ def from_free_text(text: str) -> TestCounts | None:
     if not matches:
         return None
     for number, word in matches:
-        key = word.lower()
-        sums["error" if key.startswith("error") else key] += int(number)
+        key = "error" if word.lower().startswith("error") else word.lower()
+        sums[key] = _int64(sums[key] + _go_atoi(number))
     return TestCounts(passed=sums["passed"], failed=sums["failed"], errors=sums["error"],
-                      total=sum(sums.values()))
+                      total=_int64(sum(sums.values())))
+
+
+def _go_atoi(digits: str) -> int:
+    """AgentClash's ``mustAtoi``: digit by digit in Go's ``int``, wrapping past 2⁶³ (a
+    number of 5,000 digits is a count there, where Python's ``int()`` refuses it)."""
+    value = 0
+    for digit in digits:
+        value = _int64(value * 10 + ord(digit) - ord("0"))
+    return value
+
+
+def _int64(value: int) -> int:
+    """``value`` as Go's 64-bit ``int`` holds it (two's complement wrap-around)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def strict_junit(text: str) -> tuple[TestCounts, tuple[TestVerdict, ...]] | None:

@@ -60,6 +60,8 @@ def test_parse_applies_the_budget() -> None:
     b"@N 1 file 10\nabcd",  # out of step
     b"@N 0 file 10\nab",  # cut short
     b"@N 0 weird\n",  # unknown status
+    "@N 0 file ²\nab".encode(),  # a digit to str.isdigit, not to int()
+    b"@N 0 file 99999999999999999999999\nab",  # no size a file can have
     b"",  # nothing
 ])
 def test_anything_out_of_step_is_refused(data: bytes) -> None:

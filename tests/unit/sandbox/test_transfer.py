@@ -107,3 +107,12 @@ def test_parse_listing() -> None:
     assert [(e.path, e.size, e.is_dir) for e in listing.entries] == [
         ("/w/d", 0, True), ("/w/d/x y", 3, False), ("/w/e", 0, False)]
     assert listing.truncated
+
+
+def test_parse_listing_takes_only_ascii_sizes() -> None:
+    """A name with a newline puts what it likes where the next line's size goes: "²" is a
+    digit to ``str.isdigit`` and raised in ``int`` (the run ended internal_error), and
+    Arabic-Indic digits would have been a size. Such lines are dropped."""
+    output = "5|f|./a\n²|f|./b\n٣|f|./c\n99999999999999999999|f|./d\n".encode()
+    listing = transfer.parse_listing(output, "/w", 10)
+    assert [(e.path, e.size) for e in listing.entries] == [("/w/a", 5)]

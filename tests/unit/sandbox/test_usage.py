@@ -48,6 +48,7 @@ def test_nothing_visible_reports_nothing(tmp_path: Path) -> None:
     (b"memory_peak_bytes 8192\nusage_usec 1500000\n",
      {"memory_peak_bytes": 8192.0, "cpu_seconds": 1.5}),
     (b"memory_peak_bytes max\nnoise 12\ncpu_ns -4\n", {}),
+    ("memory_peak_bytes ²\ncpu_ns ٣\n".encode(), {}),
     (b"", {}),
 ])
 def test_usage_read_inside_the_sandbox(text: bytes, expected: dict[str, float]) -> None:

@@ -57,9 +57,10 @@ def test_assertion_mode(raw: str, expect: bool | None, score: float) -> None:
 
 
 @pytest.mark.parametrize("raw", ["not json", '{"score": "4"}', "[1]", '{"pass": "yes"}',
-                                 '{"score": NaN}'])
+                                 '{"score": NaN}', "[" * 100_000, '{"a": ' * 50_000])
 def test_unreadable_answers_fail_the_sample(raw: str) -> None:
-    """Wrong JSON or wrong field types are a parse error (the sample fails)."""
+    """Wrong JSON or wrong field types are a parse error (the sample fails); so is a reply
+    nested past Python's stack (one quoting a candidate's answer), never a RecursionError."""
     judge = decl(mode="assertion", assertion="a") if "pass" in raw else decl()
     with pytest.raises(JudgeParseError):
         parse_score(judge, raw)
