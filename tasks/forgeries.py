@@ -109,14 +109,20 @@ def wins(result: RunResult) -> bool:
     """Whether a forgery's run did not lose, or any ``code_execution`` passed for it (a
     run refused for what its submission holds did neither)."""
     card = result.scorecard
-    if result.outcome == "rejected" and result.errors and all(
-            e.field.startswith("request.submission") for e in result.errors):
+    if refused(result):
         return False  # the submission itself was refused: no verdict came of it
     if result.outcome != "scored" or card is None:
         return True  # "no result" instead of a loss is a win for a losing submission
     passed = any(v.type == "code_execution" and v.verdict == "pass"
                  for v in card.validator_details)
     return card.result != "loss" or passed
+
+
+def refused(result: RunResult) -> bool:
+    """Whether the fleet refused the run for what its submission holds (every problem in
+    ``request.submission``): the forgery met the intake, not the pack."""
+    return result.outcome == "rejected" and bool(result.errors) and all(
+        e.field.startswith("request.submission") for e in result.errors)
 
 
 def _relative(path: str) -> str:

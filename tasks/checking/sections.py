@@ -22,7 +22,7 @@ from typing import ClassVar, Final
 
 from scoring.run import event_types
 
-from ..forgeries import battery, wins
+from ..forgeries import battery, refused, wins
 from ..messages import RunResult, Submission
 from . import readings
 from .report import Level, SectionReport
@@ -200,7 +200,8 @@ class Environment(Section):
     def judge(self, subject: Subject, runs: Runs) -> SectionReport:
         report = self.report()
         found: list[tuple[str, RunTag]] = []
-        total = sum(len(results) for results in runs.values())
+        total = sum(1 for label, results in runs.items() for result in results
+                    if not (label.startswith(FORGERY) and refused(result)))
         for label, results in runs.items():
             for index, result in enumerate(results, 1):
                 found += [(problem, (label, index))
@@ -212,6 +213,8 @@ class Environment(Section):
 
     @staticmethod
     def _problems(subject: Subject, label: str, result: RunResult) -> list[str]:
+        if label.startswith(FORGERY) and refused(result):
+            return []  # the intake refused the forgery: nothing of the pack's environment
         if result.outcome != "scored":
             return [f"the run ended {result.outcome}: {result.reason}"]
         fault = readings.pack_fault(result)  # it names a failed setup command itself

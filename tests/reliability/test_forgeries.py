@@ -20,7 +20,7 @@ import yaml
 from fleet_support import PrivateFleet, new_id
 
 from scoring import load_pack
-from tasks.forgeries import battery, wins
+from tasks.forgeries import battery, refused, wins
 from tasks.messages import RunRequest, RunResult
 
 PACK = Path(__file__).parents[2] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
@@ -81,13 +81,15 @@ def forge(private_fleet: PrivateFleet, runtime: str,
 
 def test_the_example_pack_resists_every_forgery(private_fleet: PrivateFleet,
                                                 runtime: str) -> None:
-    """Every forgery is scored, as a loss, with no code_execution validator passing; and
-    none turns its loss into an infra error or "no result"."""
+    """Every forgery is scored, as a loss, with no code_execution validator passing, or
+    refused at the intake for what its submission holds (the grader's own events); none
+    turns its loss into an infra error or "no result"."""
     results = forge(private_fleet, runtime, clean_room_pack())
     assert len(results) == len(battery(load_pack(clean_room_pack())))
+    assert [n for n, r in results.items() if refused(r)] == ["grader events"]
     for name, result in results.items():
-        assert result.outcome == "scored", (name, result.reason)
-        assert result.resources["runtime"] == runtime
+        assert result.outcome == "scored" or refused(result), (name, result.reason)
+        assert refused(result) or result.resources["runtime"] == runtime
         assert not wins(result), (name, result.scorecard and result.scorecard.overall_reason)
 
 
