@@ -36,6 +36,7 @@ SIGNATURES: Final[tuple[tuple[int | None, str, type[SandboxError]], ...]] = (
 CANDIDATE_START_ERRORS: Final[tuple[str, ...]] = (
     "chdir to cwd",  # the workdir the candidate should have made does not exist
     "resource temporarily unavailable",  # the candidate used up the pids limit
+    "in sandbox: try again",  # gVisor's words for it: a fork bomb's threads linger a while
     "no such file or directory",  # the program the candidate named is missing
     "permission denied",
 )

@@ -37,6 +37,8 @@ def test_classify(error: Exception, kind: type[Exception]) -> None:
 @pytest.mark.parametrize(("message", "candidates"), [
     ('chdir to cwd ("/workspace/x") set in config.json failed: no such file', True),
     ("fork/exec: resource temporarily unavailable", True),
+    ('OCI runtime exec failed: executing processes for container: executing command "sh -c '
+     'echo alive" in sandbox: try again: unknown', True),  # gVisor, after a fork bomb
     ("container not running", False),
 ])
 def test_start_errors(message: str, candidates: bool) -> None:
