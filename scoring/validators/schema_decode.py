@@ -195,7 +195,21 @@ def _field(kind: str, item: Any) -> tuple[Any, tuple[str, str] | None]:
     if kind in ("schemas", "schema_map"):
         return _subschemas(kind, item)
     problem = _mismatch(kind, item)
-    return (_UNSET, problem) if problem else (item, None)
+    return (_UNSET, problem) if problem else (_zeroed(kind, item), None)
+
+
+def _zeroed(kind: str, item: Any) -> Any:
+    """A container with its nulls as Go decodes them: ``""`` in a ``[]string``, a nil (empty)
+    slice in a ``map[string][]string``, ``false`` in a ``map[string]bool`` (the validator
+    iterates them; a null raised ``TypeError`` there)."""
+    if kind == "strings":
+        return ["" if s is None else s for s in item]
+    if kind == "string_lists":
+        return {k: [] if v is None else ["" if s is None else s for s in v]
+                for k, v in item.items()}
+    if kind == "bools":
+        return {k: bool(v) for k, v in item.items()}
+    return item
 
 
 def _subschemas(kind: str, item: Any) -> tuple[Any, tuple[str, str] | None]:

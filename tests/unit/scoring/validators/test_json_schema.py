@@ -214,3 +214,16 @@ def test_keyword_shaped_schemas_never_raise(schema: dict[str, Any], document: An
     result = run_one("json_schema", json.dumps(document), json.dumps(schema))
 
     assert result.state in {"available", "error"}
+
+
+@pytest.mark.parametrize(("schema", "document", "state"), [
+    ({"dependentRequired": {"$dynamicRef": None}}, {"$dynamicRef": None}, "available"),
+    ({"dependentRequired": {"a": [None]}}, {"a": 1}, "available"),
+    ({"required": [None]}, {"": 1}, "available"),
+])
+def test_nulls_inside_keyword_containers_decode_as_go_does(schema: dict[str, Any],
+                                                           document: Any, state: str) -> None:
+    """A null in a ``map[string][]string`` is a nil slice (nothing required), in a
+    ``[]string`` the empty string: hypothesis found the first raising ``TypeError``."""
+    result = run_one("json_schema", json.dumps(document), json.dumps(schema))
+    assert result.state == state, result.reason
