@@ -36,7 +36,8 @@ def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
     """The evalfleet app with a runtime whose pipeline does nothing."""
     import tasks.run
     from tasks import runtime
-    from tasks.messages import RunResult, decode_loosely, fallback_run_id
+    from tasks.decoding import decode_loosely, fallback_run_id
+    from tasks.messages import RunResult
     from tasks.publish import Publisher
     from workers.app import make_app
     from workers.settings import Settings

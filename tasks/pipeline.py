@@ -29,6 +29,7 @@ from scoring.spec.cases import find_case
 from . import clawdiators, recording
 from .budgets import enforce_budgets
 from .closing import close_now
+from .decoding import decode_loosely, fallback_run_id, parse_request
 from .judging import JudgingConfig, judged_events
 from .messages import (
     FieldProblem,
@@ -37,9 +38,6 @@ from .messages import (
     RunRequest,
     RunResult,
     cap_size,
-    decode_loosely,
-    fallback_run_id,
-    parse_request,
 )
 from .pack_faults import no_contest, pack_fault
 from .packs import SandboxBlock, resolve_pack, sandbox_block

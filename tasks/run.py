@@ -35,7 +35,8 @@ from sandbox.errors import SandboxConfigError, SandboxUnavailable
 
 from . import runtime
 from .closing import close_now
-from .messages import RunResult, cap_size, decode_loosely, fallback_run_id
+from .decoding import decode_loosely, fallback_run_id
+from .messages import RunResult, cap_size
 from .patience import Refused
 from .pipeline import run_pipeline
 from .provenance import provenance

@@ -17,7 +17,8 @@ from sandbox.profile import Profile
 from sandbox.testing.fake import FakeFactory
 from scoring import Pack, SpecError, evaluate, load_pack
 from scoring.run.events import decode_events
-from tasks.messages import Rejection, RunRequest, parse_request
+from tasks.decoding import parse_request
+from tasks.messages import Rejection, RunRequest
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 MiB = 1024 * 1024

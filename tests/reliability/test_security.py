@@ -116,7 +116,7 @@ def test_hostile_bodies_through_the_worker(private_fleet: PrivateFleet) -> None:
         "events": json.dumps({"run_id": new_id("ev"), "pack": run_request("x").pack,
                               "submission": {"events": [{"type": 7}]}}),
     }
-    from tasks.messages import decode_loosely, fallback_run_id
+    from tasks.decoding import decode_loosely, fallback_run_id
 
     ids = {name: fallback_run_id(decode_loosely(body)) for name, body in bodies.items()}
     for body in bodies.values():
