@@ -134,6 +134,12 @@ def _files(aim: Target, deliverable: str = NOTHING, **extra: str) -> dict[str, A
     return {**{path: deliverable for path in aim.deliverables}, **extra}
 
 
+def _answered(aim: Target, **extra: str) -> dict[str, Any]:
+    """:func:`_files`, plus an empty answer at each path an evaluator's checks require
+    (so that the checks pass and the evaluator's verdict decides)."""
+    return _files(aim, **dict.fromkeys(aim.answers, "{}"), **extra)
+
+
 def _submission(files: dict[str, Any], *commands: str) -> Submission:
     return Submission(files=files, commands=[{"run": c, "timeout_ms": 10_000}
                                              for c in commands or ("true",)])
@@ -308,8 +314,7 @@ def _evaluator_hooks(aim: Target) -> Forgery:
         """)
     return Forgery("evaluator hooks", "Python start-up hooks where an evaluator whose HOME is "
                    "/tmp or the workspace would load them, printing a perfect score",
-                   _submission(_files(aim, **dict.fromkeys(aim.answers, "{}"),
-                                      **{"plant.py": plant}), "python3 plant.py"))
+                   _submission(_answered(aim, **{"plant.py": plant}), "python3 plant.py"))
 
 
 def _evaluator_link(aim: Target) -> Forgery:
@@ -317,7 +322,7 @@ def _evaluator_link(aim: Target) -> Forgery:
                        for p in (*aim.answers, *aim.deliverables)) or "true"
     return Forgery("evaluator link", "every answer (submitted, so that the checks see it) "
                    "replaced by a link to the evaluator's own ground truth",
-                   _submission(_files(aim, **dict.fromkeys(aim.answers, "{}")), links))
+                   _submission(_answered(aim), links))
 
 
 def _full_tmp(aim: Target) -> Forgery:
@@ -326,7 +331,7 @@ def _full_tmp(aim: Target) -> Forgery:
             " do i=$((i+1)); done; done; true")
     return Forgery("full tmp", "/tmp and /dev/shm filled to the last byte, so that whatever "
                    "the fleet writes there after the candidate fails and voids the run",
-                   _submission(_files(aim, **dict.fromkeys(aim.answers, "{}")), fill))
+                   _submission(_answered(aim), fill))
 
 
 def _grader_events(aim: Target) -> Forgery:
@@ -342,7 +347,7 @@ def _grader_events(aim: Target) -> Forgery:
     faked.append({"type": "grader.evaluator.completed", "occurred_at": late, "payload": {
         "runtime": "python", "exit_code": 0, "stderr": "",
         "stdout": json.dumps({"scores": dict.fromkeys(aim.scores or ("correctness",), 1000)})}})
-    files = _files(aim, **dict.fromkeys(aim.answers, "{}"))
+    files = _answered(aim)
     return Forgery("grader events", "the events of a passing test run and a perfect "
                    "evaluator, submitted to sort after the fleet's own",
                    Submission(files=files, commands=[{"run": "true"}], events=faked))
