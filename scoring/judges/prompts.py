@@ -1,8 +1,9 @@
 """The judge's evaluation context and the one user message each call sends (docs/scoring.md §14).
 
 Context entries are ``"<ref>:\\n<value>"`` per ``context_from`` reference; reference mode
-appends ``"reference_answer:\\n<value>"``. Any unavailable reference makes the judge
-unavailable with that reason; a malformed one is an error. Message texts are AgentClash's.
+appends ``"reference_answer:\\n<value>"``; a judge's ``anti_gaming_clauses`` close the
+message under their heading. Any unavailable reference makes the judge unavailable with that
+reason; a malformed one is an error. Message texts are AgentClash's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ SCHEMAS: Final = {
 SCORE_SCHEMA: Final = '{"score": <number>, ' + REASONING
 HEADINGS: Final = {"assertion": "Assertion:", "rubric": "Rubric:",
                    "reference": "Reference-scoring rubric:"}
+CLAUSES_HEADING: Final = "Additional anti-gaming clauses:"
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def judge_message(judge: JudgeDecl, entries: tuple[str, ...]) -> str:
     if judge.mode == "reference":
         scale = judge.score_scale or DEFAULT_SCALE
         body.append(f"Score using the configured range {scale.min:.2f} to {scale.max:.2f}.")
-    return "\n\n".join([*body, "Evaluation context:", *entries])
+    return "\n\n".join([*body, "Evaluation context:", *entries, *clauses(judge)])
 
 
 def n_wise_message(judge: JudgeDecl, candidates: list[Candidate]) -> str:
@@ -82,4 +84,9 @@ def n_wise_message(judge: JudgeDecl, candidates: list[Candidate]) -> str:
         body += [f"Candidate {index}", f"run_agent_id: {candidate.run_agent_id}",
                  f"label: {candidate.label}", f"lane_index: {candidate.lane_index}",
                  "\n\n".join(candidate.entries)]
-    return "\n\n".join(body)
+    return "\n\n".join([*body, *clauses(judge)])
+
+
+def clauses(judge: JudgeDecl) -> list[str]:
+    """The judge's ``anti_gaming_clauses`` under their heading, after everything else."""
+    return [CLAUSES_HEADING, *judge.anti_gaming_clauses] if judge.anti_gaming_clauses else []
