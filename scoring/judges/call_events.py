@@ -21,6 +21,11 @@ CALL_SKIPPED: Final = event_types.JUDGE_CALL_SKIPPED
 PLAN_UNAVAILABLE: Final = event_types.JUDGE_UNAVAILABLE
 """A judge that could not plan a single call (e.g. an n_wise peer without evidence)."""
 BUDGET_STOP: Final = "stopped by judge budget"
+UNJUDGEABLE: Final = "the judge could not score the run's evidence"
+"""evalfleet's rule (AgentClash has none): every call was answered unreadably or refused."""
+REFUSED_STATUSES: Final = frozenset({400, 413, 422})
+"""What a provider answers a request it will not take as written (its size or content). The
+only part of a judge's request a run writes is its evidence."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,12 @@ class CallRecord:
     candidates: tuple[str, ...] = ()
     current: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
+    http_status: int | None = None
+
+    @property
+    def refused(self) -> bool:
+        """The provider refused the request itself (not its key, model or load)."""
+        return bool(self.error) and self.http_status in REFUSED_STATUSES
 
 
 def request_summary(call: JudgeCall, max_output_tokens: int) -> dict[str, Any]:
@@ -85,7 +96,8 @@ def _record(event: Event) -> CallRecord:
         error=str(payload.get("error") or ""), skipped=event.type == CALL_SKIPPED,
         candidates=tuple(str(c) for c in request.get("candidates") or []),
         current=str(request.get("current") or ""),
-        usage=usage if isinstance(usage, dict) else {})
+        usage=usage if isinstance(usage, dict) else {},
+        http_status=_int(payload.get("http_status")) or None)
 
 
 def _int(value: Any) -> int:

@@ -17,7 +17,13 @@ from ..run.events import Event
 from ..run.evidence import Evidence
 from ..spec.models import EvaluationSpec, JudgeDecl, JudgeLimits
 from . import aggregate
-from .call_events import BUDGET_STOP, CallRecord, records_from_events, unavailable_from_events
+from .call_events import (
+    BUDGET_STOP,
+    UNJUDGEABLE,
+    CallRecord,
+    records_from_events,
+    unavailable_from_events,
+)
 from .calls import N_WISE_ALONE, allowed_samples, models_of
 from .parsing import JudgeParseError, Parsed, parse_ranking, parse_score
 from .prompts import judge_context
@@ -42,6 +48,12 @@ class _Tally:
     samples: list[float] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)
+    """Calls the judge budget refused."""
+    unusable: list[str] = field(default_factory=list)
+    """Calls answered with nothing readable, or whose request the provider refused."""
+    failed: list[str] = field(default_factory=list)
+    """Calls that failed on the provider's or the operator's side (no endpoint, a refused
+    connection, a timeout, 401/403/404, 429 or 5xx after retries, a broken envelope)."""
 
 
 def q(text: str) -> str:
@@ -116,14 +128,22 @@ def _read(judge: JudgeDecl, record: CallRecord, tally: _Tally) -> float | None:
         tally.calls.append(entry)
         tally.warnings.append(f"llm judge {q(judge.key)} model {q(record.model)} "
                               f"sample {record.sample_index}: {problem}")
-        if record.skipped:
-            tally.stopped.append(problem)
+        _file(record, problem, tally)
         return None
     entry.update(score=parsed.score, **({"confidence": parsed.confidence}
                                         if parsed.confidence else {}))
     tally.calls.append(entry)
     tally.samples.append(parsed.score)
     return parsed.score
+
+
+def _file(record: CallRecord, problem: str, tally: _Tally) -> None:
+    if record.skipped:
+        tally.stopped.append(problem)
+    elif record.error and not record.refused:
+        tally.failed.append(problem)
+    else:
+        tally.unusable.append(problem)
 
 
 def _parse(judge: JudgeDecl, record: CallRecord) -> tuple[Parsed | None, str]:
@@ -140,6 +160,19 @@ def _parse(judge: JudgeDecl, record: CallRecord) -> tuple[Parsed | None, str]:
         return None, str(err)
 
 
+def _unscored(tally: _Tally) -> str:
+    """Why no call scored. The budget's stop and the run's evidence (replies that could not
+    be read, requests the provider refused) are evalfleet's reasons, which score the
+    dimension 0: a candidate could otherwise steer every judge into them (a prompt injection,
+    an answer too large to send) and win on the rest of the scorecard. Any failure on the
+    provider's side keeps AgentClash's reason, and the dimension is unavailable."""
+    if len(tally.stopped) == len(tally.calls):
+        return tally.stopped[0]
+    if tally.failed:
+        return ALL_FAILED
+    return f"{UNJUDGEABLE}: {tally.unusable[0]}"
+
+
 def _scored(base: dict[str, Any], judge: JudgeDecl, tally: _Tally,
             limits: JudgeLimits | None) -> dict[str, Any]:
     payload: dict[str, Any] = {"mode": judge.mode, "calls": tally.calls}
@@ -149,7 +182,7 @@ def _scored(base: dict[str, Any], judge: JudgeDecl, tally: _Tally,
         payload["samples_capped"] = {"declared": judge.samples,
                                      "allowed": allowed_samples(judge, limits)}
     if not tally.model_scores:
-        reason = tally.stopped[0] if len(tally.stopped) == len(tally.calls) else ALL_FAILED
+        reason = _unscored(tally)
         payload.update(reason=reason, unable_to_judge_count=len(tally.calls),
                        warnings=tally.warnings)
         return {**base, "reason": reason, "payload": payload}

@@ -10,7 +10,7 @@ from typing import Any
 from .. import layers
 from ..compat.goquote import quote
 from ..compat.textform import first_non_empty
-from ..judges.call_events import BUDGET_STOP
+from ..judges.call_events import BUDGET_STOP, UNJUDGEABLE
 from ..spec.models import Dimension, Envelope, EvaluationSpec
 from . import behavioral, collectors, pricing
 from .evidence import Evidence
@@ -149,8 +149,8 @@ def _llm_judge(dimension: Dimension, given: Inputs) -> DimensionResult:
         return _unavailable(dimension, missing)
     score = judged.get("normalized_score")
     reason = str(judged.get("reason") or "")
-    if reason.startswith(BUDGET_STOP):  # evalfleet's budgets: the run's evidence kept the
-        return _available(dimension, 0.0, f"scored 0: {reason}")  # judge out; never a help
+    if reason.startswith((BUDGET_STOP, UNJUDGEABLE)):  # evalfleet's: the run's evidence
+        return _available(dimension, 0.0, f"scored 0: {reason}")  # kept the judge out
     if isinstance(score, bool) or not isinstance(score, int | float):
         return _unavailable(dimension, first_non_empty(reason, missing))
     return _available(dimension, float(score))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import scoring
 from scoring.judges import CALL_COMPLETED, CALL_SKIPPED
 
@@ -25,9 +27,9 @@ DONE = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:00Z",
 
 
 def call(key: str, model: str, sample: int, text: str = "", error: str = "",
-         skipped: bool = False) -> dict[str, Any]:
+         skipped: bool = False, status: int | None = None) -> dict[str, Any]:
     payload = {"judge_key": key, "model": model, "provider_key": "p", "sample_index": sample,
-               "response_text": text, "error": error}
+               "response_text": text, "error": error, "http_status": status}
     return {"type": CALL_SKIPPED if skipped else CALL_COMPLETED, "payload": payload}
 
 
@@ -77,6 +79,51 @@ def test_all_calls_failed_makes_the_dimension_unavailable() -> None:
         "unavailable", reason)
     assert card.validity == "degraded"
     assert reason in card.warnings
+
+
+TONE_CALLS = [(m, s) for m in ("gpt-4o", "claude-x") for s in (1, 2)]
+REFUSED = "judge provider answered HTTP 400: prompt is too long"
+
+
+def tone_scored_with(*tone: dict[str, Any]) -> tuple[scoring.Scorecard, dict[str, Any]]:
+    card = evaluate(*tone, call("apology", "gpt-4o", 1, '{"pass": true}'))
+    return card, next(d for d in card.llm_judge_details if d["judge_key"] == "tone")
+
+
+@pytest.mark.parametrize(("tone", "first"), [
+    ([call("tone", m, s, "OK") for m, s in TONE_CALLS], "parse rubric judge response"),
+    ([call("tone", m, s, error=REFUSED, status=400) for m, s in TONE_CALLS], REFUSED),
+    ([call("tone", "gpt-4o", 1, error="stopped", skipped=True), call("tone", "gpt-4o", 2, "OK"),
+      *[call("tone", "claude-x", s, error=REFUSED, status=413) for s in (1, 2)]],
+     "parse rubric judge response"),
+])
+def test_a_judge_the_evidence_left_without_a_score_scores_0(tone: list[dict[str, Any]],
+                                                            first: str) -> None:
+    """Replies that cannot be read (a prompt injection in the answer makes the judge reply
+    "OK") and requests the provider refuses (an answer too large for the model): the run's
+    evidence kept every sample from scoring, so the dimension scores 0. Unavailable, it let
+    a rude reply win on the rest of the scorecard (a red-team pass: 250 -> 1000)."""
+    card, detail = tone_scored_with(*tone)
+    assert detail["reason"].startswith(f"the judge could not score the run's evidence: {first}")
+    assert (card.dimensions["tone"].state, card.dimensions["tone"].score) == ("available", 0.0)
+    assert card.dimensions["tone"].reason == f"scored 0: {detail['reason']}"
+    assert card.validity == "valid"
+
+
+@pytest.mark.parametrize("failure", [
+    {"error": "judge call timed out after 10 ms"},
+    {"error": "judge provider gave up after 3 attempts: HTTP 503: busy", "status": 503},
+    {"error": "judge provider answered HTTP 401: bad key", "status": 401},
+    {"error": 'judge provider "p" is not configured'},
+])
+def test_a_failure_on_the_provider_side_keeps_the_judge_unavailable(
+        failure: dict[str, Any]) -> None:
+    """One call failing on the provider's or the operator's side is enough: the candidate
+    did not cause it, and AgentClash's reason stands."""
+    tone = [call("tone", m, s, "OK") for m, s in TONE_CALLS[1:]]
+    card, detail = tone_scored_with(call("tone", "gpt-4o", 1, **failure), *tone)
+    assert detail["reason"] == "all judge invocations failed or returned unparsable output"
+    assert card.dimensions["tone"].state == "unavailable"
 
 
 def test_budget_stopped_judge_is_reported() -> None:
