@@ -11,13 +11,18 @@ History:
 * ``"2"`` — every scorecard field as AgentClash's ``runtime/scoring`` at
   :data:`AGENTCLASH_COMMIT` computes it; packs read as yaml.v3 reads them; every input set
   reachable; ROUGE-L via rapidfuzz (same values).
+* ``"3"`` — ``"2"`` with evalfleet's verdict-integrity rules where a submission could steer
+  AgentClash's answer (2026-11-27): a judge the budget stopped, or whose every call the
+  run's evidence derailed (unreadable replies, a request refused as too large or filtered),
+  scores its dimension 0 rather than unavailable; the Clawdiators layer's scores stay within
+  0-1 (negative counts or times score 0).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-SEMANTICS_VERSION: Final = "2"
+SEMANTICS_VERSION: Final = "3"
 AGENTCLASH_REPOSITORY: Final = "agentclash/agentclash"
 AGENTCLASH_COMMIT: Final = "439e20ba98d49ed3f0e49067cfa416267c5b1a61"
 """The reference engine's commit whose ``runtime/scoring`` these semantics follow."""
