@@ -115,11 +115,9 @@ def loose_string(value: Any) -> str | None:
     """The loose-string collapse, or None when the value is not string-like."""
     if isinstance(value, str):
         return value
-    if isinstance(value, dict):
-        for key in LOOSE_KEYS:
-            if key in value:
-                return loose_string(value[key])
-        return None
+    if isinstance(value, dict):  # the first of the keys whose value collapses
+        found = (loose_string(value[key]) for key in LOOSE_KEYS if key in value)
+        return next((text for text in found if text is not None), None)
     if isinstance(value, list) and len(value) == 1:
         return loose_string(value[0])
     return None

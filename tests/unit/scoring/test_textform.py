@@ -68,6 +68,10 @@ def test_go_json(value: Any, text: str) -> None:
     pytest.param(["a", "b"], None, id="two-element-array"),
     pytest.param({"other": "x"}, None, id="object-without-loose-key"),
     pytest.param({"value": 5}, None, id="loose-key-not-string"),
+    # extractLooseString tries the next key when one does not collapse (engine_util.go)
+    pytest.param({"value": 5, "text": "hi"}, "hi", id="next-key-after-non-string"),
+    pytest.param({"value": {"x": 1}, "content": ["a", "b"], "answer": ["y"]}, "y",
+                 id="last-key-after-two-misses"),
     pytest.param(5, None, id="number"),
     pytest.param(None, None, id="null"),
 ])
