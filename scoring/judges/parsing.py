@@ -2,23 +2,35 @@
 
 The raw text is sanitized first: a markdown fence is stripped; text that is still not one
 JSON value is narrowed to the span from the first ``{`` to the last ``}`` (when that span
-is valid JSON). The JSON is then read the way Go's ``json.Unmarshal`` reads it into a
-struct: an object (or ``null``), fields matched by name (case-insensitively as a fallback),
-missing fields taking their zero value, a wrongly typed field an error.
+is valid JSON). The JSON is then read the way Go's ``json.Unmarshal`` reads it into the
+mode's struct (:mod:`scoring.compat.gostruct`): Go's error texts, keys matched exactly or
+case-insensitively with the last one winning, ``null`` leaving a field alone, the first
+type error in document order.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
+from ..compat.gojson import UnmarshalError
+from ..compat.gojsonscan import JSONSyntaxError, check
+from ..compat.gostruct import Field, Struct, unmarshal_struct
+from ..compat.textnorm import trim
 from ..spec.models import JudgeDecl, ScoreScale
 
 DEFAULT_SCALE = ScoreScale(min=1.0, max=5.0)
 CONFIDENCES = ("high", "medium", "low")
 PASS_WORDS = ("pass", "true", "yes")
 FAIL_WORDS = ("fail", "false", "no")
+FENCES: Final = ("```json", "```JSON", "```")
+_CONFIDENCE: Final = Field("Confidence", "confidence", "string")
+ASSERTION: Final = Struct((Field("Pass", "pass", "bool"), Field("Verdict", "verdict", "string"),
+                           _CONFIDENCE))
+SCORE: Final = Struct((Field("Score", "score", "float64"), _CONFIDENCE))
+RANKING: Final = Struct((Field("Ranking", "ranking", "[]string"),
+                         Field("RankedIDs", "ranked_ids", "[]string"), _CONFIDENCE))
+"""The structs AgentClash's ``parseJudgeScore`` and ``parseNWiseScore`` read replies into."""
 
 
 class JudgeParseError(ValueError):
@@ -34,76 +46,39 @@ class Parsed(NamedTuple):
 
 def sanitize(raw: str) -> str:
     """The JSON text inside a judge answer (fences stripped, else first ``{``..last ``}``)."""
-    text = raw.strip()
+    text = trim(raw)
     if text.startswith("```"):
-        for prefix in ("```json", "```JSON", "```"):
-            if text.startswith(prefix):
-                text = text[len(prefix):]
-                break
+        for fence in FENCES:  # Go trims each prefix in turn
+            text = text.removeprefix(fence)
         text = text[:text.rfind("```")] if "```" in text else text
-        text = text.strip()
+        text = trim(text)
     if _valid(text):
         return text
     start, end = text.find("{"), text.rfind("}")
-    if start >= 0 and end > start and _valid(text[start:end + 1].strip()):
-        return text[start:end + 1].strip()
+    if start >= 0 and end > start and _valid(trim(text[start:end + 1])):
+        return trim(text[start:end + 1])
     return text
 
 
 def _valid(text: str) -> bool:
+    """Go's ``json.Valid``."""
     try:
-        _loads(text)
-    except ValueError:
+        check(text)
+    except JSONSyntaxError:
         return False
     return True
 
 
-def _loads(text: str) -> Any:
-    """Go's ``json.Unmarshal`` as far as a judge's answer needs it (a reply nested past
-    Python's stack is an error, as one past Go's depth limit is there)."""
+def _read(raw: str, struct: Struct, what: str) -> dict[str, Any]:
     try:
-        return json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        raise ValueError("exceeded max depth") from None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"invalid character {name[0]!r} looking for beginning of value")
-
-
-def _object(raw: str, what: str) -> dict[str, Any]:
-    try:
-        value = _loads(sanitize(raw))
-    except ValueError as err:
+        return unmarshal_struct(sanitize(raw), struct)
+    except UnmarshalError as err:
         raise JudgeParseError(f"parse {what} judge response: {err}") from None
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise JudgeParseError(f"parse {what} judge response: json: cannot unmarshal "
-                              f"{_json_kind(value)} into Go value of type struct")
-    return value
 
 
-def _json_kind(value: Any) -> str:
-    kinds = ((bool, "bool"), (int | float, "number"), (str, "string"), (list, "array"))
-    return next((name for kind, name in kinds if isinstance(value, kind)), "object")
-
-
-def _field(obj: dict[str, Any], name: str, kind: Any, what: str) -> Any:
-    """The field ``name`` (exact, else case-insensitive) checked against ``kind``."""
-    key = name if name in obj else next((k for k in obj if k.lower() == name), None)
-    value = obj.get(key) if key is not None else None
-    if value is None:
-        return None
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-        raise JudgeParseError(f"parse {what} judge response: json: cannot unmarshal "
-                              f"{_json_kind(value)} into Go struct field .{name}")
-    return value
-
-
-def confidence_of(obj: dict[str, Any], what: str) -> str:
+def confidence_of(decoded: dict[str, Any]) -> str:
     """The stated confidence, lower-cased, when it is high/medium/low; else ``""``."""
-    stated = (_field(obj, "confidence", str, what) or "").strip().lower()
+    stated = trim(decoded["confidence"]).lower()
     return stated if stated in CONFIDENCES else ""
 
 
@@ -121,23 +96,22 @@ def parse_score(judge: JudgeDecl, raw: str) -> Parsed:
 
 
 def _assertion(judge: JudgeDecl, raw: str) -> Parsed:
-    obj = _object(raw, "assertion")
-    passed = bool(_field(obj, "pass", bool, "assertion"))
-    verdict = (_field(obj, "verdict", str, "assertion") or "").strip().lower()
-    passed = True if verdict in PASS_WORDS else False if verdict in FAIL_WORDS else passed
+    decoded = _read(raw, ASSERTION, "assertion")
+    verdict = trim(decoded["verdict"]).lower()
+    passed = verdict in PASS_WORDS or (verdict not in FAIL_WORDS and decoded["pass"])
     if judge.expect is False:
         passed = not passed
-    return Parsed(1.0 if passed else 0.0, confidence_of(obj, "assertion"))
+    return Parsed(1.0 if passed else 0.0, confidence_of(decoded))
 
 
 def _scaled(judge: JudgeDecl, raw: str) -> Parsed:
-    obj = _object(raw, "rubric")
-    score = float(_field(obj, "score", int | float, "rubric") or 0.0)
+    decoded = _read(raw, SCORE, "rubric")
+    score = decoded["score"]
     if not math.isfinite(score):
         raise JudgeParseError("judge score is not finite")
     scale = judge.score_scale or DEFAULT_SCALE
     clamped = min(max(score, scale.min), scale.max)
-    return Parsed((clamped - scale.min) / (scale.max - scale.min), confidence_of(obj, "rubric"))
+    return Parsed((clamped - scale.min) / (scale.max - scale.min), confidence_of(decoded))
 
 
 def parse_ranking(raw: str, candidates: list[str], current: str) -> Parsed:
@@ -146,8 +120,8 @@ def parse_ranking(raw: str, candidates: list[str], current: str) -> Parsed:
     Raises:
         JudgeParseError: no ranking, an unknown or repeated id, a candidate left out.
     """
-    obj = _object(raw, "n_wise")
-    ranking = _ids(obj, "ranking") or _ids(obj, "ranked_ids")
+    decoded = _read(raw, RANKING, "n_wise")
+    ranking = decoded["ranking"] or decoded["ranked_ids"]
     if not ranking:
         raise JudgeParseError("n_wise judge response did not include a ranking array")
     ranked = _checked(ranking, set(candidates))
@@ -158,20 +132,12 @@ def parse_ranking(raw: str, candidates: list[str], current: str) -> Parsed:
         raise JudgeParseError(f"n_wise judge omitted current run agent {current}")
     position, last = ranked.index(current), len(ranked) - 1
     score = 1.0 if last == 0 else (last - position) / last
-    return Parsed(score, confidence_of(obj, "n_wise"))
-
-
-def _ids(obj: dict[str, Any], name: str) -> list[Any]:
-    ids = _field(obj, name, list, "n_wise") or []
-    if any(not isinstance(i, str) for i in ids):
-        raise JudgeParseError(f"parse n_wise judge response: json: cannot unmarshal "
-                              f"non-string into Go struct field .{name} of type string")
-    return ids
+    return Parsed(score, confidence_of(decoded))
 
 
 def _checked(ranking: list[str], valid: set[str]) -> list[str]:
     ranked: list[str] = []
-    for candidate in (r.strip() for r in ranking):
+    for candidate in (trim(r) for r in ranking):
         if not candidate:
             continue
         if candidate not in valid:

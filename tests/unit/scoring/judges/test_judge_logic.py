@@ -66,6 +66,34 @@ def test_unreadable_answers_fail_the_sample(raw: str) -> None:
         parse_score(judge, raw)
 
 
+@pytest.mark.parametrize(("raw", "score"), [
+    ('{"score": 5, "SCORE": 1}', 0.0),  # Go sets the field from each key in turn
+    ('{"score": 5, "score": null}', 1.0),  # null leaves it alone
+    ('```json```null```', 0.0),  # each fence prefix is trimmed in turn: null is {}
+])
+def test_replies_read_as_go_reads_them(raw: str, score: float) -> None:
+    assert parse_score(decl(), raw).score == score
+
+
+def test_a_score_past_float64_is_a_failed_sample() -> None:
+    """A 400-digit score raised OverflowError and ended the run ``internal_error``."""
+    with pytest.raises(JudgeParseError, match=r"parse rubric judge response: json: cannot "
+                       r"unmarshal number 9+ into Go struct field \.score of type float64"):
+        parse_score(decl(), '{"score": ' + "9" * 400 + "}")
+
+
+@pytest.mark.parametrize(("raw", "outcome"), [
+    ('{"ranking": [null, "b", "a", "c"]}', 0.5),  # null is "", which is skipped
+    ('{"ranking": ["a", "b", "c"], "ranked_ids": 5}', "cannot unmarshal number"),
+])
+def test_n_wise_rankings_read_as_go_reads_them(raw: str, outcome: float | str) -> None:
+    if isinstance(outcome, str):
+        with pytest.raises(JudgeParseError, match=outcome):
+            parse_ranking(raw, ["a", "b", "c"], "a")
+    else:
+        assert parse_ranking(raw, ["a", "b", "c"], "a").score == outcome
+
+
 def test_confidence_is_normalized() -> None:
     assert parse_score(decl(), '{"score": 2, "confidence": " High "}').confidence == "high"
     assert parse_score(decl(), '{"score": 2, "confidence": "sure"}').confidence == ""
