@@ -101,12 +101,15 @@ class Consensus(Strict):
     aggregation: str = ""
     min_agreement_threshold: float | None = None
     flag_on_disagreement: bool = False
-    """Accepted as in AgentClash (its judge workflow flags a spread above the threshold)."""
+    """Accepted and, as in AgentClash's judge workflow, never read."""
 
 
 class ScoreScale(Strict):
-    min: float = 1.0
-    max: float = 5.0
+    """A judge's score range. A bound left out is Go's zero, 0 (the 1..5 default applies
+    only when the whole ``score_scale`` is absent)."""
+
+    min: float = 0.0
+    max: float = 0.0
 
 
 class JudgeDecl(Strict):

@@ -37,6 +37,7 @@ def test_sanitize(raw: str, clean: str) -> None:
     ('{"score": 5}', {}, 1.0), ('{"score": 1}', {}, 0.0), ('{"score": 4}', {}, 0.75),
     ('{"score": 9}', {}, 1.0), ('{"score": -3}', {}, 0.0), ("{}", {}, 0.0),
     ('{"Score": 3}', {}, 0.5), ('{"score": 7}', {"score_scale": {"min": 0, "max": 10}}, 0.7),
+    ('{"score": 5}', {"score_scale": {"max": 10}}, 0.5),  # a bound left out is Go's 0
     ('```json\n{"score": 3}\n```', {"mode": "reference", "reference_from": "final_output"}, 0.5),
 ])
 def test_numeric_modes_normalize_and_clamp(raw: str, extra: dict[str, Any], score: float) -> None:

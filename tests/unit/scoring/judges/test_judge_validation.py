@@ -113,6 +113,10 @@ CASES = [
      [(f"{J}.prompt", SECRETS)]),
     ("scale-equal", judge(score_scale={"min": 3, "max": 3}),
      [(f"{J}.score_scale", "min must be strictly less than max")]),
+    ("scale-empty", judge(score_scale={}),  # Go's zero bounds: 0 and 0
+     [(f"{J}.score_scale", "min must be strictly less than max")]),
+    ("scale-min-only", judge(score_scale={"min": 1}),
+     [(f"{J}.score_scale", "min must be strictly less than max")]),
     ("timeout-zero", judge(timeout_ms=0), [(f"{J}.timeout_ms", "must be greater than 0")]),
 ]
 
