@@ -54,7 +54,8 @@ MAX_SUBMISSION_DEPTH = 64
 
 
 def _check_values(body: Any) -> None:
-    """No number that is not finite (JSON has none; Python's reader takes ``NaN``), no
+    """No number that is not finite (JSON has none; Python's reader takes ``NaN``) or is
+    past float64's range (Python keeps a 400-digit integer whole; Go refuses it), no
     string that is not Unicode text (a lone surrogate, which ``\\ud800`` gives) and no
     submission nested past :data:`MAX_SUBMISSION_DEPTH`: each would fail the run far later
     (when it is scored, or its result written) or score as nonsense."""
@@ -77,6 +78,8 @@ def _value_problem(field: str, value: Any, depth: int) -> str:
         return f"nests more than {MAX_SUBMISSION_DEPTH} levels deep"
     if isinstance(value, float) and not math.isfinite(value):
         return "must be a finite number"
+    if isinstance(value, int) and not isinstance(value, bool) and not _fits_float64(value):
+        return "is a number beyond float64's range"
     if isinstance(value, str) and not _is_text(value):
         return "is not Unicode text (a lone surrogate)"
     if isinstance(value, dict) and not all(_is_text(k) for k in value if isinstance(k, str)):
@@ -90,6 +93,15 @@ def _children(field: str, value: Any, depth: int) -> list[tuple[str, Any, int]]:
     if isinstance(value, list):
         return [(f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value)]
     return []
+
+
+def _fits_float64(value: int) -> bool:
+    """Whether Go's decoder takes the number (it refuses one past float64's range)."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _is_text(value: str) -> bool:

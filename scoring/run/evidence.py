@@ -118,7 +118,7 @@ def number(value: Any) -> float | None:
         return None
     try:
         return float(value)
-    except OverflowError:  # an integer past float64: Go's decoder made it ±Inf
+    except OverflowError:  # an integer past float64 (Go's decoder refuses one): ±Inf
         return float("inf") if value > 0 else float("-inf")
 
 
@@ -143,8 +143,9 @@ def _run_started(ev: Evidence, event: Event) -> None:
 def _step(ev: Evidence, event: Event) -> None:
     index = event.payload.get("step_index")
     duration = event.payload.get("duration_ms")
-    if isinstance(index, int) and isinstance(duration, int | float):
-        ev.step_durations[index] = float(duration)
+    milliseconds = number(duration)
+    if isinstance(index, int) and milliseconds is not None:
+        ev.step_durations[index] = milliseconds
 
 
 def _first_output(ev: Evidence, event: Event) -> None:

@@ -342,3 +342,11 @@ def test_turn_completed_can_clear_a_mismatch_and_only_fills_a_missing_actor() ->
     assert (one.index, two.index) == (1, 2)
     assert (one.actor, one.mismatch, one.user) == ("alice", False, "hi")
     assert (two.actor, two.user) == ("carol", "truncated to turn 2")
+
+
+def test_a_step_duration_past_float64_does_not_raise() -> None:
+    """A 400-digit ``duration_ms`` raised OverflowError (the run ended internal_error);
+    the intake now refuses it, and a stored run holding one still scores."""
+    evidence = evidence_of([event("system.step.completed", step_index=1,
+                                  duration_ms=10 ** 400)])
+    assert evidence.step_durations == {1: float("inf")}

@@ -235,6 +235,11 @@ REJECTIONS = [
      "request.submission.events[0].payload.usage.input_tokens", "finite"),
     ("minus-infinity", '{"run_id": "r", "pack_ref": "p", "metadata": {"x": [-Infinity]}}',
      "request.metadata.x[0]", "finite"),
+    # A step of 10^400 ms raised OverflowError in scoring: internal_error, retried 3 times.
+    ("past-float64", '{"run_id": "r", "pack_ref": "p", "submission": {"events": [{"type": '
+                     '"system.step.completed", "payload": {"step_index": 1, "duration_ms": 1'
+                     + "0" * 400 + '}}]}}',
+     "request.submission.events[0].payload.duration_ms", "beyond float64's range"),
     # 400 levels of a tool call's arguments overflowed scoring's recursion: internal_error.
     ("deep-event", request(submission={"events": [{"type": "tool.call.completed",
                                                    "payload": {"arguments": _deep(400)}}]}),
