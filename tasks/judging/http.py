@@ -66,7 +66,9 @@ def _body(call: JudgeCall, max_tokens: int) -> dict[str, Any]:
 
 
 def _read_openai(data: Any) -> tuple[str, int | None, int | None]:
-    text = data["choices"][0]["message"]["content"]
+    """A message without ``content`` is an empty answer: what an output filter leaves
+    (``finish_reason: content_filter``), which the judged evidence can trip."""
+    text = data["choices"][0]["message"].get("content")
     usage = data.get("usage") or {}
     return str(text or ""), _count(usage.get("prompt_tokens")), \
         _count(usage.get("completion_tokens"))

@@ -96,6 +96,17 @@ def test_malformed_envelope_fails_the_call(stub: StubJudgeServer) -> None:
         sender(stub.url).send(call())
 
 
+def test_a_filtered_answer_is_an_empty_answer(stub: StubJudgeServer) -> None:
+    """An OpenAI-style output filter answers 200 with a message that has no ``content``
+    (Azure's ``finish_reason: content_filter``). The evidence can trip it, so it is an
+    answer (empty, unreadable: the candidate's), never the provider's failure, which left
+    the judge unavailable and let a losing reply draw (a red-team pass: 375 -> 500)."""
+    filtered = {"choices": [{"finish_reason": "content_filter",
+                             "message": {"role": "assistant"}}], "usage": {}}
+    stub.script = [Answer(raw_body=json.dumps(filtered))]
+    assert sender(stub.url).send(call()).text == ""
+
+
 def test_unconfigured_provider_is_a_failed_call() -> None:
     with pytest.raises(CallFailed, match='judge provider "openai" is not configured'):
         Sender(JudgingConfig()).send(call())
