@@ -23,7 +23,7 @@ State = Literal["available", "unavailable", "error"]
 MAX_INPUT_CHAIN = 8
 _PLAIN = {"final_output", "run.final_output", "challenge_input", "transcript.full",
           "transcript.from_mismatch", "turn.expectations"}
-_DOTTED_ROOTS = ("case.payload", "case.inputs.", "case.expectations.", "artifact.")
+_DOTTED_ROOTS = ("case.payload.", "case.inputs.", "case.expectations.", "artifact.")
 
 
 @dataclass(frozen=True)
@@ -66,13 +66,14 @@ def is_supported(reference: str, *, allow_tool_calls: bool = False) -> bool:
 
 
 def _dotted_ok(reference: str) -> bool:
+    """Go's ``hasValidDottedPathAfterPrefix``: a root, then dotted non-blank parts."""
     if reference == "case.payload":
         return True
-    if not reference.startswith(_DOTTED_ROOTS):
+    root = next((r for r in _DOTTED_ROOTS if reference.startswith(r)), None)
+    if root is None:
         return False
-    segments = reference.split(".")
-    minimum = 2 if reference.startswith("artifact.") else 3
-    return len(segments) >= minimum and all(s.strip() for s in segments)
+    rest = trim(reference.removeprefix(root))
+    return bool(rest) and all(trim(part) for part in rest.split("."))
 
 
 def resolve(reference: str, evidence: Evidence) -> Resolution:
