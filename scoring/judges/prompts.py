@@ -36,6 +36,8 @@ class Context:
     entries: tuple[str, ...] = ()
     reason: str = ""
     error: bool = False
+    the_runs: bool = False
+    """The reference that is missing names the run's own evidence (see ``is_the_runs``)."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def judge_context(judge: JudgeDecl, evidence: Evidence) -> Context:
         if found.state == "error":
             return Context(reason=found.reason, error=True)
         if not found.available or found.value is None:
-            return Context(reason=found.reason or fallback)
+            return Context(reason=found.reason or fallback, the_runs=references.is_the_runs(ref))
         entries.append(f"{label}:\n{found.value}")
     return Context(tuple(entries))
 

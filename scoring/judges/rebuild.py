@@ -81,11 +81,13 @@ def judge_result(judge: JudgeDecl, evidence: Evidence, records: list[CallRecord]
                  unplanned: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """One judge's result and warnings from its recorded calls."""
     base = _base(judge, limits)
-    if judge.mode != "n_wise":
-        context = judge_context(judge, evidence)
-        if context.reason:
-            verb = "errored" if context.error else "unavailable"
-            return _unavailable(base, judge, context.reason, f"{verb}: {context.reason}")
+    context = judge_context(judge, evidence)
+    if context.the_runs:  # evalfleet's rule: leaving out what is judged is no way out of it
+        reason = f"{UNJUDGEABLE}: {context.reason}"
+        return _unavailable(base, judge, reason, reason)
+    if judge.mode != "n_wise" and context.reason:
+        verb = "errored" if context.error else "unavailable"
+        return _unavailable(base, judge, context.reason, f"{verb}: {context.reason}")
     if not records:
         reason = unplanned or (N_WISE_ALONE if judge.mode == "n_wise" else NOT_RECORDED)
         return _unavailable(base, judge, reason, f"unavailable: {reason}")
@@ -102,7 +104,8 @@ def _base(judge: JudgeDecl, limits: JudgeLimits | None) -> dict[str, Any]:
 
 def _unavailable(base: dict[str, Any], judge: JudgeDecl, reason: str,
                  warning: str) -> tuple[dict[str, Any], list[str]]:
-    base.update(reason=reason, payload={"mode": judge.mode, "reason": reason})
+    """A judge that sent no call: AgentClash counts no sample for it."""
+    base.update(reason=reason, sample_count=0, payload={"mode": judge.mode, "reason": reason})
     return base, [f"llm judge {q(judge.key)} {warning}"]
 
 

@@ -76,6 +76,13 @@ def _dotted_ok(reference: str) -> bool:
     return bool(rest) and all(trim(part) for part in rest.split("."))
 
 
+def is_the_runs(reference: str) -> bool:
+    """Whether ``reference`` names what the run produced (its output, captured files,
+    transcript), not what the pack gave it (case, challenge input, artifacts, literals)."""
+    return reference in ("final_output", "run.final_output") or reference.startswith(
+        ("file:", "transcript."))
+
+
 def resolve(reference: str, evidence: Evidence) -> Resolution:
     """Resolve ``reference`` against the run's evidence and case."""
     if not is_supported(reference):

@@ -13,8 +13,9 @@ History:
   reachable; ROUGE-L via rapidfuzz (same values).
 * ``"3"`` — ``"2"`` with evalfleet's verdict-integrity rules where a submission could steer
   AgentClash's answer (2026-11-27): a judge the budget stopped, or whose every call the
-  run's evidence derailed (unreadable replies, a request refused as too large or filtered),
-  scores its dimension 0 rather than unavailable; the Clawdiators layer's scores stay within
+  run's evidence derailed (unreadable replies, a request refused as too large or filtered)
+  or whose context names run evidence the run left out, scores its dimension 0 rather
+  than unavailable; the Clawdiators layer's scores stay within
   0-1 (negative counts or times score 0).
 """
 

@@ -151,11 +151,32 @@ def test_without_recorded_calls_the_judge_is_unavailable() -> None:
     assert card.dimensions["tone"].reason == reason
 
 
-def test_unavailable_context_wins() -> None:
-    """A judge whose context is missing is unavailable with the evidence reason."""
+def test_missing_run_evidence_scores_the_judge_0() -> None:
+    """A judge whose context names the run's own evidence (here ``final_output``) and finds
+    none scores 0: leaving the judged output out made the judge unavailable and a run that
+    passed the tests but explained badly won (a red-team pass: 390 -> 975)."""
     card = scoring.evaluate(scoring.load_spec(SPEC), [])
-    assert card.dimensions["apology"].reason == "final output evidence is unavailable"
-    assert 'llm judge "apology" unavailable: final output evidence is unavailable' in card.warnings
+    reason = "the judge could not score the run's evidence: final output evidence is unavailable"
+    assert (card.dimensions["apology"].state, card.dimensions["apology"].score) == (
+        "available", 0.0)
+    assert card.dimensions["apology"].reason == f"scored 0: {reason}"
+    assert f'llm judge "apology" {reason}' in card.warnings
+    detail = next(d for d in card.llm_judge_details if d["judge_key"] == "apology")
+    assert (detail["reason"], detail["sample_count"]) == (reason, 0)
+
+
+def test_missing_pack_evidence_leaves_the_judge_unavailable() -> None:
+    """Context the pack gives (the case's challenge input) is no fault of the run."""
+    spec = {**SPEC, "llm_judges": [{**SPEC["llm_judges"][1],  # type: ignore[index]
+                                    "context_from": ["challenge_input", "final_output"]}],
+            "scorecard": {"dimensions": [
+                "correctness", {"key": "apology", "source": "llm_judge",
+                                "judge_key": "apology"}]}}
+    card = scoring.evaluate(scoring.load_spec(spec), [DONE])
+    assert card.dimensions["apology"].reason == "challenge input evidence is unavailable"
+    assert card.dimensions["apology"].state == "unavailable"
+    assert 'llm judge "apology" unavailable: challenge input evidence is unavailable' \
+        in card.warnings
 
 
 def test_supplied_judge_results_are_used_as_given() -> None:
