@@ -91,7 +91,7 @@ def judge_result(judge: JudgeDecl, evidence: Evidence, records: list[CallRecord]
     if not records:
         reason = unplanned or (N_WISE_ALONE if judge.mode == "n_wise" else NOT_RECORDED)
         return _unavailable(base, judge, reason, f"unavailable: {reason}")
-    tally = _tally(judge, records)
+    tally = _tally(judge, records, allowed_samples(judge, limits))
     return _scored(base, judge, tally, limits), tally.warnings
 
 
@@ -109,10 +109,14 @@ def _unavailable(base: dict[str, Any], judge: JudgeDecl, reason: str,
     return base, [f"llm judge {q(judge.key)} {warning}"]
 
 
-def _tally(judge: JudgeDecl, records: list[CallRecord]) -> _Tally:
+def _tally(judge: JudgeDecl, records: list[CallRecord], samples: int) -> _Tally:
+    """Each model's calls in plan order. A model listed twice is sampled twice, and the
+    later listing's score replaces the earlier one, as in AgentClash's map of scores."""
     tally = _Tally()
+    listed: dict[str, int] = {}
     for model in models_of(judge):
-        mine = [r for r in records if r.model == model]
+        turn = listed[model] = listed.get(model, -1) + 1
+        mine = [r for r in records if r.model == model][turn * samples:(turn + 1) * samples]
         scores = [s for s in (_read(judge, r, tally) for r in mine) if s is not None]
         combined = aggregate.per_model(judge.mode, scores)
         if combined is not None:

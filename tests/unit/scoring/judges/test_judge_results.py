@@ -184,3 +184,20 @@ def test_supplied_judge_results_are_used_as_given() -> None:
                             judge_results={"tone": {"normalized_score": 0.5},
                                            "apology": {"normalized_score": 1.0}})
     assert (card.dimensions["tone"].score, card.llm_judge_details[0]["mode"]) == (0.5, "rubric")
+
+
+def test_a_model_listed_twice_keeps_its_later_score() -> None:
+    """``models: [gpt-4o, gpt-4o]``: each listing samples on its own; the later listing's
+    median replaces the earlier one (AgentClash's map of model scores), and every call is
+    reported once."""
+    spec = {**SPEC, "llm_judges": [{**SPEC["llm_judges"][0],  # type: ignore[index]
+                                    "models": ["gpt-4o", "gpt-4o"]}],
+            "scorecard": {"dimensions": [{"key": "tone", "source": "llm_judge",
+                                          "judge_key": "tone"}]}}
+    calls = [call("tone", "gpt-4o", s, f'{{"score": {v}}}')
+             for s, v in ((1, 5), (2, 5), (1, 1), (2, 1))]
+    card = scoring.evaluate(scoring.load_spec(spec), [DONE, *calls])
+    tone = card.llm_judge_details[0]
+    assert card.dimensions["tone"].score == 0.0
+    assert tone["payload"]["model_scores"] == {"gpt-4o": 0.0}
+    assert len(tone["payload"]["calls"]) == 4
