@@ -15,11 +15,13 @@ from typing import Final
 
 from ..run.evidence import Evidence
 from ..spec.models import EvaluationSpec, JudgeDecl, JudgeLimits
-from .prompts import Candidate, judge_context, judge_message, n_wise_message
+from .prompts import Candidate, Context, judge_context, judge_message, n_wise_message
 from .providers import infer_provider
 
 DEFAULT_TIMEOUT_MS: Final = 60_000
 N_WISE_ALONE: Final = "n_wise judges require at least two run agents in the run"
+N_WISE_CONTEXT_ERROR: Final = "resolve n_wise context for "
+"""How ``buildNWiseCandidates`` words a run's malformed context (then the run id)."""
 FNV_OFFSET: Final = 0xCBF29CE484222325
 FNV_PRIME: Final = 0x100000001B3
 
@@ -88,9 +90,7 @@ def plan_judge(judge: JudgeDecl, evidence: Evidence, run_id: str,
     """One judge's calls: samples (capped) × models, model-major as AgentClash sends them."""
     context = judge_context(judge, evidence)
     if context.reason:
-        reason = context.reason
-        if judge.mode == "n_wise" and not context.error:
-            reason = f"judge context unavailable for run agent {run_id}: {reason}"
+        reason = n_wise_reason(run_id, context) if judge.mode == "n_wise" else context.reason
         return JudgePlan(judge, reason=reason, error=context.error)
     if judge.mode == "n_wise":
         others = peer_candidates(judge, peers)
@@ -111,10 +111,17 @@ def peer_candidates(judge: JudgeDecl, peers: Sequence[Peer]) -> list[Candidate] 
     for lane, peer in enumerate(peers, start=1):
         context = judge_context(judge, peer.evidence)
         if context.reason:
-            reason = f"judge context unavailable for run agent {peer.run_id}: {context.reason}"
-            return JudgePlan(judge, reason=reason, error=context.error)
+            return JudgePlan(judge, reason=n_wise_reason(peer.run_id, context),
+                             error=context.error)
         found.append(Candidate(peer.run_id, f"lane-{lane}", lane, context.entries))
     return found
+
+
+def n_wise_reason(run_id: str, context: Context) -> str:
+    """Why an n_wise judge has no candidates, as ``buildNWiseCandidates`` words it."""
+    if context.error:
+        return f"{N_WISE_CONTEXT_ERROR}{run_id}: {context.reason}"
+    return f"judge context unavailable for run agent {run_id}: {context.reason}"
 
 
 def _n_wise(judge: JudgeDecl, current: Candidate, peers: Sequence[Candidate],

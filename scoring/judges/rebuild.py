@@ -24,7 +24,7 @@ from .call_events import (
     records_from_events,
     unavailable_from_events,
 )
-from .calls import N_WISE_ALONE, allowed_samples, models_of
+from .calls import N_WISE_ALONE, N_WISE_CONTEXT_ERROR, allowed_samples, models_of
 from .parsing import JudgeParseError, Parsed, parse_ranking, parse_score
 from .prompts import judge_context
 
@@ -90,7 +90,8 @@ def judge_result(judge: JudgeDecl, evidence: Evidence, records: list[CallRecord]
         return _unavailable(base, judge, context.reason, f"{verb}: {context.reason}")
     if not records:
         reason = unplanned or (N_WISE_ALONE if judge.mode == "n_wise" else NOT_RECORDED)
-        return _unavailable(base, judge, reason, f"unavailable: {reason}")
+        verb = "errored" if reason.startswith(N_WISE_CONTEXT_ERROR) else "unavailable"
+        return _unavailable(base, judge, reason, f"{verb}: {reason}")
     tally = _tally(judge, records, allowed_samples(judge, limits))
     return _scored(base, judge, tally, limits), tally.warnings
 

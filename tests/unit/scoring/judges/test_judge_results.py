@@ -201,3 +201,24 @@ def test_a_model_listed_twice_keeps_its_later_score() -> None:
     assert card.dimensions["tone"].score == 0.0
     assert tone["payload"]["model_scores"] == {"gpt-4o": 0.0}
     assert len(tone["payload"]["calls"]) == 4
+
+
+def test_an_n_wise_context_error_is_worded_as_agentclash_words_it() -> None:
+    """``buildNWiseCandidates``: a run's malformed context is "resolve n_wise context for
+    <id>: <err>", and the judge "errored"; a missing one is "judge context unavailable"."""
+    from scoring.judges.calls import n_wise_reason
+    from scoring.judges.prompts import Context
+    from scoring.run import event_types
+
+    assert n_wise_reason("r1", Context(reason="boom", error=True)) == (
+        "resolve n_wise context for r1: boom")
+    assert n_wise_reason("r1", Context(reason="gone")) == (
+        "judge context unavailable for run agent r1: gone")
+    spec = {**SPEC, "llm_judges": [{"key": "rank", "mode": "n_wise", "prompt": "p",
+                                    "model": "gpt-4o", "context_from": ["final_output"]}],
+            "scorecard": {"dimensions": [{"key": "rank", "source": "llm_judge",
+                                          "judge_key": "rank"}]}}
+    unplanned = {"type": event_types.JUDGE_UNAVAILABLE, "payload": {
+        "judge_key": "rank", "reason": "resolve n_wise context for peer: boom"}}
+    card = scoring.evaluate(scoring.load_spec(spec), [DONE, unplanned])
+    assert 'llm judge "rank" errored: resolve n_wise context for peer: boom' in card.warnings
