@@ -95,6 +95,9 @@ class JudgeSettings(BaseModel):
     """Keys: anthropic, openai, gemini, xai, mistral, openrouter (the model prefix table,
     docs/scoring.md §3)."""
     max_output_tokens: int = Field(1024, gt=0)
+    max_message_bytes: int = Field(256 * 1024, gt=0)
+    """The largest judge message the fleet sends (UTF-8 bytes): evidence that would make
+    it larger stops the call as a budget would, and the judge scores 0."""
     max_retries: int = Field(2, ge=0)
     backoff_s: float = Field(0.5, ge=0)
     max_backoff_s: float = Field(8.0, ge=0)
@@ -103,7 +106,8 @@ class JudgeSettings(BaseModel):
         """What the pipeline's judging step needs."""
         return JudgingConfig(
             endpoints={k: p.endpoint(k) for k, p in self.providers.items()},
-            max_output_tokens=self.max_output_tokens, max_retries=self.max_retries,
+            max_output_tokens=self.max_output_tokens,
+            max_message_bytes=self.max_message_bytes, max_retries=self.max_retries,
             backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s)
 
 

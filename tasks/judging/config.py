@@ -29,6 +29,11 @@ class JudgingConfig:
     """By provider key; a judge model whose provider is absent fails its calls."""
     max_output_tokens: int = 1024
     """``max_tokens`` of every call, and its output worst case for the budget."""
+    max_message_bytes: int = 256 * 1024
+    """The largest message sent (UTF-8 bytes). A larger one is never sent: its call is
+    stopped as a budget stops one (the judge scores 0). A model's context window or a
+    provider's per-request token limit would refuse it anyway, and how it refuses (HTTP
+    400, 413, or a 429 that looks like load) must not decide the verdict."""
     max_retries: int = 2
     """Retries of a call answered 429 / 5xx (or refused at connect)."""
     backoff_s: float = 0.5

@@ -87,10 +87,20 @@ def _peer_events(peer: PeerRun) -> list[dict[str, Any]]:
 def _one(call: JudgeCall, budget: Budget, sender: Sender) -> JudgeEvent:
     max_tokens = sender.config.max_output_tokens
     request = request_summary(call, max_tokens)
-    held = budget.reserve(call.provider_key, call.model, call.message, max_tokens)
+    held = _too_large(call, sender.config) or budget.reserve(
+        call.provider_key, call.model, call.message, max_tokens)
     if isinstance(held, str):
         return CALL_SKIPPED, call_payload(call, request=request, error=held)
     return CALL_COMPLETED, _sent(call, held, budget, sender, request)
+
+
+def _too_large(call: JudgeCall, config: JudgingConfig) -> str:
+    """Why the fleet will not send the call's message ("" when it fits)."""
+    size = len(call.message.encode("utf-8"))
+    if size <= config.max_message_bytes:
+        return ""
+    return (f"the judge message is {size} bytes, past the fleet's limit of "
+            f"{config.max_message_bytes} (EVALFLEET_JUDGES__MAX_MESSAGE_BYTES)")
 
 
 def _sent(call: JudgeCall, held: Reservation, budget: Budget, sender: Sender,

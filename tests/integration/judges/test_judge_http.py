@@ -120,9 +120,9 @@ def pack_request(final_output: str, run_id: str = "judged-1",
             "submission": {"final_output": final_output, "commands": [{"run": "true"}]}}
 
 
-def pipeline(url: str, body: dict[str, Any]) -> Any:
+def pipeline(url: str, body: dict[str, Any], **judging_policy: Any) -> Any:
     bounds = {"default": ProfileBounds(Profile(name="default", image="fake"))}
-    judging = JudgingConfig(endpoints=config(url).endpoints, backoff_s=0.0)
+    judging = JudgingConfig(endpoints=config(url).endpoints, backoff_s=0.0, **judging_policy)
     return run_pipeline(body, FakeFactory(), PipelineConfig(profiles=bounds, judging=judging))
 
 
@@ -216,3 +216,21 @@ def test_a_reply_that_derails_its_judges_still_loses(stub: StubJudgeServer, repl
     assert (honest.score, honest.result) == (250, "loss")
     assert (derailed.score, derailed.result) == (250, "loss")
     assert {derailed.dimensions[k].score for k in ("tone", "apology")} == {0.0}
+
+
+def test_a_message_past_the_fleets_limit_is_never_sent(stub: StubJudgeServer) -> None:
+    """A pack without judge_limits: a reply padded past the fleet's message limit stops
+    every call (nothing reaches the provider, whose context window or per-request token
+    limit would refuse it with a 400, 413 or a 429 that reads as load) and scores 0."""
+    stub.respond = keyword([], RUDE)
+    padded = "Order 992. Not my problem." + " " * 5000
+    result = pipeline(stub.url, pack_request(padded), max_message_bytes=4096)
+    assert stub.requests == []
+    assert [e["type"] for e in judge_calls(result)] == [CALL_SKIPPED] * 5
+    tone = next(d for d in result.scorecard.llm_judge_details if d["judge_key"] == "tone")
+    assert "past the fleet's limit of 4096 (EVALFLEET_JUDGES__MAX_MESSAGE_BYTES)" \
+        in tone["reason"]
+    assert (result.scorecard.score, result.scorecard.result) == (250, "loss")
+    fits = pipeline(stub.url, pack_request("Order 992. Not my problem."),
+                    max_message_bytes=4096)
+    assert len(stub.requests) == 5 and fits.scorecard.score == 250

@@ -13,7 +13,9 @@ def test_env_builds_endpoints_and_hides_keys(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("EVALFLEET_JUDGES__PROVIDERS__ANTHROPIC__API_KEY", "k-secret")
     monkeypatch.setenv("EVALFLEET_JUDGES__PROVIDERS__OPENROUTER__BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("EVALFLEET_JUDGES__MAX_RETRIES", "0")
+    monkeypatch.setenv("EVALFLEET_JUDGES__MAX_MESSAGE_BYTES", "65536")
     judging = Settings().pipeline_config().judging
+    assert judging.max_message_bytes == 65536
     assert {k: e.api for k, e in judging.endpoints.items()} == {
         "anthropic": "anthropic", "openrouter": "openai"}
     assert judging.endpoints["anthropic"].api_key.get_secret_value() == "k-secret"
@@ -25,3 +27,4 @@ def test_no_provider_is_configured_by_default(monkeypatch: pytest.MonkeyPatch) -
     for name in [n for n in __import__("os").environ if n.startswith("EVALFLEET_JUDGES")]:
         monkeypatch.delenv(name)
     assert Settings().pipeline_config().judging.endpoints == {}
+    assert Settings().pipeline_config().judging.max_message_bytes == 256 * 1024
