@@ -325,6 +325,23 @@ def _evaluator_link(aim: Target) -> Forgery:
                    _submission(_answered(aim), links))
 
 
+def _evaluator_fifo(aim: Target) -> Forgery:
+    fifos = " ; ".join(f"rm -f '{p}' && mkfifo '{p}'" for p in aim.answers) or "true"
+    return Forgery("evaluator fifo", "every answer (submitted, so that the checks see it) "
+                   "replaced by a FIFO, whose open hangs an evaluator until its timeout",
+                   _submission(_answered(aim), fifos))
+
+
+def _evaluator_crash(aim: Target) -> Forgery:
+    texts = [p for p in aim.answers if not p.endswith(".json")]
+    garbled = " ; ".join(f"printf '\\377' > '{p}'" for p in texts) or "true"
+    lists = {p: "[]" for p in aim.answers if p.endswith(".json")}
+    return Forgery("evaluator crash", "every JSON answer a list where an evaluator reads an "
+                   "object, every other answer a byte that is not UTF-8: an evaluator that "
+                   "reads them crashes, and a crash was no contest",
+                   _submission({**_answered(aim), **lists}, garbled))
+
+
 def _full_tmp(aim: Target) -> Forgery:
     fill = ("for d in /tmp /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M 2>/dev/null;"
             " mkdir $d/many && i=0 && while [ $i -lt 2000 ] && : > $d/many/$i 2>/dev/null;"
@@ -370,6 +387,8 @@ FORGERIES: dict[str, Builder] = {
     "unwritable deliverable": _unwritable_deliverable,
     "evaluator hooks": _evaluator_hooks,
     "evaluator link": _evaluator_link,
+    "evaluator fifo": _evaluator_fifo,
+    "evaluator crash": _evaluator_crash,
     "full tmp": _full_tmp,
     "grader events": _grader_events,
 }

@@ -23,24 +23,26 @@ log = logging.getLogger(__name__)
 #: As the uid running it (the judge's, then the candidate's): stop its processes, empty
 #: what it left in ``/tmp`` and ``/dev/shm`` (a full ``/tmp`` would keep the evaluator's
 #: files out, and an evaluator that cannot start is no contest, never the loss the
-#: candidate was heading for), and remove its links under ``$1`` (the workspace): a link
-#: is the one way a submission's file could be the evaluator's own (``answer.json`` ->
-#: ``/proc/self/cwd/ground-truth.json`` reads the ground truth back as the answer).
+#: candidate was heading for), and remove what it left under ``$1`` (the workspace) that is
+#: neither a regular file nor a directory. A link is the one way a submission's file could
+#: be the evaluator's own (``answer.json`` -> ``/proc/self/cwd/ground-truth.json`` reads the
+#: ground truth back as the answer); a FIFO at an answer's path hangs the evaluator's
+#: ``open`` until its timeout; a socket is no answer either.
 CLEAR = scripts.STOP_FUNCTION + r"""
 stop_candidate || exit 97
 command -v find >/dev/null || { echo "no find in the image" >&2; exit 1; }
 find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec rm -rf -- {} + 2>/dev/null
 chmod -R u+rwX "$1" 2>/dev/null
-find "$1" -type l -exec rm -f -- {} + 2>/dev/null || :  # the other uid's links stay
+find "$1" ! -type f ! -type d -exec rm -f -- {} + 2>/dev/null || :  # the other uid's stay
 """
 
 #: As the candidate's uid, after :data:`CLEAR` as the judge: :data:`CLEAR`, make sure no
-#: link is left where the evaluator could see one, make the workspace readable and
+#: special file is left where the evaluator could see one, make the workspace readable and
 #: read-only to everyone (the evaluator is "other"), then make ``$2`` with a ``home`` the
 #: evaluator can write and extract the evaluator's files into it.
 SEAL = CLEAR + r"""
-left=$(find "$1" -type l 2>/dev/null | head -n 1)
-[ -z "$left" ] || { echo "a link could not be removed: $left" >&2; exit 1; }
+left=$(find "$1" ! -type f ! -type d 2>/dev/null | head -n 1)
+[ -z "$left" ] || { echo "a special file could not be removed: $left" >&2; exit 1; }
 chmod -R a+rX,a-w "$1" 2>/dev/null
 mkdir -m 755 "$2" && mkdir -m 1777 "$2/home" && exec tar -xf - -C "$2"
 """

@@ -1,10 +1,14 @@
 """The custom-script evaluator's output (docs/scoring.md §C5) as dimension scores.
 
 The last stdout line that parses as JSON and has ``scores`` as an object wins (lines are
-scanned from the last to the first). A dimension whose evaluator crashed, timed out,
-printed nothing usable, or gave no finite non-negative number under its key is ``error``
-with the reason: never a silent 0 (Clawdiators falls back to 0 for a missing key; we do
-not). A value above the scale is clamped to full marks, and the reason says so.
+scanned from the last to the first). An evaluator that did not run leaves its dimensions in
+``error`` (the pack's or the fleet's failure: no contest). One that ran reads the candidate's
+files, so whatever it then failed to give — it crashed, timed out, printed no scores line, or
+no finite non-negative number under the key — scores the dimension 0 with the reason:
+a submission shaped to break the evaluator (``answer.json`` = ``[]``, a score driven to NaN)
+must not turn its loss into no result. A pack whose evaluator fails on its own reference
+cannot pass ``evalfleet check``. A value above the scale is clamped to full marks, and the
+reason says so.
 """
 
 from __future__ import annotations
@@ -39,17 +43,17 @@ def script_score(record: dict[str, Any] | None, key: str, scale: int) -> ScriptS
     """The score under ``key`` from a ``grader.evaluator.completed`` payload."""
     if record is None:
         return ScriptScore(None, "the evaluator did not run")
+    if record.get("error") and not record.get("timed_out"):
+        return ScriptScore(None, f"the evaluator could not run: {record['error']}")
     payload = scores_line(str(record.get("stdout") or ""))
-    if payload is None:
-        return ScriptScore(None, _failure(record))
-    return _value(payload["scores"].get(key), key, scale)
+    found = (ScriptScore(None, _failure(record)) if payload is None
+             else _value(payload["scores"].get(key), key, scale))
+    return found if found.score is not None else ScriptScore(0.0, f"scored 0: {found.reason}")
 
 
 def _failure(record: dict[str, Any]) -> str:
     if record.get("timed_out"):
         return f"Evaluation timed out after {int(record.get('timeout_ms') or 0) // 1000}s"
-    if record.get("error"):
-        return f"the evaluator could not run: {record['error']}"
     stderr = str(record.get("stderr") or "").strip().splitlines()
     tail = f"; stderr: {stderr[-1][:200]}" if stderr else ""
     return f"{NO_SCORES} (exit code {record.get('exit_code')}){tail}"

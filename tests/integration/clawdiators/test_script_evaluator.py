@@ -86,20 +86,44 @@ def test_ground_truth_was_not_there_for_the_candidate(
     assert result.evaluator is not None and b".evaluator" not in (peek.content or b"")
 
 
-def test_crashing_script_is_an_error_with_the_reason(
+def test_crashing_script_scores_0_with_the_reason(
         open_sandbox: Callable[..., DockerSandbox]) -> None:
-    """A crash gives ``error`` and the last stderr line, never a silent 0."""
+    """A crash scores 0 with the last stderr line: the script read the candidate's files,
+    which may be shaped to crash it (an error made a loss "no result")."""
     result = open_sandbox().run_plan(plan("print('no scores'); 1/0"))
     card = scored(result)
-    assert card.dimensions["correctness"].state == "error"
+    assert card.dimensions["correctness"].score == 0.0
+    assert card.dimensions["correctness"].reason.startswith("scored 0: Evaluator output")
     assert "ZeroDivisionError" in card.dimensions["correctness"].reason
+
+
+def test_special_files_are_gone_before_the_script_runs(
+        open_sandbox: Callable[..., DockerSandbox]) -> None:
+    """A FIFO at the answer's path hung the script's ``open`` until its timeout, and an
+    evaluator that timed out was no contest: the seal removes every entry that is neither a
+    regular file nor a directory (FIFOs, sockets, links) first."""
+    fifo = Plan(files=(SeedFile("answer.txt", "42\n"),), commands=(Command(
+        argv="rm answer.txt && mkfifo answer.txt && mkdir d && mkfifo d/p && "
+             "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"d/s\")'"),),
+        evaluator=EvaluatorRun(runtime="python", timeout_s=20.0, script=(
+            "import json, os\n"
+            "sub = os.environ['SUBMISSION_DIR']\n"
+            "found = sorted(os.path.relpath(os.path.join(d, n), sub)\n"
+            "               for d, ds, fs in os.walk(sub) for n in ds + fs)\n"
+            "print(json.dumps({'scores': {'correctness': 0, 'style': 0}, 'found': found}))\n"),
+            ground_truth=b"{}"))
+    result = open_sandbox().run_plan(fifo)
+    assert result.commands[0].exit_code == 0, result.commands[0]
+    record = result.evaluator
+    assert record is not None and not record.timed_out and record.exit_code == 0, record
+    assert json.loads(record.stdout.strip().splitlines()[-1])["found"] == ["d"]
 
 
 def test_timeout_and_memory_limits(open_sandbox: Callable[..., DockerSandbox]) -> None:
     """A script past its timeout is killed; one past its memory limit fails."""
     slow = open_sandbox().run_plan(plan("import time; time.sleep(30)", timeout_s=1.0))
     assert slow.evaluator is not None and slow.evaluator.timed_out
-    assert scored(slow).dimensions["style"].reason == "Evaluation timed out after 1s"
+    assert scored(slow).dimensions["style"].reason == "scored 0: Evaluation timed out after 1s"
     hog = open_sandbox().run_plan(plan("x = bytearray(200 * 1024 * 1024); print('ok')",
                                        memory_bytes=64 * 1024 * 1024))
     assert hog.evaluator is not None and "MemoryError" in hog.evaluator.stderr

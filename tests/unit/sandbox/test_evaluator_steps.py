@@ -53,11 +53,11 @@ def test_the_judge_clears_then_the_candidate_seals_then_the_evaluator_runs() -> 
 
 def test_a_link_left_over_keeps_the_evaluator_from_running() -> None:
     """The seal's check found a link: no evaluator, and the reason says which."""
-    left = b"a link could not be removed: /workspace/answer.json\n"
+    left = b"a special file could not be removed: /workspace/answer.json\n"
     conduit = Conduit([raw(), raw(1, left)])
     record = evaluator.run(conduit, SPEC)  # type: ignore[arg-type]
     assert len(conduit.sent) == 2 and record.exit_code is None
-    assert record.error == ("could not prepare the evaluator: a link could not be removed: "
+    assert record.error == ("could not prepare the evaluator: a special file could not be removed: "
                             "/workspace/answer.json")
 
 

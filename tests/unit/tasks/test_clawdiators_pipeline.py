@@ -86,8 +86,8 @@ def test_python_evaluator_can_be_scripted_in_the_fake() -> None:
     request["pack"]["version"]["evaluation_spec"]["clawdiators"]["evaluator"]["runtime"] = "python"
     factory = FakeFactory({"evaluator": ExecResult(exit_code=1, stderr=b"boom\n")})
     card = run_pipeline(request, factory, config()).scorecard
-    assert card is not None and card.dimensions["quality"].state == "error"
-    assert card.dimensions["quality"].reason.endswith("stderr: boom")
+    assert card is not None and card.dimensions["quality"].score == 0.0  # it ran: a crash
+    assert card.dimensions["quality"].reason.endswith("stderr: boom")  # is the candidate's
 
 
 def trajectory(tokens: int) -> list[dict[str, Any]]:

@@ -89,6 +89,19 @@ def test_script_scale_one() -> None:
 
 @pytest.mark.parametrize(("event", "reason"), [
     (None, "the evaluator did not run"),
+    (evaluator_event("", exit_code=None, error="python3: not found"),
+     "the evaluator could not run: python3: not found"),
+])
+def test_an_evaluator_that_did_not_run_is_an_error(event: object, reason: str) -> None:
+    """The pack's or the fleet's failure: ``error`` + reason, the run invalid (no contest)."""
+    spec = layer_spec(SCRIPT_DIMS, {"evaluator": EVALUATOR})
+    card = evaluate(spec, [*run(), *([event] if event else [])])
+    assert (card.dimensions["quality"].state, card.dimensions["quality"].reason) == (
+        "error", reason)
+    assert card.validity == "invalid" and card.result is None
+
+
+@pytest.mark.parametrize(("event", "reason"), [
     (evaluator_event("Traceback...", exit_code=1, stderr="ZeroDivisionError: x"),
      "Evaluator output did not contain a JSON line with 'scores' key (exit code 1); "
      "stderr: ZeroDivisionError: x"),
@@ -98,13 +111,18 @@ def test_script_scale_one() -> None:
     (evaluator_event(scores(quality="x", lint=5)),
      "evaluator score \"quality\" is not a finite number: 'x'"),
 ])
-def test_unusable_script_output_is_an_error_never_zero(event: object, reason: str) -> None:
-    """Crash, timeout, nothing printed, missing/negative/non-numbers: ``error`` + reason."""
+def test_an_evaluator_that_ran_and_gave_nothing_usable_scores_0(event: object,
+                                                                reason: str) -> None:
+    """Crash, timeout, nothing printed, missing/negative/non-numbers: the evaluator read the
+    candidate's files, which can be shaped to break it (``answer.json`` = ``[]``, a score
+    driven to NaN); as an ``error`` the run was invalid and a loss became no result (a
+    red-team pass: cipher-forge-lite 204 -> null). The dimension scores 0, with the reason."""
     spec = layer_spec(SCRIPT_DIMS, {"evaluator": EVALUATOR})
-    card = evaluate(spec, [*run(), *([event] if event else [])])
+    card = evaluate(spec, [*run(), event])
     assert (card.dimensions["quality"].state, card.dimensions["quality"].reason) == (
-        "error", reason)
-    assert card.validity == "invalid" and card.result is None
+        "available", f"scored 0: {reason}")
+    assert card.dimensions["quality"].score == 0.0
+    assert card.validity == "valid" and card.result == "loss"
 
 
 def test_script_source_needs_an_evaluator() -> None:
