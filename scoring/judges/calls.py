@@ -78,16 +78,21 @@ class Peer:
 
 
 def plan_run(spec: EvaluationSpec, evidence: Evidence, run_id: str,
-             peers: Sequence[Peer] = ()) -> list[JudgePlan]:
+             peers: Sequence[Peer] = (), *, max_message_bytes: int | None = None
+             ) -> list[JudgePlan]:
     """Every judge's plan, in declaration order (``peers``: other runs for n_wise)."""
     limits = spec.scorecard.judge_limits
-    return [plan_judge(j, evidence, run_id, limits, peers) for j in spec.llm_judges]
+    return [plan_judge(j, evidence, run_id, limits, peers, max_message_bytes=max_message_bytes)
+            for j in spec.llm_judges]
 
 
 def plan_judge(judge: JudgeDecl, evidence: Evidence, run_id: str,
-               limits: JudgeLimits | None = None,
-               peers: Sequence[Peer] = ()) -> JudgePlan:
-    """One judge's calls: samples (capped) × models, model-major as AgentClash sends them."""
+               limits: JudgeLimits | None = None, peers: Sequence[Peer] = (), *,
+               max_message_bytes: int | None = None) -> JudgePlan:
+    """One judge's calls: samples (capped) × models, model-major as AgentClash sends them.
+
+    ``max_message_bytes``: an n_wise message shows each candidate's evidence within an
+    equal share of it (:meth:`Candidate.within`), the prompt keeping one share."""
     context = judge_context(judge, evidence)
     if context.reason:
         reason = n_wise_reason(run_id, context) if judge.mode == "n_wise" else context.reason
@@ -96,7 +101,11 @@ def plan_judge(judge: JudgeDecl, evidence: Evidence, run_id: str,
         others = peer_candidates(judge, peers)
         if isinstance(others, JudgePlan):
             return others
-        return _n_wise(judge, Candidate(run_id, "lane-0", 0, context.entries), others, limits)
+        current = Candidate(run_id, "lane-0", 0, context.entries)
+        if max_message_bytes:
+            share = max_message_bytes // (len(others) + 2)
+            current, others = current.within(share), [c.within(share) for c in others]
+        return _n_wise(judge, current, others, limits)
     message = judge_message(judge, context.entries)
     calls = tuple(JudgeCall(judge.key, judge.mode, model, infer_provider(model), sample,
                             message, timeout_ms(judge))

@@ -8,6 +8,7 @@ reason; a malformed one is an error. Message texts are AgentClash's.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Final
 
@@ -48,6 +49,18 @@ class Candidate:
     label: str
     lane_index: int
     entries: tuple[str, ...]
+
+    def within(self, share: int) -> Candidate:
+        """This candidate with its evidence cut to ``share`` UTF-8 bytes, and a line saying
+        how much is not shown: one run's evidence cannot push the others' judge call past
+        the fleet's message limit (evalfleet's rule; AgentClash has no limit)."""
+        data = "\n\n".join(self.entries).encode("utf-8")
+        if len(data) <= share:
+            return self
+        kept = data[:share].decode("utf-8", "ignore")
+        left = len(data) - len(kept.encode("utf-8"))
+        note = f"[{left} more bytes of this candidate's evidence are not shown]"
+        return dataclasses.replace(self, entries=(f"{kept}\n{note}",))
 
 
 def judge_context(judge: JudgeDecl, evidence: Evidence) -> Context:

@@ -62,7 +62,8 @@ def judge_events(spec: EvaluationSpec, events: Iterable[dict[str, Any]], cases: 
     evidence = extract_evidence(decode_events(list(events)), cases)
     budget = Budget.for_spec(spec)
     found: list[JudgeEvent] = []
-    for plan in plan_run(spec, evidence, run_id, peers):
+    for plan in plan_run(spec, evidence, run_id, peers,
+                         max_message_bytes=sender.config.max_message_bytes):
         found += [_one(call, budget, sender) for call in plan.calls]
         if not plan.calls and plan.reason and plan.judge.mode == "n_wise":
             found.append((PLAN_UNAVAILABLE, {"judge_key": plan.judge.key,

@@ -35,9 +35,9 @@ def stub() -> Iterator[StubJudgeServer]:
     server.stop()
 
 
-def run(stub: StubJudgeServer, peers: list[dict[str, Any]]) -> Any:
+def run(stub: StubJudgeServer, peers: list[dict[str, Any]], **policy: Any) -> Any:
     judging = JudgingConfig(endpoints={"openai": ProviderEndpoint(
-        "openai", stub.url + "/v1", SecretStr("sk-test"))}, backoff_s=0.01)
+        "openai", stub.url + "/v1", SecretStr("sk-test"))}, backoff_s=0.01, **policy)
     config = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))},
                             judging=judging)
     body = {"run_id": "me", "pack": PACK, "peers": peers,
@@ -92,3 +92,19 @@ def test_a_stored_ranking_rescores_offline_without_peers_or_calls(
 
     assert again.model_dump() == result.scorecard.model_dump()
     assert len(stub.requests) == sent
+
+
+def test_a_padded_peer_cannot_push_the_call_past_the_fleets_limit(
+        stub: StubJudgeServer) -> None:
+    """A peer whose output is padded past the fleet's message limit stopped the judge call
+    of every run it was compared with, and each scored 0 (a red-team pass: a win of 1000
+    became a draw). Each candidate's evidence now has an equal share of the limit: the call
+    is sent, the padded peer cut to its share and said to be cut."""
+    stub.script = [Answer(text=json.dumps({"ranking": ["me", "peer-a"]}))]
+    result = run(stub, [{"run_id": "peer-a", "final_output": "pad " * 10_000}],
+                 max_message_bytes=8192)
+    assert len(stub.requests) == 1
+    message = stub.requests[0].message
+    assert len(message.encode()) <= 8192 and "thank you kindly" in message
+    assert "more bytes of this candidate's evidence are not shown" in message
+    assert result.scorecard.dimensions["rank"].score == 1.0

@@ -266,3 +266,12 @@ def test_budget_limits_of_zero_are_unset() -> None:
         "max_tokens": 0, "max_calls_usd": 0}}})
     budget = Budget.for_spec(spec)
     assert (budget.max_tokens, budget.max_usd) == (None, None)
+
+
+def test_a_candidate_within_its_share_keeps_whole_characters() -> None:
+    """Cut on a character boundary, with how many bytes are not shown."""
+    whole = Candidate("r", "lane-0", 0, ("final_output:\nhi",))
+    assert whole.within(100) is whole
+    cut = Candidate("r", "lane-1", 1, ("final_output:\n" + "é" * 10,)).within(15)
+    assert cut.entries == ("final_output:\n\n[20 more bytes of this candidate's evidence "
+                           "are not shown]",)
