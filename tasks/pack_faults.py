@@ -9,8 +9,9 @@ cannot have caused (a candidate must never be able to turn a loss into no contes
   workspace unwritable, too small for the pack's files, or a tool the pack's own commands
   name missing (reason ``pack environment: …``);
 * a setup command did not succeed: it ran before anything of the candidate's existed;
-* the custom-script evaluator could not run (one that ran read the candidate's files, so
-  its timeout or crash is the candidate's: the dimension scores 0, ``scoring.clawdiators``);
+* the custom-script evaluator timed out or could not run (one that ran to its end read the
+  candidate's files, so its crash is the candidate's: the dimension scores 0,
+  ``scoring.clawdiators``; the FIFO a candidate could hang it on is removed first);
 * a capture or listing of a path outside what the candidate may write (the workspace and
   ``/tmp``) that is in a kernel pseudo-filesystem (``/proc/self/mem``, ``/dev/stdout``),
   is not a regular file (a FIFO), or — a listing — hit its entry cap (``/``). Inside the
@@ -83,7 +84,9 @@ def _how(failed: ExecResult) -> str:
 def _evaluator(record: EvaluatorRecord | None) -> list[str]:
     if record is None:
         return []
-    if record.error and not record.timed_out:  # one that ran read the candidate's files
+    if record.timed_out:
+        return [f"the evaluator did not finish within {record.timeout_ms // 1000} s"]
+    if record.error:
         return [f"the evaluator could not run: {record.error}"]
     return []
 

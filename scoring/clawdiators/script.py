@@ -2,12 +2,14 @@
 
 The last stdout line that parses as JSON and has ``scores`` as an object wins (lines are
 scanned from the last to the first). An evaluator that did not run leaves its dimensions in
-``error`` (the pack's or the fleet's failure: no contest). One that ran reads the candidate's
-files, so whatever it then failed to give — it crashed, timed out, printed no scores line, or
-no finite non-negative number under the key — scores the dimension 0 with the reason:
-a submission shaped to break the evaluator (``answer.json`` = ``[]``, a score driven to NaN)
-must not turn its loss into no result. A pack whose evaluator fails on its own reference
-cannot pass ``evalfleet check``. A value above the scale is clamped to full marks, and the
+``error`` (the pack's or the fleet's failure: no contest), and so does one that timed out
+(issue 19: an evaluator that never exits is the pack's mistake; the seal removes the FIFOs
+a candidate could hang it on). One that ran to its end read the candidate's files, so
+whatever it then failed to give — it crashed, printed no scores line, or no finite
+non-negative number under the key — scores the dimension 0 with the reason: a submission
+shaped to break the evaluator (``answer.json`` = ``[]``, a score driven to NaN) must not
+turn its loss into no result. A pack whose evaluator fails on its own reference cannot pass
+``evalfleet check``. A value above the scale is clamped to full marks, and the
 reason says so.
 """
 
@@ -43,7 +45,9 @@ def script_score(record: dict[str, Any] | None, key: str, scale: int) -> ScriptS
     """The score under ``key`` from a ``grader.evaluator.completed`` payload."""
     if record is None:
         return ScriptScore(None, "the evaluator did not run")
-    if record.get("error") and not record.get("timed_out"):
+    if record.get("timed_out"):
+        return ScriptScore(None, _failure(record))
+    if record.get("error"):
         return ScriptScore(None, f"the evaluator could not run: {record['error']}")
     payload = scores_line(str(record.get("stdout") or ""))
     found = (ScriptScore(None, _failure(record)) if payload is None

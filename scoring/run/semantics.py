@@ -15,8 +15,8 @@ History:
   AgentClash's answer (2026-11-27): a judge the budget stopped, or whose every call the
   run's evidence derailed (unreadable replies, a request refused as too large or filtered)
   or whose context names run evidence the run left out, scores its dimension 0 rather
-  than unavailable; a custom-script evaluator that ran but gave no usable score scores
-  its dimension 0 rather than ``error``; the Clawdiators layer's scores stay within 0-1
+  than unavailable; a custom-script evaluator that ran to its end but gave no usable
+  score scores its dimension 0 rather than ``error``; the Clawdiators layer's scores stay within 0-1
   (negative counts or times score 0).
 """
 

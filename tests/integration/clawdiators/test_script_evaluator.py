@@ -100,8 +100,8 @@ def test_crashing_script_scores_0_with_the_reason(
 def test_special_files_are_gone_before_the_script_runs(
         open_sandbox: Callable[..., DockerSandbox]) -> None:
     """A FIFO at the answer's path hung the script's ``open`` until its timeout, and an
-    evaluator that timed out was no contest: the seal removes every entry that is neither a
-    regular file nor a directory (FIFOs, sockets, links) first."""
+    evaluator that times out is no contest (the pack's, issue 19): the seal removes every
+    entry that is neither a regular file nor a directory (FIFOs, sockets, links) first."""
     fifo = Plan(files=(SeedFile("answer.txt", "42\n"),), commands=(Command(
         argv="rm answer.txt && mkfifo answer.txt && mkdir d && mkfifo d/p && "
              "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"d/s\")'"),),
@@ -123,7 +123,7 @@ def test_timeout_and_memory_limits(open_sandbox: Callable[..., DockerSandbox]) -
     """A script past its timeout is killed; one past its memory limit fails."""
     slow = open_sandbox().run_plan(plan("import time; time.sleep(30)", timeout_s=1.0))
     assert slow.evaluator is not None and slow.evaluator.timed_out
-    assert scored(slow).dimensions["style"].reason == "scored 0: Evaluation timed out after 1s"
+    assert scored(slow).dimensions["style"].reason == "Evaluation timed out after 1s"
     hog = open_sandbox().run_plan(plan("x = bytearray(200 * 1024 * 1024); print('ok')",
                                        memory_bytes=64 * 1024 * 1024))
     assert hog.evaluator is not None and "MemoryError" in hog.evaluator.stderr

@@ -91,9 +91,11 @@ def test_script_scale_one() -> None:
     (None, "the evaluator did not run"),
     (evaluator_event("", exit_code=None, error="python3: not found"),
      "the evaluator could not run: python3: not found"),
+    (evaluator_event("", timed_out=True, exit_code=None), "Evaluation timed out after 60s"),
 ])
 def test_an_evaluator_that_did_not_run_is_an_error(event: object, reason: str) -> None:
-    """The pack's or the fleet's failure: ``error`` + reason, the run invalid (no contest)."""
+    """The pack's or the fleet's failure — no evaluator, one that could not start, one that
+    never finished (issue 19) — ``error`` + reason, the run invalid (no contest)."""
     spec = layer_spec(SCRIPT_DIMS, {"evaluator": EVALUATOR})
     card = evaluate(spec, [*run(), *([event] if event else [])])
     assert (card.dimensions["quality"].state, card.dimensions["quality"].reason) == (
@@ -105,7 +107,6 @@ def test_an_evaluator_that_did_not_run_is_an_error(event: object, reason: str) -
     (evaluator_event("Traceback...", exit_code=1, stderr="ZeroDivisionError: x"),
      "Evaluator output did not contain a JSON line with 'scores' key (exit code 1); "
      "stderr: ZeroDivisionError: x"),
-    (evaluator_event("", timed_out=True, exit_code=None), "Evaluation timed out after 60s"),
     (evaluator_event(scores(lint=5)), 'evaluator scores have no "quality"'),
     (evaluator_event(scores(quality=-1, lint=5)), 'evaluator score "quality" is negative: -1'),
     (evaluator_event(scores(quality="x", lint=5)),
@@ -113,7 +114,7 @@ def test_an_evaluator_that_did_not_run_is_an_error(event: object, reason: str) -
 ])
 def test_an_evaluator_that_ran_and_gave_nothing_usable_scores_0(event: object,
                                                                 reason: str) -> None:
-    """Crash, timeout, nothing printed, missing/negative/non-numbers: the evaluator read the
+    """Crash, nothing printed, missing/negative/non-numbers: the evaluator read the
     candidate's files, which can be shaped to break it (``answer.json`` = ``[]``, a score
     driven to NaN); as an ``error`` the run was invalid and a loss became no result (a
     red-team pass: cipher-forge-lite 204 -> null). The dimension scores 0, with the reason."""
