@@ -3,7 +3,7 @@
 # steady stream of runs (example packs' winning reference submissions) while pool
 # processes and whole nodes are SIGKILLed, Redis is restarted, the engine socket is cut
 # and a worker is partitioned, at random seeded intervals (tests/reliability/test_chaos.py,
-# driver tests/reliability/chaos.py; a 3-minute version runs in `scripts/test.sh`).
+# driver tests/reliability/chaos.py; a 2-minute version runs in `scripts/test.sh`).
 #
 #   bash scripts/chaos.sh                      # setup, then 30 minutes; prints the report
 #   CHAOS_MINUTES=60 CHAOS_SEED=42 bash scripts/chaos.sh

@@ -213,8 +213,10 @@ class Chaos:
         return round(self.rng.uniform(low, high), 1)
 
     def kill_pool(self) -> None:
-        name = self.rng.choice(sorted(self.nodes))
-        pool = pool_processes(self.nodes[name])
+        names = sorted(self.nodes)
+        self.rng.shuffle(names)  # the other node when one has no pool process right now
+        name, pool = next(((n, p) for n in names if (p := pool_processes(self.nodes[n]))),
+                          (names[0], []))
         if not pool:
             self.note("kill_pool", node=name, skipped="no pool process")
             return
@@ -260,11 +262,15 @@ class Chaos:
             "kill_pool": self.kill_pool, "kill_node": self.kill_node,
             "restart_redis": self.restart_redis, "cut_engine": self.cut_engine,
             "partition": self.partition}
+        deck: list[str] = []
         while True:
             time.sleep(self.rng.uniform(*self.settings.quiet_s))
             if time.monotonic() >= until:
                 return
-            faults[self.rng.choice(self.settings.kinds)]()
+            if not deck:  # every kind once per round, in a seeded order: a short soak
+                deck = list(self.settings.kinds)  # still meets each of them
+                self.rng.shuffle(deck)
+            faults[deck.pop()]()
 
     # -- the whole soak -------------------------------------------------------------------
 
