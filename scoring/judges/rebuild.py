@@ -174,9 +174,9 @@ def _unscored(tally: _Tally) -> str:
     dimension 0: a candidate could otherwise steer every judge into them (a prompt injection,
     an answer too large to send) and win on the rest of the scorecard. Any failure on the
     provider's side keeps AgentClash's reason, and the dimension is unavailable."""
-    if len(tally.stopped) == len(tally.calls):
+    if tally.stopped and len(tally.stopped) == len(tally.calls):
         return tally.stopped[0]
-    if tally.failed:
+    if tally.failed or not tally.unusable:  # none read: calls of models it does not list
         return ALL_FAILED
     return f"{UNJUDGEABLE}: {tally.unusable[0]}"
 

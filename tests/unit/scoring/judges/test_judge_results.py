@@ -222,3 +222,11 @@ def test_an_n_wise_context_error_is_worded_as_agentclash_words_it() -> None:
         "judge_key": "rank", "reason": "resolve n_wise context for peer: boom"}}
     card = scoring.evaluate(scoring.load_spec(spec), [DONE, unplanned])
     assert 'llm judge "rank" errored: resolve n_wise context for peer: boom' in card.warnings
+
+
+def test_calls_of_a_model_the_judge_does_not_list_are_not_read() -> None:
+    """A stored run re-scored against a pack whose judge names other models: no call of its
+    models was recorded, so the judge has no score (this raised IndexError)."""
+    card, detail = tone_scored_with(call("tone", "other-model", 1, '{"score": 5}'))
+    assert detail["reason"] == "all judge invocations failed or returned unparsable output"
+    assert card.dimensions["tone"].state == "unavailable"
