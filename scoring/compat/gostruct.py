@@ -26,7 +26,8 @@ from .gojson import UnmarshalError
 from .gojsonscan import JSONSyntaxError, check
 
 Kind = Literal["string", "float64", "bool", "[]string"]
-ZERO: Final[dict[str, Any]] = {"string": "", "float64": 0.0, "bool": False, "[]string": []}
+ZERO: Final[dict[str, Any]] = {"string": "", "float64": 0.0, "bool": False, "[]string": ()}
+"""Each kind's zero value (a nil slice reads as empty; callers get a fresh list)."""
 
 
 class _Number(str):
@@ -77,7 +78,8 @@ def unmarshal_struct(text: str, struct: Struct) -> dict[str, Any]:
         value = _DECODER.decode(text)
     except RecursionError:
         raise UnmarshalError("exceeded max depth") from None
-    decoded = {f.name: ZERO[f.kind] for f in struct.fields}
+    decoded = {f.name: list(ZERO[f.kind]) if f.kind == "[]string" else ZERO[f.kind]
+               for f in struct.fields}
     if value is None:
         return decoded
     if not isinstance(value, _Pairs):
