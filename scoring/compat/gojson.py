@@ -118,7 +118,7 @@ def as_float64(value: int | float) -> float:
     try:
         return float(value)
     except OverflowError:
-        return math.copysign(math.inf, value)
+        return math.inf if value > 0 else -math.inf  # copysign would convert it, and raise
 
 
 def equal(left: Any, right: Any) -> bool:

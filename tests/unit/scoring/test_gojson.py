@@ -7,6 +7,8 @@ reported another value, ``OK`` when it did not).
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from scoring.compat import gojson
@@ -113,3 +115,11 @@ def test_syntax_errors_carry_the_failing_characters_position(text: str,
     with pytest.raises(gojson.UnmarshalError) as raised:
         gojson.unmarshal(text)
     assert raised.value.position == position
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (10 ** 400, math.inf), (-(10 ** 400), -math.inf), (7, 7.0), (0.5, 0.5)])
+def test_as_float64_takes_integers_past_its_range(value: int | float, expected: float) -> None:
+    """A huge integer is ±Inf (``math.copysign`` converted it first, and raised)."""
+    assert gojson.as_float64(value) == expected
+    assert gojson.equal(value, value)
