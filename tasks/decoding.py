@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from scoring.compat.gojson import as_float64
+
 from .messages import FieldProblem, Rejection, RunRequest
 
 
@@ -78,7 +80,7 @@ def _value_problem(field: str, value: Any, depth: int) -> str:
         return f"nests more than {MAX_SUBMISSION_DEPTH} levels deep"
     if isinstance(value, float) and not math.isfinite(value):
         return "must be a finite number"
-    if isinstance(value, int) and not isinstance(value, bool) and not _fits_float64(value):
+    if isinstance(value, int) and not isinstance(value, bool) and math.isinf(as_float64(value)):
         return "is a number beyond float64's range"
     if isinstance(value, str) and not _is_text(value):
         return "is not Unicode text (a lone surrogate)"
@@ -93,15 +95,6 @@ def _children(field: str, value: Any, depth: int) -> list[tuple[str, Any, int]]:
     if isinstance(value, list):
         return [(f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value)]
     return []
-
-
-def _fits_float64(value: int) -> bool:
-    """Whether Go's decoder takes the number (it refuses one past float64's range)."""
-    try:
-        float(value)
-    except OverflowError:
-        return False
-    return True
 
 
 def _is_text(value: str) -> bool:

@@ -69,11 +69,20 @@ def unmarshal(text: str, *, float64: bool = True) -> Any:
     Raises:
         UnmarshalError: when the text is empty, malformed, out of range or holds more.
     """
+    return decode(text, _FLOAT64 if float64 else _LITERAL)
+
+
+def decode(text: str, decoder: json.JSONDecoder) -> Any:
+    """Check the whole text as Go's scanner does, then decode it with ``decoder``.
+
+    Raises:
+        UnmarshalError: Go's syntax error, a decoder's error in Go's words, or nesting
+            past Python's stack.
+    """
     try:
         check(text)
     except JSONSyntaxError as err:
         raise UnmarshalError(str(err), _position(text, err)) from None
-    decoder = _FLOAT64 if float64 else _LITERAL
     try:
         return decoder.decode(text)
     except json.JSONDecodeError as err:

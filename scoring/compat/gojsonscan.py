@@ -310,6 +310,15 @@ def check(text: str) -> None:
         raise JSONSyntaxError(scanner.error, scanner.error_offset)
 
 
+def valid(text: str) -> bool:
+    """Go's ``json.Valid``."""
+    try:
+        check(text)
+    except JSONSyntaxError:
+        return False
+    return True
+
+
 def decoder_value(text: str) -> tuple[str, str]:
     """The first JSON value ``json.Decoder.Decode`` reads from ``text``, and the rest.
 

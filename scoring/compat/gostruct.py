@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from .godecode import match_field
-from .gojson import UnmarshalError
-from .gojsonscan import JSONSyntaxError, check
+from .gojson import UnmarshalError, decode
 
 Kind = Literal["string", "float64", "bool", "[]string"]
 ZERO: Final[dict[str, Any]] = {"string": "", "float64": 0.0, "bool": False, "[]string": ()}
@@ -70,14 +69,7 @@ def unmarshal_struct(text: str, struct: Struct) -> dict[str, Any]:
     Raises:
         UnmarshalError: a syntax error, or the first type error (Go's wording).
     """
-    try:
-        check(text)
-    except JSONSyntaxError as err:
-        raise UnmarshalError(str(err)) from None
-    try:
-        value = _DECODER.decode(text)
-    except RecursionError:
-        raise UnmarshalError("exceeded max depth") from None
+    value = decode(text, _DECODER)
     decoded = {f.name: list(ZERO[f.kind]) if f.kind == "[]string" else ZERO[f.kind]
                for f in struct.fields}
     if value is None:

@@ -14,7 +14,7 @@ import math
 from typing import Any, Final, NamedTuple
 
 from ..compat.gojson import UnmarshalError
-from ..compat.gojsonscan import JSONSyntaxError, check
+from ..compat.gojsonscan import valid
 from ..compat.gostruct import Field, Struct, unmarshal_struct
 from ..compat.textnorm import trim
 from ..spec.models import JudgeDecl, ScoreScale
@@ -52,21 +52,12 @@ def sanitize(raw: str) -> str:
             text = text.removeprefix(fence)
         text = text[:text.rfind("```")] if "```" in text else text
         text = trim(text)
-    if _valid(text):
+    if valid(text):
         return text
     start, end = text.find("{"), text.rfind("}")
-    if start >= 0 and end > start and _valid(trim(text[start:end + 1])):
+    if start >= 0 and end > start and valid(trim(text[start:end + 1])):
         return trim(text[start:end + 1])
     return text
-
-
-def _valid(text: str) -> bool:
-    """Go's ``json.Valid``."""
-    try:
-        check(text)
-    except JSONSyntaxError:
-        return False
-    return True
 
 
 def _read(raw: str, struct: Struct, what: str) -> dict[str, Any]:
@@ -135,12 +126,12 @@ def parse_ranking(raw: str, candidates: list[str], current: str) -> Parsed:
     return Parsed(score, confidence_of(decoded))
 
 
-def _checked(ranking: list[str], valid: set[str]) -> list[str]:
+def _checked(ranking: list[str], known: set[str]) -> list[str]:
     ranked: list[str] = []
     for candidate in (trim(r) for r in ranking):
         if not candidate:
             continue
-        if candidate not in valid:
+        if candidate not in known:
             raise JudgeParseError(f'n_wise judge returned unknown candidate id "{candidate}"')
         if candidate in ranked:
             raise JudgeParseError(f'n_wise judge returned duplicate candidate id "{candidate}"')
