@@ -213,7 +213,7 @@ class WarmPool:
                 slot.out += warm.counted
         for item in dead:
             _remove(item)
-        self._wake.set()
+        self._refill_if_short(slot)
         return warm
 
     def _hand_back(self, slot: _Slot, warm: _Warm, sandbox: DockerSandbox) -> None:
@@ -238,7 +238,7 @@ class WarmPool:
             self._lock.notify_all()
         if reason is not None or self._stop.is_set():
             sandbox.conduit.close()
-        self._wake.set()
+        self._refill_if_short(slot)
 
     def _discard_reason(self, slot: _Slot, warm: _Warm, sandbox: DockerSandbox) -> str | None:
         """Why a used container may not serve another run (``None``: reset it)."""
@@ -259,6 +259,13 @@ class WarmPool:
     def _missing(self, slot: _Slot) -> int:
         with self._lock:
             return slot.size - len(slot.idle) - slot.out
+
+    def _refill_if_short(self, slot: _Slot) -> None:
+        """Wake the refill when ``slot`` is below its size. Not otherwise: each pass lists
+        the engine's containers, and a reused container coming and going would cost the
+        engine a listing per run (the periodic pass checks for stale ones)."""
+        if self._missing(slot) > 0:
+            self._wake.set()
 
     def _add(self, slot: _Slot) -> None:
         deadline = self.clock() + self.max_idle_s + slot.profile.limits.wall_timeout_s

@@ -7,6 +7,8 @@ reset. (What run A may leave for run B: ``test_carry_over``.)
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from sandbox_support import TEST_LABELS, WORKER, left_over, requests_of
 
 from sandbox import envprobe
 from sandbox.command import Command
+from sandbox.docker import pool as pool_module
 from sandbox.docker.factory import DockerFactory
 from sandbox.docker.pool import WarmPool
 from sandbox.envprobe import EnvironmentProbe
@@ -23,6 +26,13 @@ from sandbox.profile import Profile
 pytestmark = pytest.mark.integration
 
 MiB = 1024 * 1024
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    give_up = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < give_up, "condition not met in time"
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize(("command", "limits", "reason"), [
@@ -150,3 +160,31 @@ def test_an_evaluators_run_is_reset_and_reused(reuse_pool: WarmPool, reusing: Pr
         left = later.exec(Command("python3 -c \"import os; print(os.listdir('/tmp'), "
                                   "os.listdir('/workspace'))\""))
         assert left.stdout == b"[] []\n", left
+
+
+def test_a_reused_run_costs_the_engine_nothing(docker_client: Any, reusing: Profile,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taking a reused container, its run, its reset and handing it back make no request
+    to the engine: reuse takes the engine off the run's path. (The refill used to be woken
+    at every take and hand-back, and each pass lists the engine's containers: a listing
+    per run.)"""
+    monkeypatch.setattr(pool_module, "REFILL_INTERVAL_S", 600.0)  # no periodic pass now
+    profile = dataclasses.replace(reusing, reuse_runs=100)
+    pool = WarmPool(DockerFactory(docker_client, worker=WORKER, extra_labels=TEST_LABELS),
+                    [(profile, 1)]).start()
+    sent: list[str] = []
+    try:
+        wait_for(lambda: pool.stats()[0].idle == 1)
+        send = docker_client.api.send
+        monkeypatch.setattr(docker_client.api, "send",
+                            lambda request, **kw: sent.append(request.url) or send(request, **kw))
+        for run in range(8):
+            with pool.acquire(profile, run_id=f"quiet-{run}") as sandbox:
+                assert sandbox.exec(Command("echo ok")).stdout == b"ok\n"
+            time.sleep(0.1)  # idle between runs, as in a fleet: a woken refill lists now
+        monkeypatch.undo()
+        stats = pool.stats()[0]
+    finally:
+        pool.close()
+    assert (stats.reuses, dict(stats.discards)) == (7, {})
+    assert sent == []
