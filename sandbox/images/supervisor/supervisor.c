@@ -74,6 +74,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/prctl.h>
@@ -555,9 +556,10 @@ static void finish_if_done(void) {
  * proved so. Only in a supervisor started with --reusable (the host asks for that when a
  * profile reuses its sandboxes), which records the sandbox's *baseline* before anything
  * runs: every entry of every writable mount (path, owner, mode, device, size and mtime of
- * files, target of links), the processes, the SysV IPC objects, the unix sockets and the
- * file locks on those mounts. A writable mount that is sealed at the start (see sealed():
- * nothing in it a non-root uid could change, like /dev) is left out. A reset then
+ * files, target of links), the processes, the SysV IPC objects and the unix sockets (a
+ * reset also probes each baseline entry for a lock left on it: probe_locks). A writable
+ * mount that is sealed at the start (see sealed(): nothing in it a non-root uid could
+ * change, like /dev) is left out. A reset then
  *   1. stops every other process (kill(-1) from pid 1, as 'K');
  *   2. compares the sandbox with its baseline: whatever differs is the work left;
  *   3. cleans as each uid that owns something that differs (acting as that uid, never as
@@ -620,8 +622,44 @@ static int in_baseline(const char *path) {
     return 0;
 }
 
+/* Set when a baseline entry could not be probed for locks: the snapshot then lists
+ * /proc/locks instead (see probe_locks). */
+static int locks_unprobed;
+
+/* Whether a file description outside every process still locks baseline entry ``name``
+ * (in ``dirfd``): a flock, a POSIX or OFD lock, or (on a regular file of a non-root uid,
+ * the only ones a sandbox uid may lease) a lease. Every lock belongs to an open file
+ * description, and every process but pid 1 is stopped, so one found here was kept by a
+ * description in flight (a unix socket's queue) or outside the sandbox; only entries that
+ * outlive a reset (its baseline's) are reachable by the next run. Probed on the entry
+ * itself, as the uid walking its mount: reading /proc/locks instead takes the kernel's
+ * file-lock write lock, an RCU grace period (10-20 ms) on an idle machine, and gVisor has
+ * no /proc/locks. Sets locks_unprobed when the entry cannot be opened or asked. */
+static int probe_locks(int dirfd, const char *name, const struct stat *st) {
+    if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISFIFO(st->st_mode)) return 0;
+    int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) { locks_unprobed = 1; return 0; }
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int held = 0;
+    if (fcntl(fd, F_GETLK, &fl) != 0) locks_unprobed = 1;
+    else held = fl.l_type != F_UNLCK;  /* pid 1 holds none: any lock conflicts */
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) flock(fd, LOCK_UN);
+    else if (errno == EWOULDBLOCK) held = 1;
+    else locks_unprobed = 1;
+    if (S_ISREG(st->st_mode) && st->st_uid != 0) {
+        /* a write lease is refused while any other description has the file open */
+        if (st->st_uid != geteuid()) locks_unprobed = 1;
+        else if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0) fcntl(fd, F_SETLEASE, F_UNLCK);
+        else if (errno == EAGAIN) held = 1;
+        else locks_unprobed = 1;
+    }
+    close(fd);
+    return held;
+}
+
 /* One entry as a line: path, uid, gid, mode, device; size and mtime of a file, target of
- * a link (what a non-root uid could change about an entry it may write). */
+ * a link (what a non-root uid could change about an entry it may write); and, for a
+ * baseline entry during a reset, "#lock path" when it is still locked (probe_locks). */
 static void entry_line(struct lines *out, int dirfd, const char *name, const char *path,
                        const struct stat *st) {
     char line[PATH_CAP + 512], extra[PATH_CAP] = "";
@@ -636,6 +674,10 @@ static void entry_line(struct lines *out, int dirfd, const char *name, const cha
              (unsigned)st->st_gid, (unsigned)st->st_mode, (unsigned long long)st->st_rdev,
              extra);
     add_line(out, line);
+    if (baseline.n && in_baseline(path) && probe_locks(dirfd, name, st)) {
+        snprintf(line, sizeof line, "#lock %s", path);
+        add_line(out, line);
+    }
 }
 
 /* Every entry below the open directory ``dirfd`` (``path``) on device ``dev``. */
@@ -742,10 +784,12 @@ static void list_ipc(struct lines *out) {
     }
 }
 
-/* File locks on a writable mount (/proc/locks: "... MAJ:MIN:INODE ..." in hex). */
+/* File locks on a writable mount (/proc/locks: "... MAJ:MIN:INODE ..." in hex), when a
+ * baseline entry could not be probed; "#lock unlisted" where /proc/locks cannot be read
+ * (gVisor), so that such a reset is not verified. */
 static void list_locks(struct lines *out) {
     FILE *f = fopen("/proc/locks", "re");
-    if (!f) return;
+    if (!f) { add_line(out, "#lock unlisted"); return; }
     char row[512];
     while (fgets(row, sizeof row, f)) {
         char *save = NULL;
@@ -787,6 +831,7 @@ static void snapshot(struct lines *out, const char **why) {
     else if (!mq_listed && !mq_refused)
         *why = "POSIX message queues cannot be listed here and creating them is allowed";
     if (*why) return;
+    locks_unprobed = 0;
     for (int i = 0; i < nmounts; i++) list_mount_as_owner(out, &mounts[i]);
     list_processes(out);
     if (ipc_listed) list_ipc(out);
@@ -794,7 +839,7 @@ static void snapshot(struct lines *out, const char **why) {
      * walks its host-wide tables to print them (~4 ms each), and every socket is some
      * process's, and only pid 1 is left. */
     list_table(out, "/proc/net/unix", "unix", 6);
-    list_locks(out);
+    if (locks_unprobed) list_locks(out);
     if (out->overflow) *why = "too many entries to list";
     qsort(out->v, out->n, sizeof *out->v, by_text);
 }

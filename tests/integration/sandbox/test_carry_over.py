@@ -66,6 +66,13 @@ for path in ("/workspace/lock", "/tmp/lock"):
         except OSError as e:
             seen[path] = errno.errorcode[e.errno]
     os.remove(path)
+for d in ("/workspace", "/tmp"):
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); seen[f"flock {d}"] = "free"
+    except OSError as e:
+        seen[f"flock {d}"] = errno.errorcode[e.errno]
+    os.close(fd)
 for d in ("/workspace", "/tmp", "/dev/shm"):
     try:
         with open(f"{d}/space", "wb") as f:
@@ -197,6 +204,22 @@ b = open("/tmp/lock", "a"); fcntl.lockf(b, fcntl.LOCK_EX)
 while True:
     time.sleep(1)
 """,
+    "locks in flight": """
+import array, fcntl, os, socket, struct
+held = []
+for d in ("/workspace", "/tmp"):
+    fd = os.open(d, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    held.append(fd)
+# the locked descriptions and a socket's own end, queued on that socket: a cycle no
+# process holds, which only the kernel's collector (not every runtime has one) ends
+a, b = socket.socketpair()
+b.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [a.fileno(), *held]))])
+for fd in (a.fileno(), b.fileno(), *held):
+    os.close(fd)
+a.detach(); b.detach()
+print("planted")
+""",
     "working directory and environment": """
 import os
 os.chdir("/tmp"); os.environ["EVIL"] = "1"; os.putenv("HOME", "/tmp")
@@ -207,6 +230,12 @@ print("planted")
 }
 #: Attacks whose container is discarded rather than reset.
 DISCARDED = {"inode exhaustion": "unverified"}
+#: Attacks whose container gVisor's reset cannot verify: gVisor keeps the socket cycle,
+#: listed as a unix socket, and the locks on the workspace and /tmp (a reset's lock probe
+#: finds them). Under runc the kernel's collector ends the cycle, and with it the locks,
+#: a few milliseconds after A's exit: before the reset or during it (then discarded).
+DISCARDED_UNDER_GVISOR = {"locks in flight": "unverified"}
+RACES_THE_COLLECTOR = {"locks in flight"}
 #: Attacks a reusing gVisor sandbox refuses outright.
 REFUSED_UNDER_GVISOR = {"SysV shm, sem and msg", "POSIX message queue"}
 
@@ -260,8 +289,11 @@ def test_run_b_sees_nothing_of_run_a(reuse_pool: WarmPool, reusing: Profile, run
             else "planted"
         assert planted.stdout.decode().strip() == expected, planted.stderr.decode()
         first = a.id
-    discarded = DISCARDED.get(attack)
+    discarded = DISCARDED.get(attack) or (DISCARDED_UNDER_GVISOR.get(attack)
+                                          if runtime == "runsc" else None)
     stats = reuse_pool.stats()[0]
+    if runtime != "runsc" and attack in RACES_THE_COLLECTOR and stats.discards:
+        discarded = "unverified"
     assert dict(stats.discards) == ({discarded: 1} if discarded else {})
 
     with reuse_pool.acquire(reusing, run_id="run-b") as b:

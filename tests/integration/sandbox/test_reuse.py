@@ -7,12 +7,15 @@ reset. (What run A may leave for run B: ``test_carry_over``.)
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import os
+import struct
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from sandbox_support import TEST_LABELS, WORKER, left_over, requests_of
+from sandbox_support import IMAGES, TEST_LABELS, WORKER, left_over, requests_of
 
 from sandbox import envprobe
 from sandbox.command import Command
@@ -21,7 +24,7 @@ from sandbox.docker.factory import DockerFactory
 from sandbox.docker.pool import WarmPool
 from sandbox.envprobe import EnvironmentProbe
 from sandbox.plan import Plan
-from sandbox.profile import Profile
+from sandbox.profile import Limits, Profile
 
 pytestmark = pytest.mark.integration
 
@@ -188,3 +191,43 @@ def test_a_reused_run_costs_the_engine_nothing(docker_client: Any, reusing: Prof
         pool.close()
     assert (stats.reuses, dict(stats.discards)) == (7, {})
     assert sent == []
+
+
+@pytest.mark.parametrize("lock", ["flock", "posix", "ofd"])
+def test_a_lock_that_outlives_every_process_leaves_the_reset_unverified(
+        docker_client: Any, lock: str) -> None:
+    """A lock on the workspace that no process of the sandbox holds — in a real attack a
+    locked description queued on a unix socket (``test_carry_over``, "locks in flight");
+    here one held by the host, which the supervisor cannot stop — leaves the reset
+    unverified (the next run would find ``/workspace`` locked); once it is gone, a reset is
+    verified. runc only: gVisor keeps its own lock table, out of the host's reach."""
+    profile = Profile(name="test-lock", image=IMAGES["busybox"], runtime="runc", reuse_runs=5,
+                      limits=Limits(wall_timeout_s=120))
+    pool = WarmPool(DockerFactory(docker_client, worker=WORKER, extra_labels=TEST_LABELS),
+                    [(profile, 1)])
+    try:
+        pool.fill()
+        with pool.acquire(profile, run_id="locked") as sandbox:
+            sandbox.release = None  # reset by hand, then removed
+            pid = docker_client.api.inspect_container(sandbox.id)["State"]["Pid"]
+            fd = os.open(f"/proc/{pid}/root/workspace", os.O_RDONLY)
+            try:
+                take_lock(fd, lock)
+                held = sandbox.reset()
+            finally:
+                os.close(fd)
+            free = sandbox.reset()
+    finally:
+        pool.close()
+    assert not held.verified and "new: #lock /workspace" in held.reason, held
+    assert free.verified, free
+
+
+def take_lock(fd: int, kind: str) -> None:
+    """A read lock (POSIX or OFD) or an exclusive flock on ``fd``."""
+    if kind == "flock":
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    elif kind == "posix":
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    else:  # struct flock: l_type, l_whence, l_start, l_len, l_pid
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_RDLCK, 0, 0, 0, 0))
