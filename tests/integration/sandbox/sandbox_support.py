@@ -32,6 +32,14 @@ def left_over(client: Any, run_id: str) -> list[Any]:
     return labelled(client, [f"{LABEL_RUN}={run_id}"])
 
 
+def wait_for(condition: Callable[[], Any], timeout_s: float = 30.0) -> None:
+    """Poll ``condition`` until it holds; fail the test after ``timeout_s``."""
+    give_up = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < give_up, "condition not met in time"
+        time.sleep(0.05)
+
+
 def profile(image: str = "python", runtime: str | None = None, **limits: Any) -> Profile:
     """A default-hardened profile on ``runtime`` with some limits overridden."""
     return Profile(name=f"test-{image}", image=IMAGES[image], runtime=runtime,

@@ -205,7 +205,7 @@ while True:
     time.sleep(1)
 """,
     "locks in flight": """
-import array, fcntl, os, socket, struct
+import array, fcntl, os, socket
 held = []
 for d in ("/workspace", "/tmp"):
     fd = os.open(d, os.O_RDONLY)
@@ -215,9 +215,9 @@ for d in ("/workspace", "/tmp"):
 # process holds, which only the kernel's collector (not every runtime has one) ends
 a, b = socket.socketpair()
 b.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [a.fileno(), *held]))])
-for fd in (a.fileno(), b.fileno(), *held):
+a.close(); b.close()
+for fd in held:
     os.close(fd)
-a.detach(); b.detach()
 print("planted")
 """,
     "working directory and environment": """

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import docker.errors
 import pytest
-from sandbox_support import TEST_LABELS, WORKER, profile
+from sandbox_support import TEST_LABELS, WORKER, profile, wait_for
 
 from sandbox.command import Command
 from sandbox.docker.factory import DockerFactory
@@ -29,13 +28,6 @@ class CountingFactory(DockerFactory):
         ident = threading.get_ident()
         self.starts[ident] = self.starts.get(ident, 0) + 1
         return super().start(*args, **kwargs)
-
-
-def wait_for(condition: Any, timeout_s: float = 30.0) -> None:
-    give_up = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < give_up, "condition not met in time"
-        time.sleep(0.05)
 
 
 @pytest.fixture

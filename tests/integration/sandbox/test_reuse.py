@@ -11,11 +11,10 @@ import fcntl
 import os
 import struct
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from sandbox_support import IMAGES, TEST_LABELS, WORKER, left_over, requests_of
+from sandbox_support import IMAGES, TEST_LABELS, WORKER, left_over, requests_of, wait_for
 
 from sandbox import envprobe
 from sandbox.command import Command
@@ -29,13 +28,6 @@ from sandbox.profile import Limits, Profile
 pytestmark = pytest.mark.integration
 
 MiB = 1024 * 1024
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
-    give_up = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < give_up, "condition not met in time"
-        time.sleep(0.05)
 
 
 @pytest.mark.parametrize(("command", "limits", "reason"), [
