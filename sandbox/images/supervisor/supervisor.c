@@ -577,7 +577,10 @@ static void finish_if_done(void) {
  * mount that is sealed at the start (see sealed(): nothing in it a non-root uid could
  * change, like /dev) is left out. A reset then
  *   1. stops every other process (kill(-1) from pid 1, as 'K');
- *   2. compares the sandbox with its baseline: whatever differs is the work left;
+ *   2. compares the sandbox with its baseline: whatever differs is the work left (the
+ *      first comparison only finds that: it does not probe for locks, so it never
+ *      verifies; a run nearly always leaves something, and the probes are a third of a
+ *      comparison's system calls, each a trap to the sentry under gVisor);
  *   3. cleans as each uid that owns something that differs (acting as that uid, never as
  *      root, so it removes only what that uid could): it opens its own directories up (0777), removes
  *      everything it may below every writable mount (never crossing into another mount,
@@ -625,6 +628,36 @@ static int by_text(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The uid act_as() acts as (0: the supervisor's own). */
+static uid_t acting;
+
+/* A directory's entries read straight from the kernel: no dup and no DIR, whose fdopendir
+ * costs three more system calls per directory (each one a trap to the sentry under
+ * gVisor, a dozen directories per snapshot). */
+struct entries { int fd; long len, off; char buf[4096]; };
+
+/* The next name in ``dir`` (never "." or ".."); NULL at its end or on an error. */
+static const char *next_entry(struct entries *dir) {
+    for (;;) {
+        if (dir->off >= dir->len) {
+            dir->len = getdents64(dir->fd, dir->buf, sizeof dir->buf);
+            dir->off = 0;
+            if (dir->len <= 0) return NULL;
+        }
+        struct dirent64 *e = (struct dirent64 *)(dir->buf + dir->off);
+        dir->off += e->d_reclen;
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) return e->d_name;
+    }
+}
+
+/* A /proc or cgroup table opened for fgets() into the caller's ``buf``: stdio's own buffer
+ * would cost an fstat() first. */
+static FILE *open_table(const char *file, char *buf, size_t size) {
+    FILE *f = fopen(file, "re");
+    if (f) setvbuf(f, buf, _IOFBF, size);
+    return f;
+}
+
 /* Whether ``path`` is an entry of the baseline (lines are "path\t..."). */
 static int in_baseline(const char *path) {
     size_t lo = 0, hi = baseline.n, len = strlen(path);
@@ -641,6 +674,8 @@ static int in_baseline(const char *path) {
 /* Set when a baseline entry could not be probed for locks: the snapshot then lists
  * /proc/locks instead (see probe_locks). */
 static int locks_unprobed;
+/* Whether a snapshot probes the baseline entries for locks (a reset's verifying ones). */
+static int probing;
 
 /* Whether a file description outside every process still locks baseline entry ``name``
  * (in ``dirfd``): a flock, a POSIX or OFD lock, or (on a regular file of a non-root uid,
@@ -650,10 +685,12 @@ static int locks_unprobed;
  * outlive a reset (its baseline's) are reachable by the next run. Probed on the entry
  * itself, as the uid walking its mount: reading /proc/locks instead takes the kernel's
  * file-lock write lock, an RCU grace period (10-20 ms) on an idle machine, and gVisor has
- * no /proc/locks. Sets locks_unprobed when the entry cannot be opened or asked. */
-static int probe_locks(int dirfd, const char *name, const struct stat *st) {
+ * no /proc/locks. Sets locks_unprobed when the entry cannot be opened or asked. Asked
+ * through ``open_fd`` when the caller has the entry open already (a directory it lists). */
+static int probe_locks(int open_fd, int dirfd, const char *name, const struct stat *st) {
     if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISFIFO(st->st_mode)) return 0;
-    int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    int fd = open_fd >= 0 ? open_fd
+             : openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) { locks_unprobed = 1; return 0; }
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     int held = 0;
@@ -664,20 +701,20 @@ static int probe_locks(int dirfd, const char *name, const struct stat *st) {
     else locks_unprobed = 1;
     if (S_ISREG(st->st_mode) && st->st_uid != 0) {
         /* a write lease is refused while any other description has the file open */
-        if (st->st_uid != geteuid()) locks_unprobed = 1;
+        if (st->st_uid != acting) locks_unprobed = 1;
         else if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0) fcntl(fd, F_SETLEASE, F_UNLCK);
         else if (errno == EAGAIN) held = 1;
         else locks_unprobed = 1;
     }
-    close(fd);
+    if (fd != open_fd) close(fd);
     return held;
 }
 
 /* One entry as a line: path, uid, gid, mode, device; size and mtime of a file, target of
  * a link (what a non-root uid could change about an entry it may write); and, for a
  * baseline entry during a reset, "#lock path" when it is still locked (probe_locks). */
-static void entry_line(struct lines *out, int dirfd, const char *name, const char *path,
-                       const struct stat *st) {
+static void entry_line(struct lines *out, int open_fd, int dirfd, const char *name,
+                       const char *path, const struct stat *st) {
     char line[PATH_CAP + 512], extra[PATH_CAP] = "";
     if (S_ISREG(st->st_mode)) {
         snprintf(extra, sizeof extra, "%lld:%lld.%09ld", (long long)st->st_size,
@@ -690,7 +727,7 @@ static void entry_line(struct lines *out, int dirfd, const char *name, const cha
              (unsigned)st->st_gid, (unsigned)st->st_mode, (unsigned long long)st->st_rdev,
              extra);
     add_line(out, line);
-    if (baseline.n && in_baseline(path) && probe_locks(dirfd, name, st)) {
+    if (probing && in_baseline(path) && probe_locks(open_fd, dirfd, name, st)) {
         snprintf(line, sizeof line, "#lock %s", path);
         add_line(out, line);
     }
@@ -699,38 +736,30 @@ static void entry_line(struct lines *out, int dirfd, const char *name, const cha
 /* Every entry below the open directory ``dirfd`` (``path``) on device ``dev``. */
 static void list_tree(struct lines *out, int dirfd, char *path, size_t len, dev_t dev,
                       int depth) {
-    int copy = dup(dirfd);
-    DIR *dir = copy < 0 ? NULL : fdopendir(copy);
-    if (!dir) { if (copy >= 0) close(copy); return; }
-    struct dirent *e;
-    while ((e = readdir(dir)) && !out->overflow) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    struct entries dir = {.fd = dirfd};
+    const char *name;
+    while ((name = next_entry(&dir)) && !out->overflow) {
         struct stat st;
-        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
             continue;  /* gone meanwhile, or another mount's root (listed on its own) */
-        size_t n = len + 1 + strlen(e->d_name);
+        size_t n = len + 1 + strlen(name);
         if (n >= PATH_CAP || depth >= MAX_DEPTH) { out->overflow = 1; break; }
-        snprintf(path + len, PATH_CAP - len, "/%s", e->d_name);
-        entry_line(out, dirfd, e->d_name, path, &st);
-        if (S_ISDIR(st.st_mode)) {
-            int fd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd >= 0) { list_tree(out, fd, path, n, dev, depth + 1); close(fd); }
-        }
+        snprintf(path + len, PATH_CAP - len, "/%s", name);
+        int fd = S_ISDIR(st.st_mode)
+                 ? openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        entry_line(out, fd, dirfd, name, path, &st);
+        if (fd >= 0) { list_tree(out, fd, path, n, dev, depth + 1); close(fd); }
         path[len] = '\0';
     }
-    closedir(dir);
 }
 
 /* The entries of mount ``m``, its root included. */
-static void list_mount(struct lines *out, const struct mount *m) {
+static void list_mount(struct lines *out, const struct mount *m, const struct stat *st) {
     char path[PATH_CAP];
-    struct stat st;
-    if (lstat(m->path, &st) != 0) { add_line(out, "#missing mount"); return; }
     snprintf(path, sizeof path, "%s", strcmp(m->path, "/") ? m->path : "");
-    entry_line(out, AT_FDCWD, m->path, m->path, &st);
-    if (!S_ISDIR(st.st_mode)) return;
-    int fd = open(m->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) { list_tree(out, fd, path, strlen(path), st.st_dev, 0); close(fd); }
+    int fd = S_ISDIR(st->st_mode) ? open(m->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    entry_line(out, fd, AT_FDCWD, m->path, m->path, st);
+    if (fd >= 0) { list_tree(out, fd, path, strlen(path), st->st_dev, 0); close(fd); }
 }
 
 /* Act as ``uid`` (effective and file-system uid and gid: what permission checks use) until
@@ -738,6 +767,7 @@ static void list_mount(struct lines *out, const struct mount *m) {
  * permitted set when its effective uid is 0 again. No fork: that costs milliseconds under
  * gVisor. Nothing else runs meanwhile (every other process is stopped). */
 static void act_as(uid_t uid) {
+    acting = uid;
     if (uid != 0) {
         if (setresgid(-1, uid, -1) != 0 || setresuid(-1, uid, -1) != 0) die("acting as a uid");
         return;
@@ -750,16 +780,18 @@ static void act_as(uid_t uid) {
  * closed to root without CAP_DAC_READ_SEARCH). */
 static void list_mount_as_owner(struct lines *out, const struct mount *m) {
     struct stat st;
-    uid_t owner = lstat(m->path, &st) == 0 && S_ISDIR(st.st_mode) ? st.st_uid : 0;
+    if (lstat(m->path, &st) != 0) { add_line(out, "#missing mount"); return; }
+    uid_t owner = S_ISDIR(st.st_mode) ? st.st_uid : 0;
     if (owner != 0) act_as(owner);
-    list_mount(out, m);
+    list_mount(out, m, &st);
     if (owner != 0) act_as(0);
 }
 
 /* Lines of a /proc table after its header, as "#tag field" for field ``column`` (0-based,
  * whitespace-separated), skipping rows whose field is "0" (a socket no process holds). */
 static void list_table(struct lines *out, const char *file, const char *tag, int column) {
-    FILE *f = fopen(file, "re");
+    char io[4096];
+    FILE *f = open_table(file, io, sizeof io);
     if (!f) return;
     char row[1024], line[1200];
     int first = 1;
@@ -780,8 +812,9 @@ static void list_ipc(struct lines *out) {
         {"shm", 1, 7}, {"msg", 1, 7}, {"sem", 1, 4}};
     for (size_t t = 0; t < 3; t++) {
         char file[64], row[1024], line[128];
+        char io[4096];
         snprintf(file, sizeof file, "/proc/sysvipc/%s", tables[t].kind);
-        FILE *f = fopen(file, "re");
+        FILE *f = open_table(file, io, sizeof io);
         if (!f) continue;
         int first = 1;
         while (fgets(row, sizeof row, f)) {
@@ -826,16 +859,16 @@ static void list_locks(struct lines *out) {
 
 /* Every process but pid 1. */
 static void list_processes(struct lines *out) {
-    DIR *dir = opendir("/proc");
-    if (!dir) { add_line(out, "#proc unreadable"); return; }
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9' || !strcmp(e->d_name, "1")) continue;
+    struct entries proc = {.fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    if (proc.fd < 0) { add_line(out, "#proc unreadable"); return; }
+    const char *name;
+    while ((name = next_entry(&proc))) {
+        if (name[0] < '0' || name[0] > '9' || !strcmp(name, "1")) continue;
         char line[300];
-        snprintf(line, sizeof line, "#proc %s", e->d_name);
+        snprintf(line, sizeof line, "#proc %s", name);
         add_line(out, line);
     }
-    closedir(dir);
+    close(proc.fd);
 }
 
 /* The sandbox as the baseline describes it, sorted; ``why`` set when it cannot be. */
@@ -962,38 +995,33 @@ static void take_baseline(void) {
 
 /* Remove what this uid may below the open directory ``dirfd`` (``path``), opening its own
  * directories up first; never baseline entries, other mounts or links' targets. */
-static void clean_tree(int dirfd, char *path, size_t len, dev_t dev, int depth) {
-    struct stat st;
-    if (fstat(dirfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 07777) != 0777)
-        fchmod(dirfd, 0777);
-    int copy = dup(dirfd);
-    DIR *dir = copy < 0 ? NULL : fdopendir(copy);
-    if (!dir) { if (copy >= 0) close(copy); return; }
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+static void clean_tree(int dirfd, const struct stat *st, char *path, size_t len, dev_t dev,
+                       int depth) {
+    if (st->st_uid == acting && (st->st_mode & 07777) != 0777) fchmod(dirfd, 0777);
+    struct entries dir = {.fd = dirfd};
+    const char *name;
+    while ((name = next_entry(&dir))) {
         struct stat es;
-        if (fstatat(dirfd, e->d_name, &es, AT_SYMLINK_NOFOLLOW) != 0 || es.st_dev != dev)
+        if (fstatat(dirfd, name, &es, AT_SYMLINK_NOFOLLOW) != 0 || es.st_dev != dev)
             continue;
-        size_t n = len + 1 + strlen(e->d_name);
+        size_t n = len + 1 + strlen(name);
         if (n >= PATH_CAP) continue;
-        snprintf(path + len, PATH_CAP - len, "/%s", e->d_name);
+        snprintf(path + len, PATH_CAP - len, "/%s", name);
         int base = in_baseline(path);
         if (S_ISDIR(es.st_mode)) {
             if (depth < MAX_DEPTH) {
                 int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-                int fd = openat(dirfd, e->d_name, flags);
-                if (fd < 0 && es.st_uid == geteuid() && fchmodat(dirfd, e->d_name, 0777, 0) == 0)
-                    fd = openat(dirfd, e->d_name, flags);
-                if (fd >= 0) { clean_tree(fd, path, n, dev, depth + 1); close(fd); }
+                int fd = openat(dirfd, name, flags);
+                if (fd < 0 && es.st_uid == acting && fchmodat(dirfd, name, 0777, 0) == 0)
+                    fd = openat(dirfd, name, flags);
+                if (fd >= 0) { clean_tree(fd, &es, path, n, dev, depth + 1); close(fd); }
             }
-            if (!base) unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+            if (!base) unlinkat(dirfd, name, AT_REMOVEDIR);
         } else if (!base) {
-            unlinkat(dirfd, e->d_name, 0);
+            unlinkat(dirfd, name, 0);
         }
         path[len] = '\0';
     }
-    closedir(dir);
 }
 
 /* As ``uid``: clean every writable mount, put the modes of this uid's baseline entries
@@ -1003,10 +1031,11 @@ static void clean_as(uid_t uid) {
     act_as(uid);
     for (int i = 0; i < nmounts; i++) {
         if (!mounts[i].dir) continue;
+        struct stat st;
         int fd = open(mounts[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) continue;
         snprintf(path, sizeof path, "%s", strcmp(mounts[i].path, "/") ? mounts[i].path : "");
-        clean_tree(fd, path, strlen(path), mounts[i].dev, 0);
+        if (fstat(fd, &st) == 0) clean_tree(fd, &st, path, strlen(path), mounts[i].dev, 0);
         close(fd);
     }
     for (size_t i = 0; i < baseline.n; i++) {
@@ -1059,7 +1088,8 @@ static size_t differences(const struct lines *now, uid_t *owners, size_t max, ch
 }
 
 static long long read_counter(const char *file, const char *key) {
-    FILE *f = fopen(file, "re");
+    char io[4096];
+    FILE *f = open_table(file, io, sizeof io);
     if (!f) return -1;
     char row[256];
     long long value = -1;
@@ -1100,28 +1130,33 @@ static void reset(void) {
     if (cur.pid != 0) { send_text('c', "1 a command is still running"); return; }
     stop_others(stopped, sizeof stopped);
     forget_commands();
-    for (int round = 0;; round++) {
+    /* The first snapshot only finds what to clean (a run nearly always leaves something):
+     * its baseline entries are not probed for locks. Only a probed one verifies. */
+    for (int round = 0, cleaned = 0;; round++) {
         struct lines now = {0};
         const char *why;
         uid_t owners[8];
+        probing = round > 0;
         snapshot(&now, &why);
         size_t left = why ? 1 : differences(&now, owners, 8, first, sizeof first);
         free_lines(&now);
         if (why) { snprintf(answer, sizeof answer, "1 %s", why); break; }
-        if (left == 0) {
+        if (left == 0 && probing) {
             long long cpu_ns, oom_kill;
             counters(&cpu_ns, &oom_kill);
             snprintf(answer, sizeof answer, "0 rounds=%d cpu_ns=%lld oom_kill=%lld ms=%ld",
-                     round, cpu_ns, oom_kill, ms_since(&started));
+                     cleaned, cpu_ns, oom_kill, ms_since(&started));
             break;
         }
-        if (round == MAX_ROUNDS) {
+        if (cleaned == MAX_ROUNDS) {
             snprintf(answer, sizeof answer, "1 not as it started after %d rounds (%zu "
-                     "differences; %s)", round, left, first);
+                     "differences; %s)", cleaned, left, first);
             break;
         }
+        if (left == 0) continue;  /* nothing to clean: look again, probing */
         stop_others(stopped, sizeof stopped);
         for (size_t k = 0; k < 8 && owners[k]; k++) clean_as(owners[k]);
+        cleaned++;
     }
     send_text('c', answer);
 }
