@@ -12,6 +12,15 @@ thread. A reader thread demultiplexes Docker's frames, then the supervisor's
 (``[type][length: 4 bytes, big endian][payload]``), and routes them: a stop's answer to
 :meth:`Channel.stop`, a reset's to :meth:`Channel.reset`, everything else to the running
 :meth:`Channel.run`.
+
+A request may bring the requests that follow it (``then``, protocol 6): they are sent at
+once, *queued*, and the supervisor starts each as soon as the one before it has ended, so
+the host's turnaround between two steps of a run (about half a millisecond: the answer
+through dockerd, the reader thread, the driver building the next request, back through
+dockerd) is no longer the sandbox's idle time. Answers still come in request order. A
+queued request is skipped when the one before it could not start (the driver then takes
+another way, and a later :meth:`Channel.run` of it sends it again); one that ran but is
+never asked for leaves the channel out of step (the sandbox is not reused).
 """
 
 from __future__ import annotations
@@ -24,7 +33,8 @@ import struct
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,12 +46,18 @@ log = logging.getLogger(__name__)
 #: Version 3 added the reset (``C``), which sandbox reuse needs; 4 the supervisor's start
 #: option ``--dirs-as`` (the judge's room's parts made at the start) and its ``--collect``
 #: mode (file captures without a shell, see :mod:`sandbox.docker.collect`); 5 the seed
-#: records a request may carry (:attr:`~sandbox.docker.stream.ExecRequest.seed`).
-PROTOCOL = "5"
+#: records a request may carry (:attr:`~sandbox.docker.stream.ExecRequest.seed`); 6 queued
+#: requests (``then``) and stops aimed at one request.
+PROTOCOL = "6"
 #: Supervisor versions this module can drive: 2 is 3 without the reset, 3 is 4 without the
-#: start-up directories and the collect mode, 4 is 5 without the seed records.
-SUPPORTED = ("2", "3", "4", "5")
+#: start-up directories and the collect mode, 4 is 5 without the seed records, 5 is 6
+#: without queued requests.
+SUPPORTED = ("2", "3", "4", "5", "6")
 _FRAME = struct.Struct(">cI")
+#: A request's number (``K`` aimed at one request, protocol 6).
+_NUMBER = struct.Struct(">I")
+#: The ``R`` flag of a queued request (protocol 6).
+_QUEUED = 8
 #: An ``R`` frame's head: flags, uid, gid.
 _RUN_HEAD = struct.Struct(">BII")
 #: The seed records' length in an ``R`` frame (protocol 5).
@@ -83,6 +99,12 @@ class Channel:
         self._send_lock = threading.Lock()
         self._answers = _Answers(queue.Queue(), queue.Queue(), queue.Queue())
         self._broken = False
+        self._sent = 0
+        """``R`` frames sent: the supervisor numbers requests the same way, from 1."""
+        self._current = 0
+        """The number of the request whose answer is awaited."""
+        self._ahead: deque[tuple[int, ExecRequest]] = deque()
+        """Requests sent queued (``then``) and not yet asked for, in order."""
         self._reader = threading.Thread(target=_read_loop, args=(sock, owner, self._answers),
                                         name="sandbox-channel", daemon=True)
         self._reader.start()
@@ -101,33 +123,96 @@ class Channel:
         return self._reader.is_alive()
 
     @property
+    def ahead(self) -> int:
+        """Requests sent ahead (``then``) and not yet asked for."""
+        return len(self._ahead)
+
+    @property
     def in_step(self) -> bool:
         """Whether every command and reset sent has been answered (a command that outlived
-        its grace period, or a reset never answered, leaves the channel unusable)."""
-        return not self._broken
+        its grace period, or a reset never answered, leaves the channel unusable), and no
+        request sent ahead is left unasked for."""
+        return not self._broken and not self._ahead
 
-    def run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec:
-        """Run ``request`` as ``request.user`` (the supervisor switches to it; never root).
+    def run(self, request: ExecRequest, on_limit: Callable[[], None],
+            then: Sequence[ExecRequest] = ()) -> RawExec:
+        """Run ``request`` as ``request.user`` (the supervisor switches to it; never root),
+        and send ``then`` queued behind it unless requests are queued already (protocol 6;
+        each must stop first and have a null stdin). A request sent ahead earlier is not
+        sent again: its answer is awaited (or, if it was skipped, it is sent now).
 
         Raises:
-            ChannelClosed: the container went away, or an earlier command never ended.
+            ChannelClosed: the container went away, an earlier command never ended, or a
+                request sent ahead ran but is not the one asked for now.
+            ValueError: a request of ``then`` may not be queued.
         """
         if self._broken:
             raise ChannelClosed("the supervisor channel is out of step")
+        if any(each.stdin or not (each.null_stdin and each.stop_first) for each in then):
+            raise ValueError("a queued request must stop first and have a null stdin")
         started = time.monotonic()
-        streams = {b"o": Capped(request.cap), b"e": Capped(request.cap)}
+        outcome = self._answer_ahead(request, on_limit) if self._ahead else None
+        if outcome is None:
+            outcome = self._send_and_wait(request, on_limit, then)
+        elif then and not self._ahead:
+            self._send_queued(then)
+        out, err = outcome.streams[b"o"], outcome.streams[b"e"]
+        return RawExec(outcome.exit_code, bytes(out.data), bytes(err.data), out.truncated,
+                       err.truncated, outcome.timed_out, time.monotonic() - started,
+                       start_error=outcome.start_error, oom_kills=outcome.oom_kills)
+
+    def _send_and_wait(self, request: ExecRequest, on_limit: Callable[[], None],
+                       then: Sequence[ExecRequest]) -> _Outcome:
         self._send(b"R", encode_run(request))
+        self._sent += 1
+        number = self._sent
         for chunk in _chunks(request.stdin):
             self._send(b"I", chunk)
         self._send(b"E", b"")
-        outcome = _Outcome(streams)
+        if then:  # nothing is ahead: what was has been answered or skipped
+            self._send_queued(then)
+        return self._wait(number, request, on_limit)
+
+    def _send_queued(self, requests: Sequence[ExecRequest]) -> None:
+        for each in requests:
+            self._send(b"R", encode_run(each, queued=True))
+            self._sent += 1
+            self._ahead.append((self._sent, each))
+
+    def _answer_ahead(self, request: ExecRequest,
+                      on_limit: Callable[[], None]) -> _Outcome | None:
+        """The answer of ``request`` if it was sent ahead and ran; ``None`` when it must be
+        sent (it was skipped, or it is another request: the ones ahead were skipped).
+
+        Raises:
+            ChannelClosed: a request sent ahead ran, but ``request`` is another one.
+        """
+        number, ahead = self._ahead.popleft()
+        outcome = self._wait(number, ahead, on_limit if ahead == request else _nothing)
+        if outcome.kind == b"s":
+            self._skip_ahead()
+            return None
+        if ahead != request:
+            self._broken = True
+            raise ChannelClosed("a request sent ahead ran, but another was asked for")
+        return outcome
+
+    def _skip_ahead(self) -> None:
+        """Read the skips of the requests still ahead (one skipped, all are)."""
+        while self._ahead:
+            number, ahead = self._ahead.popleft()
+            if self._wait(number, ahead, _nothing).kind != b"s":
+                self._broken = True
+                raise ChannelClosed("a request queued behind a skipped one ran")
+
+    def _wait(self, number: int, request: ExecRequest,
+              on_limit: Callable[[], None]) -> _Outcome:
+        self._current = number
+        outcome = _Outcome({b"o": Capped(request.cap), b"e": Capped(request.cap)})
         _Wait(self._answers.events, outcome, request, on_limit).until_done()
         if outcome.kind is None:
             self._broken = True  # the command outlived the grace period: unusable now
-        out, err = streams[b"o"], streams[b"e"]
-        return RawExec(outcome.exit_code, bytes(out.data), bytes(err.data), out.truncated,
-                       err.truncated, outcome.timed_out, time.monotonic() - started,
-                       start_error=outcome.start_error)
+        return outcome
 
     def stop(self) -> str:
         """Kill every process but the supervisor; ``""`` when none is left, else why not.
@@ -135,7 +220,9 @@ class Channel:
         Raises:
             ChannelClosed: the container went away.
         """
-        self._send(b"K", b"")
+        # Aimed at the awaited request while others are queued behind it: one of those may
+        # have started since (its own stop first did this stop's work).
+        self._send(b"K", _NUMBER.pack(self._current) if self._ahead else b"")
         try:
             kind, payload = self._answers.stops.get(timeout=STOP_WAIT_S)
         except queue.Empty:
@@ -152,6 +239,9 @@ class Channel:
         Raises:
             ChannelClosed: the container went away.
         """
+        if self._ahead:
+            self._broken = True
+            return "1 requests sent ahead were never asked for"
         if self._broken:
             return "1 the supervisor channel is out of step"
         self._send(b"C", b"")
@@ -203,20 +293,25 @@ def _read_loop(sock: Any, owner: Any, answers: _Answers) -> None:
             each.put(_CLOSED)
 
 
-def encode_run(request: ExecRequest) -> bytes:
+def encode_run(request: ExecRequest, *, queued: bool = False) -> bytes:
     """The payload of an ``R`` frame: flags, uid, gid, the seed records (their length
     first) when there are any, then workdir, ``KEY=VALUE``s, an empty field and argv, each
     NUL-terminated."""
     uid, gid = numeric_user(request.user)
     fields = [request.workdir, *(f"{k}={v}" for k, v in request.env.items()), "",
               *request.argv]
-    flags = (1 if request.stop_first else 0) | (2 if request.null_stdin else 0)
+    flags = ((1 if request.stop_first else 0) | (2 if request.null_stdin else 0)
+             | (_QUEUED if queued else 0))
     seed = b""
     if request.seed is not None:
         flags |= 4
         seed = _LENGTH.pack(len(request.seed)) + request.seed
     return (_RUN_HEAD.pack(flags, uid, gid) + seed
             + b"".join(field.encode() + b"\0" for field in fields))
+
+
+def _nothing() -> None:
+    """The limit of a request awaited only to be dropped: it runs to its end or timeout."""
 
 
 def numeric_user(user: str) -> tuple[int, int]:
@@ -276,16 +371,21 @@ class _Outcome:
         self.kind: bytes | None = None
         self.exit_code: int | None = None
         self.start_error: str | None = None
+        self.oom_kills: int | None = None
         self.timed_out = False
 
     def take(self, kind: bytes, payload: bytes) -> bool:
         """Note one frame; returns ``True`` if an output newly passed its cap."""
         if kind in self.streams:
             return self.streams[kind].add(payload)
-        if kind == b"x":
-            self.kind, self.exit_code = kind, int(payload)
+        if kind == b"x":  # "137 oom_kill=N" after a SIGKILL (protocol 6)
+            status, _, oom = payload.partition(b" oom_kill=")
+            self.kind, self.exit_code = kind, int(status)
+            self.oom_kills = int(oom) if oom.isdigit() else None
         elif kind == b"f":
             self.kind, self.start_error = kind, payload.decode(errors="replace")
+        elif kind == b"s":
+            self.kind = kind
         else:
             raise ChannelClosed(f"unexpected frame {kind!r} from the supervisor")
         return False

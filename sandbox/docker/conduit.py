@@ -118,9 +118,12 @@ class Conduit:
         """Whether the sandbox ended by a limit (deadline, or a gVisor sandbox's memory)."""
         return self.deadline_exceeded or self.ended_by is not None
 
-    def run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec | None:
+    def run(self, request: ExecRequest, on_limit: Callable[[], None],
+            then: Sequence[ExecRequest] = ()) -> RawExec | None:
         """The request through the supervisor (as its user) or ``exec``; ``None`` once the
-        sandbox has ended by a limit (:attr:`ended`).
+        sandbox has ended by a limit (:attr:`ended`). ``then``: the requests that will
+        follow, which a supervisor of protocol 6 queues behind it (see
+        :meth:`Channel.run`; ``exec`` ignores them).
 
         Raises:
             SandboxUnavailable: the engine, the container or its supervisor is gone.
@@ -130,7 +133,8 @@ class Conduit:
         stamped = self.stamp(request)
         try:
             if self.channel is not None:
-                return self._note(self.channel.run(stamped, on_limit))
+                later = tuple(self.stamp(each) for each in then)
+                return self._note(self.channel.run(stamped, on_limit, later))
             raw = run_exec(self.client.api, self.id, stamped, on_limit, ended=self._stopped)
         except (ChannelClosed, ContainerStopped) as error:  # the container is gone
             transport = "supervisor" if self.channel is not None else "exec"
@@ -198,22 +202,29 @@ class Conduit:
             self.ended_by = MEMORY
         return bool(state.get("OOMKilled"))
 
-    def oom_happened(self) -> bool:
+    def oom_happened(self, raw: RawExec | None = None) -> bool:
         """Whether the memory cgroup's OOM-kill counter moved since we last looked (under
-        gVisor, whether the host killed the sandbox for its memory)."""
+        gVisor, whether the host killed the sandbox for its memory): the count the
+        supervisor read when ``raw``'s command ended (protocol 6), else read now."""
         if self.gvisor:
             return self.ended_by == MEMORY
+        count = raw.oom_kills if raw is not None and raw.oom_kills is not None else None
+        if count is None:
+            count = self._oom_count()
+        happened, self._oom_seen = count > self._oom_seen, max(count, self._oom_seen)
+        if happened:
+            self.hits.add("oom")
+        return happened
+
+    def _oom_count(self) -> int:
+        """The OOM-kill counter, read by a request (the last count seen if unreadable)."""
         hardening = self.profile.hardening
         user = hardening.user if self.channel is not None else hardening.keeper_user
         request = ExecRequest(argv=("sh", "-c", scripts.OOM_COUNT), user=user, workdir="/",
                               env={}, stdin=b"", timeout_s=INTERNAL_TIMEOUT_S, cap=4096)
         raw = self.run(request, nothing)
         fields = raw.stdout.split() if raw else []
-        count = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else self._oom_seen
-        happened, self._oom_seen = count > self._oom_seen, max(count, self._oom_seen)
-        if happened:
-            self.hits.add("oom")
-        return happened
+        return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else self._oom_seen
 
     def usage(self) -> tuple[Mapping[str, float], str]:
         """Peak memory and CPU time from the container's cgroup: the host's when visible,

@@ -34,7 +34,7 @@ from sandbox import room
 from sandbox.base import Sandbox
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
-from sandbox.docker import collect, judgeroom, outcome, reuse, scripts, seeding, transfer
+from sandbox.docker import ahead, collect, judgeroom, outcome, reuse, scripts, seeding, transfer
 from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.channel import ChannelClosed
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
@@ -46,6 +46,7 @@ from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from sandbox.execution import CodeExecution, TestRun
+from sandbox.plan import Plan, PlanResult
 from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
@@ -62,7 +63,7 @@ class DockerSandbox(Sandbox):
                  line: Line | None = None, base_env: Mapping[str, str] | None = None,
                  gvisor: bool = False, runtime: str = "", image_id: str = "",
                  reused: reuse.Reuse | None = None, collector: str | None = None,
-                 seeds: bool = False) -> None:
+                 seeds: bool = False, queues: bool = False) -> None:
         super().__init__(profile)
         self._runtime, self._image_id = runtime, image_id
         self.client, self.container, self.run_id = client, container, run_id
@@ -81,6 +82,9 @@ class DockerSandbox(Sandbox):
         """Whether the supervisor made the room's parts and gives a null stdin (protocol 4)."""
         self.seeds = seeds and self.channel is not None
         """Whether the supervisor writes a request's seed records itself (protocol 5)."""
+        self.queues = queues and self.seeds
+        """Whether the supervisor queues requests sent ahead (protocol 6)."""
+        self._ahead = ahead.Lookahead()
 
     @property
     def id(self) -> str:
@@ -132,7 +136,7 @@ class DockerSandbox(Sandbox):
         """
         request = outcome.request(self.conduit, command, command.as_argv(),
                                   stdin=command.stdin, stop_first=command.user is not None)
-        raw = self._run(request, self._stopper(request.user))
+        raw = self._run(request, self._stopper(request.user), self._then(command))
         if raw is None:
             return outcome.ended(self.conduit)
         return outcome.result(self.conduit, raw)
@@ -154,7 +158,7 @@ class DockerSandbox(Sandbox):
                 or command.workdir not in (None, workdir)):
             return super().write_and_exec(files, command)
         nonce, request = seeding.with_command(self.conduit, files, command, native=self.seeds)
-        raw = self._run(request, self._kill_candidate)
+        raw = self._run(request, self._kill_candidate, () if nonce else self._then(command))
         if raw is None:
             return outcome.ended(self.conduit)
         if raw.start_error or (nonce and outcome.driver_failed(raw, nonce)):
@@ -178,6 +182,20 @@ class DockerSandbox(Sandbox):
         """
         if self.channel is None:
             return super().stop_write_and_test(files, spec, clean=clean)
+        nonce, request = self._test_request(files, spec, clean=clean)
+        # A test that seeds may yet be run step by step: nothing goes ahead of it.
+        raw = self._run(request, self._kill_candidate,
+                        () if clean or nonce else self._then(spec))
+        if raw is None:
+            return TestRun(spec, outcome.ended(self.conduit))
+        if raw.start_error or (nonce and outcome.driver_failed(raw, nonce)):
+            return super().stop_write_and_test(files, spec, clean=clean)
+        return TestRun(spec, outcome.result(self.conduit, raw), self._report(spec, 0))
+
+    def _test_request(self, files: Sequence[SeedFile], spec: CodeExecution, *,
+                      clean: bool) -> tuple[str, ExecRequest]:
+        """The first test's request, and the nonce of its seeding script (``""`` for a bare
+        test: nothing to write or remove, its stdin ``/dev/null``)."""
         root = room.ROOM if clean else self.profile.workdir
         command = Sandbox.judge_command(self, spec, index=0, clean=clean)
         archive, nonce, argv, first = b"", "", command.as_argv(), command
@@ -189,13 +207,7 @@ class DockerSandbox(Sandbox):
                     "1" if files else "0", command.workdir or root, *command.as_argv())
             first = dataclasses.replace(command, workdir=root)
         request = outcome.request(self.conduit, first, argv, stdin=archive, stop_first=True)
-        raw = self._run(dataclasses.replace(request, null_stdin=not nonce),
-                        self._kill_candidate)
-        if raw is None:
-            return TestRun(spec, outcome.ended(self.conduit))
-        if raw.start_error or (nonce and outcome.driver_failed(raw, nonce)):
-            return super().stop_write_and_test(files, spec, clean=clean)
-        return TestRun(spec, outcome.result(self.conduit, raw), self._report(spec, 0))
+        return nonce, dataclasses.replace(request, null_stdin=not nonce)
 
     def judge_command(self, spec: CodeExecution, *, index: int, clean: bool) -> Command:
         """The test as the judge (see :class:`Sandbox`), started by
@@ -306,12 +318,61 @@ class DockerSandbox(Sandbox):
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        entries = self.profile.limits.listing_entries
-        sent = collect.request(checks, self.profile.workdir, budget, entries)
-        raw = self._internal(collect.command(sent, self.collector), cap=sent.cap,
-                             on_limit=nothing, stop_first=True)
-        results = collect.answer(raw, checks, sent, budget, entries, where=self.id[:12])
+        sent, request = self._collect_request(checks, budget)
+        self._ahead.collect = None  # its nonce serves one request
+        raw = self._run(request, nothing) or PAST_DEADLINE
+        results = collect.answer(raw, checks, sent, budget, self.profile.limits.listing_entries,
+                                 where=self.id[:12])
         return results if results is not None else super().stop_and_collect(checks, budget)
+
+    def _collect_request(self, checks: Sequence[CaptureCheck | ListingCheck],
+                         budget: CaptureBudget) -> tuple[collect.Request, ExecRequest]:
+        """The request of every check in one (the collector's, else the script's), as the
+        candidate's uid once every process is stopped; the one built ahead for these checks
+        when there is one."""
+        built = self._ahead.collect
+        if built is not None and built[0] is checks and built[1] == budget.remaining:
+            return built[2], built[3]
+        sent = collect.request(checks, self.profile.workdir, budget,
+                               self.profile.limits.listing_entries)
+        request = internal_request(self.profile, collect.command(sent, self.collector),
+                                   cap=sent.cap, stop_first=True)
+        request = dataclasses.replace(request, null_stdin=self.collector is not None)
+        self._ahead.collect = (checks, budget.remaining, sent, request)
+        return sent, request
+
+    def run_plan(self, plan: Plan) -> PlanResult:
+        """:meth:`Sandbox.run_plan`; with a supervisor that queues (protocol 6), the
+        plan's next requests go ahead of the one in flight where its answer cannot change
+        them (:mod:`sandbox.docker.ahead`)."""
+        self._ahead = ahead.Lookahead(plan if self.queues else None)
+        try:
+            return super().run_plan(plan)
+        finally:
+            self._ahead = ahead.Lookahead()
+
+    def _then(self, step: object) -> tuple[ExecRequest, ...]:
+        """The requests that may go ahead of ``step``'s (see :mod:`sandbox.docker.ahead`)."""
+        plan, requests = self._ahead.plan, []
+        if plan is None:
+            return ()
+        for follower in ahead.follows(plan, step):
+            request = self._queueable(follower, plan)
+            if request is None:
+                break
+            requests.append(request)
+        return tuple(requests)
+
+    def _queueable(self, follower: str, plan: Plan) -> ExecRequest | None:
+        """The request of ``follower`` (:data:`ahead.TEST` or :data:`ahead.COLLECT`), or
+        ``None`` when it cannot be queued (a test whose files go on its stdin)."""
+        if follower == ahead.COLLECT:
+            budget = CaptureBudget(plan.capture_total_bytes)
+            return self._collect_request(plan.checks, budget)[1]
+        spec = plan.tests[0]
+        if plan.test_files or spec.report or not self.bare_first_test:
+            return None
+        return self._test_request((), spec, clean=False)[1]
 
     def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
         """Seal the workspace, write the evaluator's files and run it as its own uid with
@@ -366,11 +427,12 @@ class DockerSandbox(Sandbox):
                                    stop_first=stop_first)
         return self._run(request, on_limit or self._kill_candidate) or PAST_DEADLINE
 
-    def _run(self, request: ExecRequest, on_limit: Callable[[], None]) -> RawExec | None:
+    def _run(self, request: ExecRequest, on_limit: Callable[[], None],
+             then: Sequence[ExecRequest] = ()) -> RawExec | None:
         """The driver's own requests go here; every request of the sandbox (these, and
         those of :mod:`~sandbox.docker.seeding` and :mod:`~sandbox.docker.judgeroom`) ends
         in :meth:`Conduit.run`."""
-        return self.conduit.run(request, on_limit)
+        return self.conduit.run(request, on_limit, then)
 
     def _kill_candidate(self) -> None:
         """Called from the stream when a command passes its timeout or its output cap."""

@@ -31,6 +31,8 @@ RESET_PROTOCOL = 3
 COLLECT_PROTOCOL = 4
 #: The first protocol whose supervisor writes a request's seed records itself.
 SEED_PROTOCOL = 5
+#: The first protocol whose supervisor queues requests sent ahead.
+QUEUE_PROTOCOL = 6
 #: ``HOME`` of every step when the image's ``ENV`` sets none (Docker's own fallback).
 DEFAULT_HOME = "/"
 #: What every step's environment starts from, so that the same submission behaves the same
@@ -68,6 +70,11 @@ class ImageFacts:
     def seeds(self) -> bool:
         """Whether the image's supervisor writes a request's seed records itself."""
         return self.supervisor is not None and self.protocol >= SEED_PROTOCOL
+
+    @property
+    def queues(self) -> bool:
+        """Whether the image's supervisor queues requests sent ahead."""
+        return self.supervisor is not None and self.protocol >= QUEUE_PROTOCOL
 
 
 def image_env(config_env: list[str] | None) -> tuple[tuple[str, str], ...]:
@@ -117,7 +124,8 @@ class DockerFactory:
                              base_env=dict(image.env), image_id=image.id,
                              runtime=self.runtimes.name(profile.runtime),
                              gvisor=self.runtimes.gvisor(profile.runtime), reused=reused,
-                             collector=image.collector, seeds=image.seeds)
+                             collector=image.collector, seeds=image.seeds,
+                             queues=image.queues)
 
     def reusable(self, profile: Profile) -> bool:
         """Whether ``profile``'s sandboxes are started to serve several runs: the profile

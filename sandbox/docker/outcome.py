@@ -53,7 +53,7 @@ def result(conduit: Conduit, raw: RawExec) -> ExecResult:
     """
     if raw.start_error:
         return start_failure(conduit, raw)
-    oom = raw.exit_code == SIGKILL_STATUS and not raw.timed_out and conduit.oom_happened()
+    oom = raw.exit_code == SIGKILL_STATUS and not raw.timed_out and conduit.oom_happened(raw)
     return ExecResult(exit_code=raw.exit_code, stdout=raw.stdout, stderr=raw.stderr,
                       timed_out=raw.timed_out or conduit.deadline_exceeded,
                       stdout_truncated=raw.stdout_truncated,

@@ -64,6 +64,9 @@ class RawExec:
     duration_s: float
     start_error: str | None = None
     """Set when runc could not start the process (bad workdir, no pids left, …)."""
+    oom_kills: int | None = None
+    """The sandbox cgroup's OOM kills so far, read when a SIGKILLed command ended (the
+    supervisor's answer, protocol 6); ``None`` when not read."""
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,11 @@
  * It is also not dumpable (PR_SET_DUMPABLE 0), and every descriptor of its own is
  * close-on-exec: commands see only their stdio pipes.
  *
- * Protocol version 5 (images say so in the label evalfleet.supervisor.protocol; bump it
+ * Protocol version 6 (images say so in the label evalfleet.supervisor.protocol; bump it
  * with sandbox/docker/channel.py's PROTOCOL on any change; 3 added 'C', 4 the arguments
- * --dirs-as and --collect, below, 5 the seed records): frames of [type: 1 byte]
- * [length: 4 bytes, big endian][payload], both ways.
+ * --dirs-as and --collect, below, 5 the seed records, 6 queued requests and aimed stops):
+ * frames of [type: 1 byte][length: 4 bytes, big endian][payload], both ways. Requests are
+ * numbered from 1 in the order their 'R' frames arrive (refused ones too).
  * Host -> supervisor:
  *   'R' run: [flags: 1 byte][uid: 4][gid: 4] (big endian) [seed] workdir NUL
  *            (KEY=VALUE NUL)* NUL (argv NUL)+
@@ -38,20 +39,35 @@
  *            (protocol 5): [seed] is [length: 4][records], files the command's process
  *            writes into its workdir as its user before it becomes the command (see
  *            seed(); a failure is an 'f' starting "evalfleet-supervisor seed:"); one
- *            run at a time.
+ *            run at a time. Bit 3 (protocol 6): queued - see "Queued requests" below.
  *   'I' stdin bytes for the running command; 'E' end of its stdin.
- *   'K' stop every other process now (also while a command runs).
+ *   'K' stop every other process now (also while a command runs); with a payload
+ *       [number: 4] (protocol 6), only while request <number> runs (else answered "0").
  *   'C' reset the sandbox to how it started, between runs (see "Reset" below).
  * Supervisor -> host:
  *   'o' / 'e' the command's stdout / stderr bytes;
- *   'x' the command ended: its exit status as decimal (128 + signal when killed);
+ *   'x' the command ended: its exit status as decimal (128 + signal when killed); after
+ *       137 (SIGKILL), protocol 6 adds " oom_kill=N", the sandbox cgroup's OOM kills so far
+ *       (-1 where unreadable), so the host learns whether the memory limit did it without
+ *       another request (the kernel counts an OOM kill before it sends the SIGKILL);
  *   'f' the command could not start: a message (runc's wording where it has one);
+ *   's' a queued request was skipped (protocol 6);
  *   'k' stop finished: "0", or "1 <processes left>".
  *   'c' reset finished: "0 rounds=R cpu_ns=N oom_kill=K ms=T" (verified), or "1 <why not>".
  * A command has ended when its process has exited and its outputs closed, or DRAIN_MS
  * after its exit if background processes still hold them: those outputs are then read and
  * discarded (not closed, which would kill a chatty background server with SIGPIPE).
  * End of stdin (the host went away) ends the supervisor, and with it the container.
+ *
+ * Queued requests (protocol 6): an 'R' with flag bit 3 may come while a command runs; it
+ * starts as soon as every request before it has ended, so that the host's round trip
+ * between two steps of a run is not the sandbox's idle time. Every answer still comes in
+ * request order. A queued request is skipped (answered 's') when the request before it
+ * could not start ('f') or was skipped: the host then takes another way (seeding step by
+ * step, say) and asks again. It must stop every process first and have /dev/null as its
+ * stdin (flag bits 0 and 1; otherwise 'f'), so that a stop the host aimed at the request
+ * before it ('K' with that request's number), arriving after that request ended, has
+ * nothing left to do and is answered "0" without touching the one that started since.
  *
  * Arguments: [--reusable] [--dirs-as UID DIR...], or --collect (see collect(), not as
  * pid 1; an 'R' running this binary with --collect is served by the forked process
@@ -110,6 +126,15 @@ struct child {
     struct timespec exited_at;
 };
 static struct child cur = {.pid = 0, .in = -1, .out = -1, .err = -1};
+
+#define QUEUED 8        /* flag bit 3 of 'R': start when the requests before it have ended */
+#define MAX_QUEUED 8    /* more queued at once is the host's bug: the supervisor ends */
+static uint32_t requests;   /* 'R' frames received: the last request's number */
+static uint32_t running;    /* the running command's request number (0: none) */
+static int last_failed;     /* the last request handled could not start, or was skipped */
+struct queued { char *payload; size_t len; uint32_t number; };
+static struct queued queue[MAX_QUEUED];
+static int nqueued;
 
 static void die(const char *what) {
     fprintf(stderr, "evalfleet-supervisor: %s: %s\n", what, strerror(errno));
@@ -482,15 +507,55 @@ static void flush_stdin(void) {
 
 static void reset(void);
 
+/* Start request ``number`` (its 'R' payload), or answer why not: 'f', or 's' for a queued
+ * one whose predecessor did not start. */
+static void start_request(uint32_t number, char *payload, size_t len) {
+    int queued = len > 0 && (payload[0] & QUEUED);
+    if (queued && last_failed) { send_text('s', ""); return; }
+    if (queued && (payload[0] & 3) != 3) {
+        send_text('f', "a queued request must stop first and have a null stdin");
+        last_failed = 1;
+        return;
+    }
+    run(payload, len);
+    last_failed = cur.pid == 0;
+    running = cur.pid != 0 ? number : 0;
+}
+
+static void enqueue(uint32_t number, const char *payload, size_t len) {
+    if (nqueued == MAX_QUEUED) { errno = EOVERFLOW; die("too many queued requests"); }
+    char *copy = malloc(len ? len : 1);
+    if (!copy) die("out of memory");
+    memcpy(copy, payload, len);
+    queue[nqueued++] = (struct queued){copy, len, number};
+}
+
+/* The command ended: start what was queued behind it (skipping what cannot start). */
+static void start_queued(void) {
+    while (cur.pid == 0 && nqueued > 0) {
+        struct queued next = queue[0];
+        memmove(queue, queue + 1, sizeof *queue * (size_t)--nqueued);
+        start_request(next.number, next.payload, next.len);
+        free(next.payload);
+    }
+}
+
 static void handle(char type, char *payload, size_t len) {
     switch (type) {
-    case 'R':
-        if (cur.pid != 0) { send_text('f', "a command is already running"); return; }
-        run(payload, len);
+    case 'R': {
+        uint32_t number = ++requests;
+        int queued = len > 0 && (payload[0] & QUEUED);
+        if (queued && (cur.pid != 0 || nqueued > 0)) enqueue(number, payload, len);
+        else if (cur.pid != 0) send_text('f', "a command is already running");
+        else start_request(number, payload, len);
         break;
+    }
     case 'I': queue_stdin(payload, len); flush_stdin(); break;
     case 'E': cur.in_eof = 1; flush_stdin(); break;
-    case 'K': report_stop(); break;
+    case 'K':  /* aimed at a request that ended: whatever started since stopped them */
+        if (len == 4 && (cur.pid == 0 || be32(payload) != running)) send_text('k', "0");
+        else report_stop();
+        break;
     case 'C': reset(); break;
     default: send_text('f', "unknown request"); break;
     }
@@ -556,15 +621,22 @@ static void drain_orphan(int i) {
     orphans[i] = orphans[--norphans];
 }
 
+static long long oom_kills(void);
+
 static void finish_if_done(void) {
     if (cur.pid == 0 || !cur.exited) return;
     if ((cur.out >= 0 || cur.err >= 0) && ms_since(&cur.exited_at) < DRAIN_MS) return;
     close_fd(&cur.in); adopt(&cur.out); adopt(&cur.err);
     free(pending); pending = NULL; pendlen = pendoff = 0;
-    char status[16];
-    snprintf(status, sizeof status, "%d", cur.status);
+    char status[48];
+    if (cur.status == 128 + SIGKILL)
+        snprintf(status, sizeof status, "%d oom_kill=%lld", cur.status, oom_kills());
+    else
+        snprintf(status, sizeof status, "%d", cur.status);
     cur = (struct child){.pid = 0, .in = -1, .out = -1, .err = -1};
+    running = 0;
     send_text('x', status);
+    start_queued();
 }
 
 /* ------------------------------------------------------------------------------------
@@ -1102,6 +1174,12 @@ static long long read_counter(const char *file, const char *key) {
     return value;
 }
 
+/* The sandbox cgroup's OOM kills so far (v1, else v2), -1 where unreadable. */
+static long long oom_kills(void) {
+    long long found = read_counter("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill");
+    return found >= 0 ? found : read_counter("/sys/fs/cgroup/memory.events", "oom_kill");
+}
+
 /* The sandbox cgroup's CPU time (ns) and OOM kills, as the next run's baseline. */
 static void counters(long long *cpu_ns, long long *oom_kill) {
     *cpu_ns = read_counter("/sys/fs/cgroup/cpuacct/cpuacct.usage", NULL);
@@ -1110,8 +1188,7 @@ static void counters(long long *cpu_ns, long long *oom_kill) {
         long long usec = read_counter("/sys/fs/cgroup/cpu.stat", "usage_usec");
         *cpu_ns = usec < 0 ? -1 : usec * 1000;
     }
-    *oom_kill = read_counter("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill");
-    if (*oom_kill < 0) *oom_kill = read_counter("/sys/fs/cgroup/memory.events", "oom_kill");
+    *oom_kill = oom_kills();
 }
 
 static void forget_commands(void) {
@@ -1120,6 +1197,9 @@ static void forget_commands(void) {
     close_fd(&cur.in); close_fd(&cur.out); close_fd(&cur.err);
     cur = (struct child){.pid = 0, .in = -1, .out = -1, .err = -1};
     free(pending); pending = NULL; pendlen = pendoff = 0;
+    while (nqueued > 0) free(queue[--nqueued].payload);
+    running = 0;
+    last_failed = 0;
 }
 
 static void reset(void) {
@@ -1127,7 +1207,7 @@ static void reset(void) {
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
     if (!reusable) { send_text('c', "1 the supervisor was not started --reusable"); return; }
-    if (cur.pid != 0) { send_text('c', "1 a command is still running"); return; }
+    if (cur.pid != 0 || nqueued > 0) { send_text('c', "1 a command is still running"); return; }
     stop_others(stopped, sizeof stopped);
     forget_commands();
     /* The first snapshot only finds what to clean (a run nearly always leaves something):

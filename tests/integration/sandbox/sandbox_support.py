@@ -52,9 +52,9 @@ def requests_of(sandbox: DockerSandbox) -> list[Any]:
     sent: list[Any] = []
     send = sandbox.conduit.run
 
-    def recording(request: Any, on_limit: Any) -> Any:
+    def recording(request: Any, on_limit: Any, then: Any = ()) -> Any:
         sent.append(request.argv)
-        return send(request, on_limit)
+        return send(request, on_limit, then)
 
     sandbox.conduit.run = recording  # type: ignore[method-assign]
     return sent

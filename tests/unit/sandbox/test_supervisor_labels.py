@@ -1,7 +1,8 @@
 """Which images the factory drives through their supervisor: the label names the path and
 the protocol label must be one the host speaks; anything else is driven through ``exec``.
 Only a supervisor of protocol 3 or later can reset a sandbox for reuse; only one of 4
-collects file captures itself; only one of 5 writes seed files itself."""
+collects file captures itself; only one of 5 writes seed files itself; only one of 6 queues
+requests sent ahead."""
 
 from __future__ import annotations
 
@@ -30,11 +31,12 @@ def factory(labels: dict[str, str] | None, *, supervise: bool = True) -> DockerF
 
 @pytest.mark.parametrize(("labels", "expected"), [
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: PROTOCOL}, "/bin/sv"),
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "5"}, "/bin/sv"),  # without queueing
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "4"}, "/bin/sv"),  # without seed records
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "3"}, "/bin/sv"),  # without --collect
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "2"}, "/bin/sv"),  # without the reset
     ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "0"}, None),  # an older supervisor
-    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "6"}, None),  # a newer one
+    ({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: "7"}, None),  # a newer one
     ({LABEL_SUPERVISOR: "/bin/sv"}, None),
     ({LABEL_SUPERVISOR: "", LABEL_PROTOCOL: PROTOCOL}, None),
     ({}, None),
@@ -45,17 +47,20 @@ def test_supervisor_label_and_protocol(labels: dict[str, str] | None,
     assert factory(labels).supervisor("img") == expected
 
 
-@pytest.mark.parametrize(("protocol", "resets", "collector", "seeds"), [
-    (PROTOCOL, True, "/bin/sv", True), ("4", True, "/bin/sv", False), ("3", True, None, False),
-    ("2", False, None, False)])
+@pytest.mark.parametrize(("protocol", "resets", "collector", "seeds", "queues"), [
+    (PROTOCOL, True, "/bin/sv", True, True), ("5", True, "/bin/sv", True, False),
+    ("4", True, "/bin/sv", False, False), ("3", True, None, False, False),
+    ("2", False, None, False, False)])
 def test_only_a_protocol_3_supervisor_resets(protocol: str, resets: bool,
-                                             collector: str | None, seeds: bool) -> None:
+                                             collector: str | None, seeds: bool,
+                                             queues: bool) -> None:
     from sandbox.profile import Profile
 
     made = factory({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: protocol})
     assert made.image("img").resets is resets
     assert made.image("img").collector == collector
     assert made.image("img").seeds is seeds
+    assert made.image("img").queues is queues
     assert made.reusable(Profile(name="p", image="img", reuse_runs=2)) is resets
     assert not made.reusable(Profile(name="p", image="img"))
 
