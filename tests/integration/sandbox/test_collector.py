@@ -1,9 +1,12 @@
 """The supervisor's ``--collect`` mode (protocol 4) writes the stream of the ``COLLECT``
 script byte for byte, for every kind of path a capture meets — with no shell, ``wc`` or
-``head`` per file, and no exec unless a capture reaches ``/proc`` — on both images and
-every runtime."""
+``head`` per file, no process at all when pid 1 serves it itself acting as the candidate
+(a request with a null stdin, no capture reaching ``/proc``), and no exec unless a capture
+reaches ``/proc`` — on both images and every runtime."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 from sandbox_support import OpenSandbox
@@ -11,6 +14,7 @@ from sandbox_support import OpenSandbox
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command
 from sandbox.docker import collect, scripts
+from sandbox.docker.conduit import internal_request, nothing
 
 pytestmark = pytest.mark.integration
 
@@ -29,27 +33,32 @@ CHECKS = (CaptureCheck("a", "a.txt"), CaptureCheck("empty", "empty"),
 
 
 @pytest.mark.parametrize("image", ["busybox", "python"])
-def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, image: str) -> None:
-    """Both answers to the same request are the same bytes (a budget that runs out half
-    way included)."""
+@pytest.mark.parametrize("in_place", [False, True], ids=["forked", "in-place"])
+def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, image: str,
+                                                 in_place: bool) -> None:
+    """The script's answer and the collector's to the same request are the same bytes (a
+    budget that runs out half way included), whether the supervisor's forked process
+    collects or pid 1 itself does (a null stdin, no capture reaching /proc)."""
     sandbox = open_sandbox(image)
     assert sandbox.collector is not None
     assert sandbox.exec(Command(LEAVE)).stdout == b"ok\n"
-    sent = collect.request(CHECKS, sandbox.profile.workdir, CaptureBudget(3050), 10)
+    checks = tuple(c for c in CHECKS if not (in_place and c.key == "mem"))
+    sent = collect.request(checks, sandbox.profile.workdir, CaptureBudget(3050), 10)
     script = ("sh", "-c", scripts.COLLECT, "sh", *sent.argv)
     native = collect.command(sent, sandbox.collector)
     assert native[:2] == (sandbox.collector, "--collect")
+    request = internal_request(sandbox.profile, native, cap=sent.cap, stop_first=True)
 
-    answers = [sandbox._internal(argv, cap=sent.cap, stop_first=True)
-               for argv in (script, native)]
+    answers = [sandbox._internal(script, cap=sent.cap, stop_first=True),
+               sandbox.conduit.run(dataclasses.replace(request, null_stdin=in_place), nothing)]
 
-    assert [(a.exit_code, a.stdout) for a in answers[1:]] == [
-        (answers[0].exit_code, answers[0].stdout)]
+    assert answers[1] is not None
+    assert (answers[1].exit_code, answers[1].stdout) == (answers[0].exit_code,
+                                                         answers[0].stdout)
     assert answers[0].exit_code == 0 and b" 0 file 5\nhello@" in answers[0].stdout
-    parsed = collect.parse(answers[1].stdout, CHECKS, sent, CaptureBudget(3050), 10)
+    parsed = collect.parse(answers[1].stdout, checks, sent, CaptureBudget(3050), 10)
     link, other = "not captured: the path is a link", "not captured: not a regular file"
-    assert [(c.key, c.exists, c.size, c.content and len(c.content), c.error)
-            for c in parsed] == [
+    expected = [
         ("a", True, 5, 5, None), ("empty", True, 0, b"", None), ("big", True, 3000, 100, None),
         ("link", False, 0, None, link), ("dangling", False, 0, None, link),
         ("fifo", False, 0, None, other), ("dir", False, 0, None, other),
@@ -57,6 +66,29 @@ def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, imag
         ("shut", False, 0, None, None), ("missing", False, 0, None, None),
         ("mem", True, 0, b"", None), ("a-again", True, 5, 5, None),
         ("over-budget", True, 3000, 40, None)]  # 3,050 - 3,010 charged before it
+    assert [(c.key, c.exists, c.size, c.content and len(c.content), c.error)
+            for c in parsed] == [e for e in expected if e[0] in {c.key for c in checks}]
+
+
+def test_pid_1_collects_in_place_taking_no_process(open_sandbox: OpenSandbox) -> None:
+    """The driver's captures are served by pid 1 itself: the sandbox's pid counter moves by
+    one across them (the next command's process), not two (a collector's too)."""
+    sandbox = open_sandbox("busybox")
+    sandbox.exec(Command("printf hello > a.txt"))
+    before = int(sandbox.exec(Command("echo $$")).stdout)
+
+    found = sandbox.stop_and_collect((CaptureCheck("a", "a.txt"),), CaptureBudget())
+
+    assert found[0].content == b"hello"
+    assert int(sandbox.exec(Command("echo $$")).stdout) == before + 1
+
+
+@pytest.mark.parametrize("image", ["busybox", "python"])
+def test_pid_1_keeps_no_supplementary_group(open_sandbox: OpenSandbox, image: str) -> None:
+    """Acting as a uid (a reset's walk, a collect in place), pid 1 checks permissions as
+    that uid:gid alone, like the uid's own processes: root's groups are gone."""
+    sandbox = open_sandbox(image)
+    assert sandbox.exec(Command("grep Groups /proc/1/status")).stdout.split() == [b"Groups:"]
 
 
 def test_a_listing_goes_to_the_script(open_sandbox: OpenSandbox) -> None:
