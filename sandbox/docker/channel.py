@@ -2,7 +2,7 @@
 
 An image built with ``sandbox/images/supervisor`` runs ``evalfleet-supervisor`` as the
 container's pid 1 (see its source for why the candidate cannot reach it). The host talks
-to it over the container's attached stdin/stdout: a command costs a fork and an exec
+to it over the container's attached stdin/stdout: a command costs a vfork and an exec
 inside the container instead of a round trip through dockerd, containerd and runc.
 
 :class:`Channel` keeps :func:`sandbox.docker.stream.run_exec`'s contract: the same

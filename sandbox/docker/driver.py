@@ -12,7 +12,7 @@ Two transports carry the same requests (:class:`~sandbox.docker.stream.ExecReque
 
 - **the supervisor** (images that have one): the container's pid 1, root in the container
   with only CAP_SETUID, CAP_SETGID and CAP_KILL, takes each request over attached stdin
-  (:mod:`sandbox.docker.channel`) and forks it as the request's uid: about a millisecond
+  (:mod:`sandbox.docker.channel`) and starts it as the request's uid: about a millisecond
   instead of an exec's 60-90. It stops every process with ``kill(-1)`` from pid 1, which
   no process in the sandbox can signal, trace or race.
 - **``docker exec``** (any other image): the keep-alive runs as ``keeper_user`` and the
