@@ -29,15 +29,23 @@ import contextlib
 import logging
 import queue
 import socket
-import struct
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sandbox.docker.frames import (
+    FRAME,
+    NUMBER,
+    ChannelClosed,
+    Outcome,
+    chunks,
+    encode_run,
+    read_frames,
+)
 from sandbox.docker.stream import GRACE_S, Capped, ExecRequest, RawExec
 
 log = logging.getLogger(__name__)
@@ -53,18 +61,6 @@ PROTOCOL = "6"
 #: start-up directories and the collect mode, 4 is 5 without the seed records, 5 is 6
 #: without queued requests.
 SUPPORTED = ("2", "3", "4", "5", "6")
-_FRAME = struct.Struct(">cI")
-#: A request's number (``K`` aimed at one request, protocol 6).
-_NUMBER = struct.Struct(">I")
-#: The ``R`` flag of a queued request (protocol 6).
-_QUEUED = 8
-#: An ``R`` frame's head: flags, uid, gid.
-_RUN_HEAD = struct.Struct(">BII")
-#: The seed records' length in an ``R`` frame (protocol 5).
-_LENGTH = struct.Struct(">I")
-_DOCKER_FRAME = struct.Struct(">BxxxI")
-#: Bytes of stdin per frame sent to the supervisor.
-STDIN_CHUNK = 1 << 20
 #: Seconds :meth:`Channel.stop` waits for the supervisor's answer.
 STOP_WAIT_S = 30.0
 #: Seconds :meth:`Channel.reset` waits for the supervisor's answer.
@@ -85,10 +81,6 @@ def hang_up(sock: Any, owner: Any = None) -> None:
 def raw_socket(wrapper: Any) -> Any:
     """The socket inside the docker SDK's attach wrapper (``wrapper`` if it is one)."""
     return getattr(wrapper, "_sock", wrapper)
-
-
-class ChannelClosed(OSError):
-    """The supervisor's stream ended or broke (the container died or was removed)."""
 
 
 class Channel:
@@ -162,11 +154,11 @@ class Channel:
                        start_error=outcome.start_error, oom_kills=outcome.oom_kills)
 
     def _send_and_wait(self, request: ExecRequest, on_limit: Callable[[], None],
-                       then: Sequence[ExecRequest]) -> _Outcome:
+                       then: Sequence[ExecRequest]) -> Outcome:
         self._send(b"R", encode_run(request))
         self._sent += 1
         number = self._sent
-        for chunk in _chunks(request.stdin):
+        for chunk in chunks(request.stdin):
             self._send(b"I", chunk)
         self._send(b"E", b"")
         if then:  # nothing is ahead: what was has been answered or skipped
@@ -180,7 +172,7 @@ class Channel:
             self._ahead.append((self._sent, each))
 
     def _answer_ahead(self, request: ExecRequest,
-                      on_limit: Callable[[], None]) -> _Outcome | None:
+                      on_limit: Callable[[], None]) -> Outcome | None:
         """The answer of ``request`` if it was sent ahead and ran; ``None`` when it must be
         sent (it was skipped, or it is another request: the ones ahead were skipped).
 
@@ -206,9 +198,9 @@ class Channel:
                 raise ChannelClosed("a request queued behind a skipped one ran")
 
     def _wait(self, number: int, request: ExecRequest,
-              on_limit: Callable[[], None]) -> _Outcome:
+              on_limit: Callable[[], None]) -> Outcome:
         self._current = number
-        outcome = _Outcome({b"o": Capped(request.cap), b"e": Capped(request.cap)})
+        outcome = Outcome({b"o": Capped(request.cap), b"e": Capped(request.cap)})
         _Wait(self._answers.events, outcome, request, on_limit).until_done()
         if outcome.kind is None:
             self._broken = True  # the command outlived the grace period: unusable now
@@ -222,7 +214,7 @@ class Channel:
         """
         # Aimed at the awaited request while others are queued behind it: one of those may
         # have started since (its own stop first did this stop's work).
-        self._send(b"K", _NUMBER.pack(self._current) if self._ahead else b"")
+        self._send(b"K", NUMBER.pack(self._current) if self._ahead else b"")
         try:
             kind, payload = self._answers.stops.get(timeout=STOP_WAIT_S)
         except queue.Empty:
@@ -261,7 +253,7 @@ class Channel:
     def _send(self, kind: bytes, payload: bytes) -> None:
         try:
             with self._send_lock:
-                self._sock.sendall(_FRAME.pack(kind, len(payload)) + payload)
+                self._sock.sendall(FRAME.pack(kind, len(payload)) + payload)
         except OSError as error:
             raise ChannelClosed(f"the sandbox's supervisor went away: {error}") from error
 
@@ -283,7 +275,7 @@ def _read_loop(sock: Any, owner: Any, answers: _Answers) -> None:
     """The reader thread: it holds the socket, never the :class:`Channel`, so a channel
     nobody holds any more is collected, and its finalizer hangs up."""
     try:
-        for kind, payload in _frames(sock):
+        for kind, payload in read_frames(sock):
             answers.route(kind).put((kind, payload))
     except OSError:
         pass
@@ -293,108 +285,14 @@ def _read_loop(sock: Any, owner: Any, answers: _Answers) -> None:
             each.put(_CLOSED)
 
 
-def encode_run(request: ExecRequest, *, queued: bool = False) -> bytes:
-    """The payload of an ``R`` frame: flags, uid, gid, the seed records (their length
-    first) when there are any, then workdir, ``KEY=VALUE``s, an empty field and argv, each
-    NUL-terminated."""
-    uid, gid = numeric_user(request.user)
-    fields = [request.workdir, *(f"{k}={v}" for k, v in request.env.items()), "",
-              *request.argv]
-    flags = ((1 if request.stop_first else 0) | (2 if request.null_stdin else 0)
-             | (_QUEUED if queued else 0))
-    seed = b""
-    if request.seed is not None:
-        flags |= 4
-        seed = _LENGTH.pack(len(request.seed)) + request.seed
-    return (_RUN_HEAD.pack(flags, uid, gid) + seed
-            + b"".join(field.encode() + b"\0" for field in fields))
-
-
 def _nothing() -> None:
     """The limit of a request awaited only to be dropped: it runs to its end or timeout."""
-
-
-def numeric_user(user: str) -> tuple[int, int]:
-    """``"uid:gid"`` (or ``"uid"``, gid = uid) as numbers; the supervisor refuses 0.
-
-    Raises:
-        ValueError: ``user`` is not numeric.
-    """
-    uid, _, gid = user.partition(":")
-    return int(uid), int(gid or uid)
-
-
-def _chunks(data: bytes) -> Iterator[bytes]:
-    for offset in range(0, len(data), STDIN_CHUNK):
-        yield data[offset:offset + STDIN_CHUNK]
-
-
-def _frames(sock: Any) -> Iterator[tuple[bytes, bytes]]:
-    """The supervisor's frames, read from Docker's multiplexed attach stream."""
-    stream, left = 1, 0
-    pending, buffer = bytearray(), bytearray()
-    while chunk := sock.recv(1 << 16):
-        pending += chunk
-        while pending:
-            if left == 0:
-                if len(pending) < _DOCKER_FRAME.size:
-                    break
-                stream, left = _DOCKER_FRAME.unpack_from(pending)
-                del pending[:_DOCKER_FRAME.size]
-                continue
-            piece = bytes(pending[:left])
-            del pending[:left]
-            left -= len(piece)
-            if stream == 1:
-                buffer += piece
-            else:
-                log.warning("sandbox supervisor: %s", piece[:300])
-        yield from _complete(buffer)
-
-
-def _complete(buffer: bytearray) -> Iterator[tuple[bytes, bytes]]:
-    """Pop every complete supervisor frame off ``buffer``."""
-    while len(buffer) >= _FRAME.size:
-        kind, size = _FRAME.unpack_from(buffer)
-        if len(buffer) < _FRAME.size + size:
-            return
-        payload = bytes(buffer[_FRAME.size:_FRAME.size + size])
-        del buffer[:_FRAME.size + size]
-        yield kind, payload
-
-
-class _Outcome:
-    """How one command ended, filled in by :class:`_Wait`."""
-
-    def __init__(self, streams: dict[bytes, Capped]) -> None:
-        self.streams = streams
-        self.kind: bytes | None = None
-        self.exit_code: int | None = None
-        self.start_error: str | None = None
-        self.oom_kills: int | None = None
-        self.timed_out = False
-
-    def take(self, kind: bytes, payload: bytes) -> bool:
-        """Note one frame; returns ``True`` if an output newly passed its cap."""
-        if kind in self.streams:
-            return self.streams[kind].add(payload)
-        if kind == b"x":  # "137 oom_kill=N" after a SIGKILL (protocol 6)
-            status, _, oom = payload.partition(b" oom_kill=")
-            self.kind, self.exit_code = kind, int(status)
-            self.oom_kills = int(oom) if oom.isdigit() else None
-        elif kind == b"f":
-            self.kind, self.start_error = kind, payload.decode(errors="replace")
-        elif kind == b"s":
-            self.kind = kind
-        else:
-            raise ChannelClosed(f"unexpected frame {kind!r} from the supervisor")
-        return False
 
 
 class _Wait:
     """The host-side clock of one command: timeout, caps, grace."""
 
-    def __init__(self, events: queue.Queue[tuple[bytes, bytes]], outcome: _Outcome,
+    def __init__(self, events: queue.Queue[tuple[bytes, bytes]], outcome: Outcome,
                  request: ExecRequest, on_limit: Callable[[], None]) -> None:
         self.events, self.outcome, self.request = events, outcome, request
         self.limit = threading.Thread(target=on_limit, name="sandbox-limit", daemon=True)

@@ -29,8 +29,8 @@ from typing import Any
 import docker.errors
 
 from sandbox.docker import removal, scripts
-from sandbox.docker.channel import ChannelClosed
 from sandbox.docker.failure import classify
+from sandbox.docker.frames import ChannelClosed
 from sandbox.docker.lifeline import Lifeline, Line, supervisor
 from sandbox.docker.stream import ContainerStopped, ExecRequest, RawExec, run_exec
 from sandbox.docker.usage import parse_inside, read_usage

@@ -36,8 +36,8 @@ from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.docker import ahead, collect, judgeroom, outcome, reuse, scripts, seeding, transfer
 from sandbox.docker import evaluator as evaluator_step
-from sandbox.docker.channel import ChannelClosed
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from sandbox.docker.frames import ChannelClosed
 from sandbox.docker.hostkill import host_kill
 from sandbox.docker.lifeline import Line
 from sandbox.docker.limits import room_parts
@@ -354,8 +354,8 @@ class DockerSandbox(Sandbox):
     def _then(self, step: object) -> tuple[ExecRequest, ...]:
         """The requests that may go ahead of ``step``'s (see :mod:`sandbox.docker.ahead`)."""
         plan, requests = self._ahead.plan, []
-        if plan is None:
-            return ()
+        if plan is None or (self.channel is not None and self.channel.ahead):
+            return ()  # what follows was sent ahead already
         for follower in ahead.follows(plan, step):
             request = self._queueable(follower, plan)
             if request is None:

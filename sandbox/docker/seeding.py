@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from sandbox.command import Command, SeedFile
 from sandbox.docker import outcome, scripts, transfer
-from sandbox.docker.channel import STDIN_CHUNK
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from sandbox.docker.frames import STDIN_CHUNK
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.errors import SandboxUnavailable, SeedRefused
 from sandbox.paths import relative_to, workspace_path

@@ -17,7 +17,8 @@ from typing import ClassVar
 
 import pytest
 
-from sandbox.docker.channel import Channel, ChannelClosed, encode_run
+from sandbox.docker.channel import Channel
+from sandbox.docker.frames import ChannelClosed, encode_run
 from sandbox.docker.stream import ExecRequest
 
 
