@@ -22,13 +22,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import docker.errors
 
-from sandbox.docker import removal, scripts
+from sandbox.docker import death, removal, scripts
 from sandbox.docker.failure import classify
 from sandbox.docker.frames import ChannelClosed
 from sandbox.docker.lifeline import Lifeline, Line, supervisor
@@ -46,13 +45,6 @@ PAST_DEADLINE = RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0
 #: What the request in flight reports when the host killed its gVisor sandbox at the
 #: memory limit: SIGKILL, as a process OOM-killed under runc (its output is lost with it).
 KILLED_WITH_SANDBOX = RawExec(137, b"", b"", False, False, False, 0.0)
-#: Seconds to wait for the engine to notice that a container whose stream ended has died.
-DEATH_WAIT_S = 6.0
-#: Seconds to wait, once the engine calls such a container stopped, for it to record that
-#: it was OOM-killed (the engine handles the OOM and the exit as two events; on a loaded
-#: host the OOM event came more than 0.5 s after the exit, and the candidate's memory bomb
-#: became the fleet's failure: bug 19). Only a sandbox lost otherwise waits it out.
-OOM_EVENT_WAIT_S = 5.0
 #: How a sandbox can end before it is closed (:attr:`Conduit.ended_by`).
 DEADLINE, MEMORY = "deadline", "memory"
 #: Why a gVisor sandbox reports no usage.
@@ -173,34 +165,11 @@ class Conduit:
 
     def died_of_memory(self) -> bool:
         """Whether the host OOM-killed the whole sandbox (under gVisor, the candidate's
-        memory and the sandbox kernel's are one process there); notes it for later.
-
-        The engine may learn of the death a moment after the stream ended, and of its cause
-        a moment after the death (its OOM event and its exit event arrive apart): a
-        container it still calls running, or stopped but not OOM-killed, is watched for up
-        to :data:`DEATH_WAIT_S` (respectively :data:`OOM_EVENT_WAIT_S` after it stopped).
-        """
-        if not self.gvisor:
-            return False
-        give_up = time.monotonic() + DEATH_WAIT_S
-        stopped_at: float | None = None
-        while True:
-            try:
-                self.container.reload()
-                state = self.container.attrs["State"]
-            except (docker.errors.DockerException, OSError, KeyError):
-                return False
-            now = time.monotonic()
-            if not state.get("Running"):
-                stopped_at = now if stopped_at is None else stopped_at
-                if state.get("OOMKilled") or now - stopped_at > OOM_EVENT_WAIT_S:
-                    break
-            if now > give_up:
-                break
-            time.sleep(0.02)
-        if state.get("OOMKilled"):
+        memory and the sandbox kernel's are one process there), as the engine records it
+        (:func:`sandbox.docker.death.died_of_memory`); notes it for later."""
+        if self.gvisor and death.died_of_memory(self.client, self.container):
             self.ended_by = MEMORY
-        return bool(state.get("OOMKilled"))
+        return self.ended_by == MEMORY
 
     def oom_happened(self, raw: RawExec | None = None) -> bool:
         """Whether the memory cgroup's OOM-kill counter moved since we last looked (under
@@ -265,7 +234,7 @@ class Conduit:
         over); whether the container outlived it (the deadline did not kill it)."""
         self._timer.cancel()
         if self._timer is not threading.current_thread():
-            self._timer.join(DEATH_WAIT_S)  # an expiry already under way finishes first
+            self._timer.join(death.DEATH_WAIT_S)  # an expiry already under way finishes first
         return not self.deadline_exceeded
 
     def close(self) -> None:
