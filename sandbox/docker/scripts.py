@@ -87,13 +87,17 @@ exec tar -cf - -- "$@"
 #: A function printing one ``size|type|./name`` line per entry below ``.``, never following
 #: links: GNU find's ``-printf`` where there is one (type ``f``, ``d``, ``l``, ...), else
 #: ``stat`` (type ``regular file``, ``directory``, ...). Not GNU ``stat``, which asks for
-#: ``statx`` with a flag that gVisor's 2022 builds refuse (EINVAL).
+#: ``statx`` with a flag that gVisor's 2022 builds refuse (EINVAL). An entry whose name
+#: holds a newline is left out, and everything below it: its path would read as two lines,
+#: the second one an entry of the candidate's choosing that is not there.
 ENTRIES_FUNCTION = r"""
 entries() {
+  nl='
+'
   if find . -maxdepth 0 -printf '' 2>/dev/null; then
-    find . -mindepth 1 -printf '%s|%y|%p\n' 2>/dev/null
+    find . -mindepth 1 -name "*$nl*" -prune -o -printf '%s|%y|%p\n' 2>/dev/null
   else
-    find . -mindepth 1 -exec stat -c '%s|%F|%n' {} + 2>/dev/null
+    find . -mindepth 1 -name "*$nl*" -prune -o -exec stat -c '%s|%F|%n' {} + 2>/dev/null
   fi
 }
 """

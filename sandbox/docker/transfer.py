@@ -115,9 +115,12 @@ DIRECTORY_KINDS = frozenset({"directory", "d"})
 
 
 def parse_listing(output: bytes, root: str, max_entries: int) -> Listing:
-    """Entries from ``scripts.LIST`` output; absolute paths, sorted, at most ``max_entries``."""
+    """Entries from ``scripts.LIST`` output; absolute paths, sorted, at most ``max_entries``.
+    One entry per line, split at newlines only: a carriage return (or any other break
+    ``str.splitlines`` knows) is part of a name, and reading it as a break would list an
+    entry that is not there."""
     entries: list[ListingEntry] = []
-    for line in output.decode(errors="replace").splitlines():
+    for line in output.decode(errors="replace").split("\n"):
         size, _, rest = line.partition("|")
         kind, _, name = rest.partition("|")
         bytes_ = count(size)

@@ -16,6 +16,7 @@ from sandbox_support import OpenSandbox, engine_actions
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.errors import SandboxConfigError
+from sandbox.results import DirectoryListing
 from tasks.recording import directory_listed
 
 MiB = 1024 * 1024
@@ -290,3 +291,31 @@ def test_plan_collects_in_one_request(open_sandbox: OpenSandbox,
     assert [c.content for c in result.captures] == [str(i).encode() for i in range(5)]
     assert len(calls) == 2  # stop (+ no test files), then stop + collect
     assert "unusable" not in caplog.text
+
+
+
+#: Directories whose names hold a line break, each with a file below: a path listed whole
+#: would read, split at the break, as an entry ``./forged.txt`` (or ``./cr.txt``) that is
+#: not there. A name cannot hold ``/``; a path can.
+FORGERS = ("x=$(printf 'x\\n0|f|.') && mkdir \"$x\" && touch \"$x/forged.txt\" && "
+           "y=$(printf 'y\\r0|f|.') && mkdir \"$y\" && touch \"$y/cr.txt\" && touch ok")
+
+
+@pytest.mark.parametrize("image", ["busybox", "python"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_file_name_cannot_forge_listing_entries(open_sandbox: OpenSandbox, image: str,
+                                                  transport: str) -> None:
+    """No entry is listed that is not there: a forged ``forged.txt`` would pass a pack's
+    ``file_exists`` or ``directory_structure``. A path with a newline is left out (it
+    cannot be told from two entries); a carriage return is part of its name. The same in
+    a listing of its own and in the plan's collect."""
+    from sandbox.plan import Plan
+
+    sandbox = open_sandbox(image, transport)
+    assert sandbox.exec(Command(FORGERS)).exit_code == 0
+    listed = sandbox.list_directory(ListingCheck("l", "."))
+    collected = sandbox.run_plan(Plan(checks=(ListingCheck("l", "."),))).listings[0]
+    for listing in (listed, collected):
+        assert isinstance(listing, DirectoryListing) and listing.error is None
+        assert [entry.path for entry in listing.entries] == [
+            "/workspace/ok", "/workspace/y\r0|f|.", "/workspace/y\r0|f|./cr.txt"]

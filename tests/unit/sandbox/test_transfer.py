@@ -109,6 +109,16 @@ def test_parse_listing() -> None:
     assert listing.truncated
 
 
+@pytest.mark.parametrize("brk", ["\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"])
+def test_a_line_break_other_than_newline_is_part_of_a_name(brk: str) -> None:
+    """Only a newline ends an entry (the script leaves out names with one): a name holding
+    another break ``str.splitlines`` knows is listed whole, not as an entry of its choosing."""
+    output = f"0|f|./y{brk}0|f|.\n0|f|./y{brk}0|f|./forged.txt\n".encode()
+    listing = transfer.parse_listing(output, "/w", 10)
+    assert [e.path for e in listing.entries] == [f"/w/y{brk}0|f|.",
+                                                 f"/w/y{brk}0|f|./forged.txt"]
+
+
 def test_parse_listing_takes_only_ascii_sizes() -> None:
     """A name with a newline puts what it likes where the next line's size goes: "²" is a
     digit to ``str.isdigit`` and raised in ``int`` (the run ended internal_error), and
