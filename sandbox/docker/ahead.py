@@ -18,10 +18,10 @@ in flight cannot start, the supervisor skips the ones behind it; the driver's ot
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sandbox.capture import Check
+from sandbox.capture import CaptureBudget, Check
 from sandbox.docker.collect import Request
 from sandbox.docker.stream import ExecRequest
 from sandbox.plan import Plan
@@ -38,6 +38,17 @@ class Lookahead:
 
     plan: Plan | None = None
     collect: tuple[Sequence[Check], int, Request, ExecRequest] | None = None
+
+    def captures(self, checks: Sequence[Check], budget: CaptureBudget,
+                 build: Callable[[], tuple[Request, ExecRequest]]) -> tuple[Request, ExecRequest]:
+        """The capture request for ``checks`` within ``budget``: the one built before for
+        them (sent ahead, say) when there is one, else ``build()``'s, kept."""
+        built = self.collect
+        if built is not None and built[0] is checks and built[1] == budget.remaining:
+            return built[2], built[3]
+        sent, request = build()
+        self.collect = (checks, budget.remaining, sent, request)
+        return sent, request
 
 
 def follows(plan: Plan | None, step: object) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ caller fall back to the check-by-check path.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 from collections.abc import Sequence
@@ -20,8 +21,10 @@ from dataclasses import dataclass
 
 from sandbox.capture import DEFAULT_MAX_FILE_BYTES, CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.docker import scripts, transfer
-from sandbox.docker.stream import RawExec
+from sandbox.docker.conduit import internal_request
+from sandbox.docker.stream import ExecRequest, RawExec
 from sandbox.paths import PathRejected, sandbox_path
+from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, FileCapture, FileRead, count
 
 log = logging.getLogger(__name__)
@@ -78,6 +81,15 @@ def command(sent: Request, collector: str | None) -> tuple[str, ...]:
     if collector is not None and "L" not in kinds:
         return (collector, "--collect", *sent.argv)
     return ("sh", "-c", scripts.COLLECT, "sh", *sent.argv)
+
+
+def build(profile: Profile, checks: Sequence[CaptureCheck | ListingCheck],
+          budget: CaptureBudget, collector: str | None) -> tuple[Request, ExecRequest]:
+    """The request of every check in one (:func:`request`, :func:`command`), as the
+    candidate's uid once every process is stopped; the collector's stdin is null."""
+    sent = request(checks, profile.workdir, budget, profile.limits.listing_entries)
+    built = internal_request(profile, command(sent, collector), cap=sent.cap, stop_first=True)
+    return sent, dataclasses.replace(built, null_stdin=collector is not None)
 
 
 def per_file_cap(check: CaptureCheck | ListingCheck) -> int:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -195,19 +194,19 @@ class DockerSandbox(Sandbox):
     def _test_request(self, files: Sequence[SeedFile], spec: CodeExecution, *,
                       clean: bool) -> tuple[str, ExecRequest]:
         """The first test's request, and the nonce of its seeding script (``""`` for a bare
-        test: nothing to write or remove, its stdin ``/dev/null``)."""
-        root = room.ROOM if clean else self.profile.workdir
+        test: nothing to write or remove, its stdin ``/dev/null``;
+        :func:`seeding.with_test`)."""
+        limits = self.profile.limits
+        root, limit = ((room.ROOM, limits.room_bytes) if clean
+                       else (self.profile.workdir, limits.seed_bytes))
         command = Sandbox.judge_command(self, spec, index=0, clean=clean)
-        archive, nonce, argv, first = b"", "", command.as_argv(), command
-        if files or spec.report or not self.bare_first_test:
-            limit = self.profile.limits.room_bytes if clean else self.profile.limits.seed_bytes
-            archive = transfer.seed_archive(files, root, limit) if files else b""
-            nonce = secrets.token_hex(8)
-            argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", root, nonce,
-                    "1" if files else "0", command.workdir or root, *command.as_argv())
-            first = dataclasses.replace(command, workdir=root)
-        request = outcome.request(self.conduit, first, argv, stdin=archive, stop_first=True)
-        return nonce, dataclasses.replace(request, null_stdin=not nonce)
+        return seeding.with_test(self.conduit, files, command, root=root, limit=limit,
+                                 bare=self._bare(files, spec))
+
+    def _bare(self, files: Sequence[SeedFile], spec: CodeExecution) -> bool:
+        """Whether the first test may start by itself: nothing to write, no report to
+        remove, the room's parts made by the supervisor (protocol 4)."""
+        return not files and not spec.report and self.bare_first_test
 
     def judge_command(self, spec: CodeExecution, *, index: int, clean: bool) -> Command:
         """The test as the judge (see :class:`Sandbox`), started by
@@ -330,16 +329,8 @@ class DockerSandbox(Sandbox):
         """The request of every check in one (the collector's, else the script's), as the
         candidate's uid once every process is stopped; the one built ahead for these checks
         when there is one."""
-        built = self._ahead.collect
-        if built is not None and built[0] is checks and built[1] == budget.remaining:
-            return built[2], built[3]
-        sent = collect.request(checks, self.profile.workdir, budget,
-                               self.profile.limits.listing_entries)
-        request = internal_request(self.profile, collect.command(sent, self.collector),
-                                   cap=sent.cap, stop_first=True)
-        request = dataclasses.replace(request, null_stdin=self.collector is not None)
-        self._ahead.collect = (checks, budget.remaining, sent, request)
-        return sent, request
+        return self._ahead.captures(checks, budget, lambda: collect.build(
+            self.profile, checks, budget, self.collector))
 
     def run_plan(self, plan: Plan) -> PlanResult:
         """:meth:`Sandbox.run_plan`; with a supervisor that queues (protocol 6), the
@@ -370,7 +361,7 @@ class DockerSandbox(Sandbox):
             budget = CaptureBudget(plan.capture_total_bytes)
             return self._collect_request(plan.checks, budget)[1]
         spec = plan.tests[0]
-        if plan.test_files or spec.report or not self.bare_first_test:
+        if not self._bare(plan.test_files, spec):
             return None
         return self._test_request((), spec, clean=False)[1]
 

@@ -61,6 +61,30 @@ def with_command(conduit: Conduit, files: Sequence[SeedFile], command: Command, 
                                   stdin=transfer.seed_archive(files, workdir, limit))
 
 
+def with_test(conduit: Conduit, files: Sequence[SeedFile], command: Command, *, root: str,
+              limit: int, bare: bool) -> tuple[str, ExecRequest]:
+    """The first test's request (``command``: the test as the judge) and the nonce of its
+    driver script: ``bare`` (nothing to write or remove; nonce ``""``), the test itself
+    with a null stdin; else :data:`scripts.SEED_THEN_TEST`, which writes ``files`` (at
+    most ``limit`` bytes) into ``root`` (the workspace, or the judge's room) from a tar on
+    stdin, enters the test's directory and becomes the test. Either stops every process
+    first.
+
+    Raises:
+        SandboxConfigError: a path breaks the rules or the total passes the limit.
+    """
+    if bare:
+        request = outcome.request(conduit, command, command.as_argv(), stdin=b"",
+                                  stop_first=True)
+        return "", dataclasses.replace(request, null_stdin=True)
+    archive = transfer.seed_archive(files, root, limit) if files else b""
+    nonce = secrets.token_hex(8)
+    argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", root, nonce, "1" if files else "0",
+            command.workdir or root, *command.as_argv())
+    first = dataclasses.replace(command, workdir=root)
+    return nonce, outcome.request(conduit, first, argv, stdin=archive, stop_first=True)
+
+
 def extract(conduit: Conduit, files: Sequence[SeedFile]) -> None:
     """Write ``files`` (:data:`scripts.EXTRACT`).
 
