@@ -62,10 +62,14 @@ def result(conduit: Conduit, raw: RawExec) -> ExecResult:
 
 
 def ended(conduit: Conduit) -> ExecResult:
-    """What a command reports once a limit ended the sandbox."""
+    """What a command reports once a limit ended the sandbox: the candidate's doing, a
+    result and never an error (an error makes a test's validator ``infra_error``, and a
+    submission that ran out the clock or its memory would turn its loss into no contest).
+    Past the wall deadline the command timed out; once a gVisor sandbox was killed at its
+    memory limit, it was SIGKILLed with it, as the command in flight was."""
     if conduit.ended_by == MEMORY:
-        return ExecResult(exit_code=None, error="the sandbox was killed at its memory limit")
-    return ExecResult(exit_code=None, timed_out=True, error="sandbox deadline exceeded")
+        return ExecResult(exit_code=SIGKILL_STATUS, oom_killed=True)
+    return ExecResult(exit_code=None, timed_out=True)
 
 
 def start_failure(conduit: Conduit, raw: RawExec) -> ExecResult:

@@ -3,9 +3,16 @@ output or the report, timeouts, start failures, bounded output."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
+
+from sandbox.docker import outcome
 from sandbox.execution import CodeExecution, TestRun
 from sandbox.results import ExecResult, FileRead
 from scoring.run import grader_events
+from scoring.validators import code_execution
+from scoring.validators.code_execution import CodeExecutionConfig
 from tasks.test_records import KEPT_OUTPUT_BYTES, NO_EVIDENCE, kept, record, report_evidence
 
 SPEC = CodeExecution(validator_key="tests", target="file:sol", target_path="/workspace/sol.py",
@@ -93,3 +100,19 @@ def test_no_usable_report_is_one_failed_test() -> None:
         counts, _, why = report_evidence(report)
         assert counts == NO_EVIDENCE and expected in why, (expected, why)
     assert report_evidence(None)[0] == NO_EVIDENCE
+
+
+@pytest.mark.parametrize(("ended_by", "reason"), [
+    (None, "test command timed out"), ("memory", "test command exited with code 137")])
+def test_a_test_after_the_sandbox_ended_is_the_candidates_loss(ended_by: str | None,
+                                                               reason: str) -> None:
+    """Past the wall deadline, or once a gVisor sandbox was killed at its memory limit, a
+    test the submission kept from running fails: no ``execution_error`` (an ``infra_error``
+    that would void the run and give a losing submission no result)."""
+    result = outcome.ended(SimpleNamespace(ended_by=ended_by))  # type: ignore[arg-type]
+    done = record(TestRun(SPEC, result))
+    assert done.execution_error == ""
+    judged = code_execution.score(done.to_event_payload(), CodeExecutionConfig(
+        test_command="pytest -q -x", pass_threshold=0.5))
+    assert (judged.state, judged.verdict, judged.score, judged.reason) == (
+        "available", "fail", 0.0, reason)
