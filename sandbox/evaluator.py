@@ -86,6 +86,17 @@ def record(spec: EvaluatorRun, result: ExecResult) -> EvaluatorRecord:
         timeout_ms=int(spec.timeout_s * 1000), duration_s=result.duration_s)
 
 
+def withheld(spec: EvaluatorRun, why: str) -> EvaluatorRecord:
+    """A record for an evaluator the submission kept from running: it ended the sandbox
+    (its wall deadline, or its memory under gVisor) or left a file that could not be
+    removed. No error, and no scores line, so every dimension of the evaluator scores 0,
+    the candidate's loss. Booked as the pack's error instead, the submission could turn
+    its loss into no contest. ``why`` goes on stderr."""
+    return EvaluatorRecord(runtime=spec.runtime, exit_code=None, stdout="",
+                           stderr=f"[evalfleet] the evaluator did not run: {why}",
+                           timeout_ms=int(spec.timeout_s * 1000))
+
+
 def not_run(spec: EvaluatorRun, why: str) -> EvaluatorRecord:
     """A record for an evaluator the driver could not start."""
     return EvaluatorRecord(runtime=spec.runtime, exit_code=None, stdout="", stderr="",

@@ -10,10 +10,23 @@ import secrets
 
 from sandbox.command import SeedFile
 from sandbox.docker import scripts, transfer
-from sandbox.docker.conduit import INTERNAL_TIMEOUT_S, Conduit, internal_request, nothing
+from sandbox.docker.conduit import (
+    INTERNAL_TIMEOUT_S,
+    MEMORY,
+    Conduit,
+    internal_request,
+    nothing,
+)
 from sandbox.docker.stream import ExecRequest, first_line
 from sandbox.errors import SandboxError
-from sandbox.evaluator import EVALUATOR_USER, GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, not_run
+from sandbox.evaluator import (
+    EVALUATOR_USER,
+    GROUND_TRUTH,
+    EvaluatorRecord,
+    EvaluatorRun,
+    not_run,
+    withheld,
+)
 from sandbox.evaluator import record as record_evaluator
 from sandbox.profile import Hardening
 from sandbox.results import ExecResult
@@ -22,30 +35,40 @@ log = logging.getLogger(__name__)
 
 #: As the uid running it (the judge's, then the candidate's): stop its processes, empty
 #: what it left in ``/tmp`` and ``/dev/shm`` (a full ``/tmp`` would keep the evaluator's
-#: files out, and an evaluator that cannot start is no contest, never the loss the
-#: candidate was heading for), and remove what it left under ``$1`` (the workspace) that is
-#: neither a regular file nor a directory. A link is the one way a submission's file could
+#: files out; made writable first, as a ``chmod 000`` directory with files in it cannot be
+#: emptied otherwise), and remove what it left under ``$1`` (the workspace) that is
+#: neither a regular file nor a directory (``-delete`` where ``find`` has it: ``rm`` cannot
+#: name a path deeper than ``PATH_MAX``). A link is the one way a submission's file could
 #: be the evaluator's own (``answer.json`` -> ``/proc/self/cwd/ground-truth.json`` reads the
 #: ground truth back as the answer); a FIFO at an answer's path hangs the evaluator's
 #: ``open`` until its timeout; a socket is no answer either.
 CLEAR = scripts.STOP_FUNCTION + r"""
 stop_candidate || exit 97
 command -v find >/dev/null || { echo "no find in the image" >&2; exit 1; }
+find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec chmod -R u+rwX -- {} + 2>/dev/null
 find /tmp /dev/shm -mindepth 1 -maxdepth 1 -exec rm -rf -- {} + 2>/dev/null
 chmod -R u+rwX "$1" 2>/dev/null
-find "$1" ! -type f ! -type d -exec rm -f -- {} + 2>/dev/null || :  # the other uid's stay
+find "$1" ! -type f ! -type d -delete 2>/dev/null ||
+  find "$1" ! -type f ! -type d -exec rm -f -- {} + 2>/dev/null || :  # the other uid's stay
 """
 
 #: As the candidate's uid, after :data:`CLEAR` as the judge: :data:`CLEAR`, make sure no
-#: special file is left where the evaluator could see one, make the workspace readable and
+#: special file is left where the evaluator could see one and nothing in ``/tmp`` or
+#: ``/dev/shm`` (else exit :data:`LEFT_OVER`), make the workspace readable and
 #: read-only to everyone (the evaluator is "other"), then make ``$2`` with a ``home`` the
 #: evaluator can write and extract the evaluator's files into it.
 SEAL = CLEAR + r"""
 left=$(find "$1" ! -type f ! -type d 2>/dev/null | head -n 1)
-[ -z "$left" ] || { echo "a special file could not be removed: $left" >&2; exit 1; }
+[ -z "$left" ] || { echo "a special file could not be removed: $left" >&2; exit 3; }
+left=$(find /tmp /dev/shm -mindepth 1 -maxdepth 1 2>/dev/null | head -n 1)
+[ -z "$left" ] || { echo "could not be removed: $left" >&2; exit 3; }
 chmod -R a+rX,a-w "$1" 2>/dev/null
 mkdir -m 755 "$2" && mkdir -m 1777 "$2/home" && exec tar -xf - -C "$2"
 """
+
+#: The seal's exit status when something the submission left could not be removed (both
+#: uids' clears ran, so it is the submission's doing): the evaluator is withheld.
+LEFT_OVER = 3
 
 
 def run(conduit: Conduit, spec: EvaluatorRun) -> EvaluatorRecord:
@@ -56,8 +79,12 @@ def run(conduit: Conduit, spec: EvaluatorRun) -> EvaluatorRecord:
     """
     profile = conduit.profile
     directory = f"/tmp/.evaluator-{secrets.token_hex(8)}"
+    if conduit.ended:  # nothing to detach or prepare in a sandbox that is gone
+        return withheld(spec, _ending(conduit))
     conduit.detach_networks()
-    why = _prepare(conduit, spec, directory)
+    why, submissions = _prepare(conduit, spec, directory)
+    if conduit.ended or submissions:
+        return withheld(spec, _ending(conduit) or why)
     if why:
         return not_run(spec, f"could not prepare the evaluator: {why}")
     request = ExecRequest(
@@ -66,7 +93,7 @@ def run(conduit: Conduit, spec: EvaluatorRun) -> EvaluatorRecord:
         timeout_s=spec.timeout_s, cap=spec.output_cap_bytes or profile.limits.output_cap_bytes)
     ran = conduit.run(request, lambda: _stop(conduit))
     if ran is None:
-        return not_run(spec, "sandbox deadline exceeded")
+        return withheld(spec, _ending(conduit))
     return record_evaluator(spec, ExecResult(
         exit_code=ran.exit_code, stdout=ran.stdout, stderr=ran.stderr, timed_out=ran.timed_out,
         stdout_truncated=ran.stdout_truncated, stderr_truncated=ran.stderr_truncated,
@@ -91,9 +118,16 @@ def _stop(conduit: Conduit) -> None:
         log.warning("could not stop the evaluator in %s: %s", conduit.id[:12], error)
 
 
-def _prepare(conduit: Conduit, spec: EvaluatorRun, directory: str) -> str:
-    """Clear as the judge, then seal as the candidate; ``""`` when the evaluator can
-    start, else why not."""
+def _ending(conduit: Conduit) -> str:
+    """How a limit ended the sandbox (``""``: it did not)."""
+    if conduit.ended_by == MEMORY:
+        return "the sandbox was killed at its memory limit"
+    return "the sandbox's wall deadline passed" if conduit.deadline_exceeded else ""
+
+
+def _prepare(conduit: Conduit, spec: EvaluatorRun, directory: str) -> tuple[str, bool]:
+    """Clear as the judge, then seal as the candidate: ``""`` when the evaluator can
+    start, else why not, and whether the submission is why (:data:`LEFT_OVER`)."""
     profile = conduit.profile
     clear = internal_request(profile, ("sh", "-c", CLEAR, "sh", profile.workdir),
                              stop_first=True)
@@ -103,10 +137,11 @@ def _prepare(conduit: Conduit, spec: EvaluatorRun, directory: str) -> str:
     for request in (dataclasses.replace(clear, user=profile.hardening.judge_user), seal):
         done = conduit.run(request, nothing)
         if done is None:
-            return "sandbox deadline exceeded"
+            return "", False  # the sandbox ended: see _ending()
         if done.exit_code != 0:
-            return first_line(done.stderr) or f"exit code {done.exit_code}"
-    return ""
+            why = first_line(done.stderr) or f"exit code {done.exit_code}"
+            return why, done.exit_code == LEFT_OVER and request is seal
+    return "", False
 
 
 def archive(spec: EvaluatorRun, directory: str, max_bytes: int) -> bytes:

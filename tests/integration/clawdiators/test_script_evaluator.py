@@ -248,3 +248,46 @@ def test_a_full_tmp_does_not_keep_the_evaluator_out(open_sandbox: Callable[..., 
     assert b" 100% " in result.commands[0].stdout, result.commands[0]
     assert details(result)["answer"] == {"answer": "41"}
     assert scored(result).score_breakdown["correctness"].score == 0
+
+
+def test_a_locked_full_tmp_does_not_keep_the_evaluator_out(
+        open_sandbox: Callable[..., DockerSandbox], runtime: str) -> None:
+    """``/tmp`` filled inside a directory of mode 000, which ``rm -rf`` alone cannot empty:
+    the evaluator's files did not fit and the run was no contest. Its owner's clear makes it
+    writable first, and the evaluator runs."""
+    fill = ("mkdir /tmp/locked && dd if=/dev/zero of=/tmp/locked/fill bs=1M 2>/dev/null;"
+            " chmod 000 /tmp/locked; df /tmp | tail -n 1;"
+            " echo '{\"answer\": \"41\"}' > /workspace/answer.json")
+    result = open_sandbox(runtime).run_plan(comparing(fill))
+    assert b" 100% " in result.commands[0].stdout, result.commands[0]
+    assert details(result)["answer"] == {"answer": "41"}
+    assert scored(result).score_breakdown["correctness"].score == 0
+
+
+def test_a_fifo_past_path_max_is_removed_before_the_script_runs(
+        open_sandbox: Callable[..., DockerSandbox], runtime: str) -> None:
+    """A FIFO nested deeper than ``PATH_MAX`` is removed too (``find -delete``; GNU ``rm``
+    reached it as well), and the evaluator runs: a seal that failed would withhold it."""
+    deep = ("d=$(pwd); i=0; while [ $i -lt 220 ]; do mkdir nested_past_path_max &&"
+            " cd nested_past_path_max; i=$((i+1)); done && mkfifo fifo && cd \"$d\" &&"
+            " echo '{\"answer\": \"41\"}' > answer.json")
+    result = open_sandbox(runtime).run_plan(comparing(deep))
+    assert result.commands[0].exit_code == 0, result.commands[0]
+    assert details(result)["answer"] == {"answer": "41"}
+
+
+def test_a_sandbox_held_past_its_deadline_withholds_the_evaluator(
+        open_sandbox: Callable[..., DockerSandbox], runtime: str) -> None:
+    """A submission that holds the sandbox past its wall deadline keeps the evaluator from
+    running: every dimension of it scores 0 (as the pack's error, in ``error``, it made the
+    run no contest: a loss turned into no result)."""
+    hold = Plan(commands=(Command(argv="sleep 600", timeout_s=900),),
+                evaluator=EvaluatorRun(runtime="python", script=COMPARING, ground_truth=TRUTH))
+    result = open_sandbox(runtime, wall_timeout_s=3).run_plan(hold)
+    record = result.evaluator
+    assert result.deadline_exceeded and record is not None and record.error == ""
+    assert record.stderr == ("[evalfleet] the evaluator did not run: the sandbox's wall "
+                             "deadline passed")
+    dimension = scored(result).dimensions["correctness"]
+    assert (dimension.state, dimension.score) == ("available", 0.0), dimension
+    assert dimension.reason.startswith("scored 0: "), dimension.reason
