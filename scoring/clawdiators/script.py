@@ -8,9 +8,11 @@ a candidate could hang it on). One that ran to its end read the candidate's file
 whatever it then failed to give — it crashed, printed no scores line, or no finite
 non-negative number under the key — scores the dimension 0 with the reason: a submission
 shaped to break the evaluator (``answer.json`` = ``[]``, a score driven to NaN) must not
-turn its loss into no result. A pack whose evaluator fails on its own reference cannot pass
-``evalfleet check``. A value above the scale is clamped to full marks, and the
-reason says so.
+turn its loss into no result. So does one whose output was cut at its cap: an evaluator
+that echoes an answer before its scores line could be made to print a forged ``scores``
+line and then more than the cap, so that the forgery is the last line left. A pack whose
+evaluator fails on its own reference cannot pass ``evalfleet check``. A value above the
+scale is clamped to full marks, and the reason says so.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ import math
 from typing import Any, NamedTuple
 
 NO_SCORES = "Evaluator output did not contain a JSON line with 'scores' key"
+#: Why an evaluator whose output was cut at its cap scores 0: the last ``scores`` line left
+#: may be the candidate's text, echoed before the cap, and not the evaluator's own.
+CUT = ("the evaluator's output passed its cap, so its last scores line could be text it "
+       "printed, not its scores")
 
 
 class ScriptScore(NamedTuple):
@@ -49,6 +55,8 @@ def script_score(record: dict[str, Any] | None, key: str, scale: int) -> ScriptS
         return ScriptScore(None, _failure(record))
     if record.get("error"):
         return ScriptScore(None, f"the evaluator could not run: {record['error']}")
+    if record.get("truncated"):
+        return ScriptScore(0.0, f"scored 0: {CUT}")
     payload = scores_line(str(record.get("stdout") or ""))
     found = (ScriptScore(None, _failure(record)) if payload is None
              else _value(payload["scores"].get(key), key, scale))

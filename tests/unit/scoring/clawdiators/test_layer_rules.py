@@ -111,6 +111,10 @@ def test_an_evaluator_that_did_not_run_is_an_error(event: object, reason: str) -
     (evaluator_event(scores(quality=-1, lint=5)), 'evaluator score "quality" is negative: -1'),
     (evaluator_event(scores(quality="x", lint=5)),
      "evaluator score \"quality\" is not a finite number: 'x'"),
+    (evaluator_event(f"{scores(quality=1000, lint=1000)}\n" + "x" * 100, truncated=True,
+                     exit_code=137),
+     "the evaluator's output passed its cap, so its last scores line could be text it "
+     "printed, not its scores"),
 ])
 def test_an_evaluator_that_ran_and_gave_nothing_usable_scores_0(event: object,
                                                                 reason: str) -> None:
