@@ -351,6 +351,30 @@ def _full_tmp(aim: Target) -> Forgery:
                    _submission(_answered(aim), fill))
 
 
+def _locked_tmp(aim: Target) -> Forgery:
+    fill = ("for d in /tmp /dev/shm; do mkdir $d/locked &&"
+            " dd if=/dev/zero of=$d/locked/fill bs=1M 2>/dev/null; chmod 000 $d/locked; done;"
+            " true")
+    return Forgery("locked tmp", "/tmp and /dev/shm filled inside a directory of mode 000, "
+                   "which a plain rm -rf cannot empty, so that the evaluator's files do not "
+                   "fit and it never runs", _submission(_answered(aim), fill))
+
+
+def _deep_fifo(aim: Target) -> Forgery:
+    deep = ("i=0; while [ $i -lt 220 ]; do mkdir nested_past_path_max && cd nested_past_path_max"
+            " || exit 0; i=$((i+1)); done; mkfifo fifo; true")
+    return Forgery("deep fifo", "a FIFO nested past PATH_MAX in the workspace, where a "
+                   "seal that cannot remove it would keep the evaluator from running",
+                   _submission(_answered(aim), deep))
+
+
+def _sandbox_killer(aim: Target) -> Forgery:
+    bomb = 'a=x; while :; do a="$a$a"; done'
+    return Forgery("sandbox killer", "a last command that runs out of memory: under gVisor "
+                   "the host kills the whole sandbox, so that no test or evaluator can run",
+                   _submission(_answered(aim), "true", bomb))
+
+
 def _grader_events(aim: Target) -> Forgery:
     """The grader's events a passing run would have, after the fleet's own (no sequence
     number, a late time): scoring takes the later of two."""
@@ -390,5 +414,8 @@ FORGERIES: dict[str, Builder] = {
     "evaluator fifo": _evaluator_fifo,
     "evaluator crash": _evaluator_crash,
     "full tmp": _full_tmp,
+    "locked tmp": _locked_tmp,
+    "deep fifo": _deep_fifo,
+    "sandbox killer": _sandbox_killer,
     "grader events": _grader_events,
 }

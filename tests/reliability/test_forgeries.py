@@ -21,7 +21,7 @@ from fleet_support import PrivateFleet, new_id
 
 from scoring import load_pack
 from tasks.forgeries import battery, refused, wins
-from tasks.messages import RunRequest, RunResult
+from tasks.messages import RunRequest, RunResult, Submission
 
 PACK = Path(__file__).parents[2] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
 #: The forgeries that won the example pack before it was rewritten (the issue's table).
@@ -129,3 +129,26 @@ def test_every_example_pack_resists_the_battery(private_fleet: PrivateFleet,
     client.submit_many(requests.values())
     results = {n: client.wait(r.run_id, timeout=240) for n, r in requests.items()}
     assert [n for n, r in results.items() if wins(r)] == []
+
+
+@pytest.mark.parametrize("name", ["fizzbuzz-coding", "cipher-forge-lite"])
+def test_running_out_the_clock_is_a_loss(private_fleet: PrivateFleet, runtime: str,
+                                         name: str) -> None:
+    """A submission that holds its sandbox past the run's wall deadline (its command's
+    own timeout set past it) loses: its tests timed out, its evaluator never ran, and
+    neither is booked as the fleet's or the pack's error, which would void the run (no
+    result instead of a loss)."""
+    mapping = yaml.safe_load((EXAMPLES / name / "pack.yaml").read_text())
+    forgery = next(f for f in battery(load_pack(mapping)) if f.name == "grader events")
+    submission = Submission(files=forgery.submission.files,
+                            commands=[{"run": "sleep 600", "timeout_ms": 900_000}])
+    private_fleet.start("forger", ["-c", "1"],
+                        profiles=json.dumps({"default": {"runtime": runtime}}))
+    client = private_fleet.client()
+    request = RunRequest(run_id=new_id("clock"), pack=mapping, submission=submission,
+                         time_limit_ms=4000)
+    client.submit(request)
+    result = client.wait(request.run_id, timeout=240)
+    assert result.outcome == "scored", result.reason
+    assert result.resources["deadline_exceeded"] is True
+    assert not wins(result), result.scorecard and result.scorecard.overall_reason
