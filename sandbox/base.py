@@ -230,8 +230,12 @@ class Sandbox(ABC):
             return self._result(plan, started, setup, (), (), environment=report,
                                 files_written=len(plan.setup_files))
         commands = setup + plan_steps.commands(self, plan)
+        budget = CaptureBudget(plan.capture_total_bytes)
+        # In the clean room the candidate's code runs again (the probes) before the tests:
+        # the captures come first, so that they show the files the tests judge.
+        early = self.stop_and_collect(plan.checks, budget) if plan.deliverables else None
         tests, probes = plan_steps.tests(self, plan)
-        checks = self.stop_and_collect(plan.checks, CaptureBudget(plan.capture_total_bytes))
+        checks = early if early is not None else self.stop_and_collect(plan.checks, budget)
         evaluator = self.run_evaluator(plan.evaluator) if plan.evaluator else None
         return self._result(plan, started, commands, tests, checks, evaluator=evaluator,
                             probes=probes, environment=report,

@@ -3,10 +3,11 @@
 The pipeline hands a :class:`Plan` to :meth:`sandbox.base.Sandbox.run_plan`: the
 environment probe (:mod:`sandbox.envprobe`; a finding ends the plan there) → the pack's
 files and setup commands → the submission's files and commands (each command with its own
-timeout and caps) → stop every candidate process → (clean room:
-copy the deliverables out, run the probes as the candidate) → test files → test commands
-(``code_execution``, as the judge) → stop again → captures and listings in declaration
-order under one capture budget → the custom-script evaluator, if any. A driver may carry that out
+timeout and caps) → stop every candidate process → (clean room: the captures and
+listings, then copy the deliverables out and run the probes as the candidate) → test files
+→ test commands (``code_execution``, as the judge) → stop again → (else: the captures and
+listings, in declaration order under one capture budget) → the custom-script evaluator, if
+any. A driver may carry that out
 in as few round trips as it likes (one exec, or none) as long as the result is the same.
 """
 

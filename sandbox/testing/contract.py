@@ -269,6 +269,24 @@ def check_clean_room_holds_only_the_packs_files(target: Target) -> None:
     assert b"junk" not in run.stdout and run.stderr  # not delivered: cat says so
 
 
+def check_clean_room_captures_what_it_tests(target: Target) -> None:
+    """In the clean room the candidate's code runs again (its probes) after the
+    deliverables are copied out: the captures are taken before, so that what they show
+    is what the tests judged, not what a probe wrote over it."""
+    test = CodeExecution(validator_key="v", target="file:s", target_path="sol.txt",
+                         test_command="cat /judge/deliverables/sol.txt; echo; echo 1 passed")
+    plan = Plan(files=(SeedFile("sol.txt", "hardcoded"),), commands=(Command("echo done"),),
+                deliverables=("sol.txt",),
+                probes=(Probe("p", Command("echo general > sol.txt")),),
+                checks=(CaptureCheck("s", "sol.txt"),), tests=(test,))
+    with target.sandbox() as sandbox:
+        result = sandbox.run_plan(plan)
+    assert result.probes[0].exit_code == 0
+    assert result.tests[0].result.stdout == b"hardcoded\n1 passed\n"
+    capture = result.captures[0]
+    assert capture.exists and capture.content == b"hardcoded", capture
+
+
 def check_a_test_with_a_report_hands_it_back(target: Target) -> None:
     """A test with a report hands back the report it wrote (read as the judge), and a
     test that wrote none says so (its verdict is then scoring's: no evidence, no pass)."""
@@ -313,6 +331,7 @@ CHECKS: tuple[Callable[[Target], None], ...] = (
     check_plan_records_every_step,
     check_plan_checks_match_step_by_step,
     check_clean_room_holds_only_the_packs_files,
+    check_clean_room_captures_what_it_tests,
     check_a_test_with_a_report_hands_it_back,
     check_closed_sandbox_is_unavailable,
 )
