@@ -236,29 +236,24 @@ def test_a_link_the_judge_made_is_removed_too(open_sandbox: Callable[..., Docker
     assert details(result)["answer"] == "FileNotFoundError"
 
 
+#: Ways to fill ``/tmp``: bytes and inodes, and bytes inside a directory of mode 000, which
+#: ``rm -rf`` alone cannot empty (its owner's clear makes it writable first).
+FILLS = {
+    "plain": ("dd if=/dev/zero of=/tmp/fill bs=1M 2>/dev/null; mkdir /tmp/many && cd /tmp/many"
+              " && i=0; while [ $i -lt 3000 ] && : > f$i 2>/dev/null; do i=$((i+1)); done"),
+    "locked": ("mkdir /tmp/locked && dd if=/dev/zero of=/tmp/locked/fill bs=1M 2>/dev/null;"
+               " chmod 000 /tmp/locked"),
+}
+
+
+@pytest.mark.parametrize("fill", FILLS.values(), ids=FILLS.keys())
 def test_a_full_tmp_does_not_keep_the_evaluator_out(open_sandbox: Callable[..., DockerSandbox],
-                                                    runtime: str) -> None:
-    """A candidate heading for a loss fills ``/tmp`` (bytes and inodes) and ``/dev/shm``,
-    so that the evaluator's files cannot be written and the run would be no contest: what
-    it left there is removed first (the run is captured by then), and the evaluator runs."""
-    fill = ("dd if=/dev/zero of=/tmp/fill bs=1M 2>/dev/null; mkdir /tmp/many && cd /tmp/many"
-            " && i=0; while [ $i -lt 3000 ] && : > f$i 2>/dev/null; do i=$((i+1)); done;"
-            " df /tmp | tail -n 1; echo '{\"answer\": \"41\"}' > /workspace/answer.json")
-    result = open_sandbox(runtime).run_plan(comparing(fill))
-    assert b" 100% " in result.commands[0].stdout, result.commands[0]
-    assert details(result)["answer"] == {"answer": "41"}
-    assert scored(result).score_breakdown["correctness"].score == 0
-
-
-def test_a_locked_full_tmp_does_not_keep_the_evaluator_out(
-        open_sandbox: Callable[..., DockerSandbox], runtime: str) -> None:
-    """``/tmp`` filled inside a directory of mode 000, which ``rm -rf`` alone cannot empty:
-    the evaluator's files did not fit and the run was no contest. Its owner's clear makes it
-    writable first, and the evaluator runs."""
-    fill = ("mkdir /tmp/locked && dd if=/dev/zero of=/tmp/locked/fill bs=1M 2>/dev/null;"
-            " chmod 000 /tmp/locked; df /tmp | tail -n 1;"
-            " echo '{\"answer\": \"41\"}' > /workspace/answer.json")
-    result = open_sandbox(runtime).run_plan(comparing(fill))
+                                                    runtime: str, fill: str) -> None:
+    """A candidate heading for a loss fills ``/tmp`` so that the evaluator's files cannot
+    be written and the run would be no contest: what it left there is removed first (the
+    run is captured by then), and the evaluator runs."""
+    command = f"{fill}; df /tmp | tail -n 1; echo '{{\"answer\": \"41\"}}' > /workspace/answer.json"
+    result = open_sandbox(runtime).run_plan(comparing(command))
     assert b" 100% " in result.commands[0].stdout, result.commands[0]
     assert details(result)["answer"] == {"answer": "41"}
     assert scored(result).score_breakdown["correctness"].score == 0
