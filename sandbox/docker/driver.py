@@ -17,15 +17,15 @@ Two transports carry the same requests (:class:`~sandbox.docker.stream.ExecReque
   no process in the sandbox can signal, trace or race.
 - **``docker exec``** (any other image): the keep-alive runs as ``keeper_user`` and the
   stop is a ``kill -9 -1`` loop as the uid to stop, backed by a host-side kill
-  (``hostkill``) when the candidate races it. Stopping is combined with seeding the hidden
-  test files and with every capture and listing (:mod:`sandbox.docker.collect`).
+  (``hostkill``) when the candidate races it (:mod:`sandbox.docker.stopping`). Stopping
+  is combined with seeding the hidden test files and with every capture and listing
+  (:mod:`sandbox.docker.collect`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -33,16 +33,23 @@ from sandbox import room
 from sandbox.base import Sandbox
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
-from sandbox.docker import ahead, collect, judgeroom, outcome, reuse, scripts, seeding, transfer
+from sandbox.docker import (
+    ahead,
+    collect,
+    judgeroom,
+    outcome,
+    reuse,
+    scripts,
+    seeding,
+    stopping,
+    transfer,
+)
 from sandbox.docker import evaluator as evaluator_step
 from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
-from sandbox.docker.frames import ChannelClosed
-from sandbox.docker.hostkill import host_kill
 from sandbox.docker.lifeline import Line
 from sandbox.docker.limits import room_parts
 from sandbox.docker.stream import ExecRequest, RawExec, first_line
 from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from sandbox.errors import SandboxError, SandboxUnavailable
 from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from sandbox.execution import CodeExecution, TestRun
 from sandbox.plan import Plan, PlanResult
@@ -50,10 +57,6 @@ from sandbox.profile import Profile
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
 log = logging.getLogger(__name__)
-
-#: Attempts at stopping the candidate when runc cannot start the stop script (no pids left).
-STOP_ATTEMPTS = 20
-
 
 class DockerSandbox(Sandbox):
     """A started container; see :class:`sandbox.docker.factory.DockerFactory`."""
@@ -135,7 +138,8 @@ class DockerSandbox(Sandbox):
         """
         request = outcome.request(self.conduit, command, command.as_argv(),
                                   stdin=command.stdin, stop_first=command.user is not None)
-        raw = self._run(request, self._stopper(request.user), self._then(command))
+        raw = self._run(request, stopping.stopper(self.conduit, request.user),
+                       self._then(command))
         if raw is None:
             return outcome.ended(self.conduit)
         return outcome.result(self.conduit, raw)
@@ -246,33 +250,12 @@ class DockerSandbox(Sandbox):
         return judgeroom.read(self.conduit, path, limit)
 
     def stop_candidate(self) -> None:
-        """Kill every process of the candidate's uid (retrying while pids are exhausted).
+        """Kill every process of the candidate's uid (:func:`stopping.stop_candidate`).
 
         Raises:
             SandboxUnavailable: the processes could not be stopped, or the container is gone.
         """
-        for attempt in range(STOP_ATTEMPTS):
-            if self._stop_once() or self.ended:
-                return
-            # A candidate can race the exec'd stopper (same uid, e.g. a `kill -9 -1`
-            # loop): from the host's PID namespace its processes cannot race back.
-            host_kill(self.container, self.profile.hardening.user)
-            time.sleep(0.05 * attempt)
-        raise SandboxUnavailable("could not stop the candidate's processes", sandbox_id=self.id)
-
-    def _stop_once(self) -> bool:
-        """One stop: by the supervisor when there is one, else by the ``STOP`` script."""
-        if self.channel is None:
-            return self._internal(("sh", "-c", scripts.STOP), on_limit=nothing).exit_code == 0
-        try:
-            left = self.channel.stop()
-        except ChannelClosed as error:
-            if self.ended or self.conduit.died_of_memory():
-                return True
-            raise SandboxUnavailable(f"stop: {error}", sandbox_id=self.id) from error
-        if left:
-            log.warning("stopping the candidate in %s: %s", self.id[:12], left)
-        return not left
+        stopping.stop_candidate(self.conduit)
 
     def read_file(self, path: str, limit: int) -> FileRead:
         """Read one regular file through ``tar -c`` (links are refused, see ``transfer``).
@@ -427,26 +410,4 @@ class DockerSandbox(Sandbox):
 
     def _kill_candidate(self) -> None:
         """Called from the stream when a command passes its timeout or its output cap."""
-        try:
-            self.stop_candidate()
-        except SandboxError as error:
-            log.warning("could not stop the candidate in %s: %s", self.id[:12], error)
-
-    def _stopper(self, user: str) -> Callable[[], None]:
-        """What stops a command of ``user`` at its limit: the supervisor stops everyone;
-        through ``exec`` a stop script runs as that uid (besides the candidate's)."""
-        if self.channel is not None or user == self.profile.hardening.user:
-            return self._kill_candidate
-
-        def stop_both() -> None:
-            self._internal_as(user, ("sh", "-c", scripts.STOP))
-            self._kill_candidate()
-
-        return stop_both
-
-    def _internal_as(self, user: str, argv: Sequence[str]) -> None:
-        request = dataclasses.replace(internal_request(self.profile, argv), user=user)
-        try:
-            self._run(request, nothing)
-        except SandboxError as error:
-            log.warning("could not stop uid %s in %s: %s", user, self.id[:12], error)
+        stopping.kill_candidate(self.conduit)
