@@ -1,0 +1,70 @@
+"""What every forgery of the battery is made of (:mod:`tasks.forgeries`): the names it aims
+at in a pack, the hostile submission, and the helpers that build one."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .messages import Submission
+
+#: Every forged deliverable: any name imported from it exists and does nothing (a module
+#: ``__getattr__``), so the tests get as far as running and fail, as a wrong answer would.
+NOTHING = "def __getattr__(name):\n    return lambda *args, **kwargs: []\n"
+PASS_LINE = "3 passed in 0.01s"
+
+
+@dataclass(frozen=True)
+class Target:
+    """The names a forgery aims at."""
+
+    deliverables: tuple[str, ...]
+    test_files: tuple[str, ...]
+    answers: tuple[str, ...] = ()
+    """The files a custom-script evaluator reads (the ``required_files`` of its checks)."""
+    scores: tuple[str, ...] = ()
+    """The keys of the evaluator's ``scores`` the scorecard takes."""
+    tests: tuple[str, ...] = ()
+    """The keys of the pack's ``code_execution`` validators."""
+
+    @property
+    def module(self) -> str:
+        """The first Python deliverable's module name ("" when there is none)."""
+        for path in self.deliverables:
+            if path.endswith(".py"):
+                return posixpath.basename(path)[:-3]
+        return ""
+
+
+@dataclass(frozen=True)
+class Forgery:
+    """One hostile submission and what it tries."""
+
+    name: str
+    tries: str
+    submission: Submission
+
+
+Builder = Callable[[Target], Forgery]
+
+
+def relative(path: str) -> str:
+    return path.removeprefix("/workspace/").lstrip("/")
+
+
+def planted(aim: Target, deliverable: str = NOTHING, **extra: str) -> dict[str, Any]:
+    """The deliverables (each ``deliverable``), plus ``extra`` files."""
+    return {**{path: deliverable for path in aim.deliverables}, **extra}
+
+
+def answered(aim: Target, **extra: str) -> dict[str, Any]:
+    """:func:`_files`, plus an empty answer at each path an evaluator's checks require
+    (so that the checks pass and the evaluator's verdict decides)."""
+    return planted(aim, **dict.fromkeys(aim.answers, "{}"), **extra)
+
+
+def submission(files: dict[str, Any], *commands: str) -> Submission:
+    return Submission(files=files, commands=[{"run": c, "timeout_ms": 10_000}
+                                             for c in commands or ("true",)])
