@@ -140,7 +140,7 @@ def _prepare(conduit: Conduit, spec: EvaluatorRun, directory: str) -> tuple[str,
             return "", False  # the sandbox ended: see _ending()
         if done.exit_code != 0:
             why = first_line(done.stderr) or f"exit code {done.exit_code}"
-            return why, done.exit_code == LEFT_OVER and request is seal
+            return why, done.exit_code == LEFT_OVER  # only the seal exits so
     return "", False
 
 
