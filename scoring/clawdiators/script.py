@@ -36,8 +36,10 @@ class ScriptScore(NamedTuple):
 
 
 def scores_line(stdout: str) -> dict[str, Any] | None:
-    """The payload of the last JSON line with a ``scores`` object, or None."""
-    for line in reversed(stdout.splitlines()):
+    """The payload of the last JSON line with a ``scores`` object, or None. Lines end at
+    ``\n`` only: ``str.splitlines`` would also end one at ``\r``, ``\x1c`` or ``\u2028``,
+    so an evaluator that echoes a candidate's one-line answer could print a forged line."""
+    for line in reversed(stdout.split("\n")):
         try:
             payload = json.loads(line)
         except (ValueError, RecursionError):  # nested past Python's stack: not a scores line

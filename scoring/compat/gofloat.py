@@ -23,9 +23,13 @@ from typing import Final
 
 from .goquote import quote
 
-_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9][0-9_]*)?")
+# The mantissa's digits go either before or after the point, never to both sides at once
+# (``[0-9]+\.?[0-9]*`` would try every split of a long run of digits: quadratic time on a
+# candidate's answer of digits that is not a number).
+_DECIMAL: Final = re.compile(
+    r"[+-]?(?:[0-9_]+(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][+-]?[0-9][0-9_]*)?")
 _HEX: Final = re.compile(
-    r"[+-]?0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9][0-9_]*")
+    r"[+-]?0[xX](?:[0-9a-fA-F_]+(?:\.[0-9a-fA-F_]*)?|\.[0-9a-fA-F_]+)[pP][+-]?[0-9][0-9_]*")
 _SPECIAL: Final = re.compile(r"[+-]?(?:inf|infinity)|nan", re.IGNORECASE)
 _LOG10_2: Final = 0.301029995663981195213738894724493026768189881462108541310
 _INV_LN2: Final = 1.44269504088896340735992468100189213742664595415298593413

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Go's ``(?i)(\d+)\s+(passed|failed|error|errors)\b``: ASCII digits, spaces and word
-#: boundaries (Python's are Unicode's: "٣ passed" is no count in Go).
-_FREE_TEXT = re.compile(r"([0-9]+)[\t\n\f\r ]+(passed|failed|errors|error)\b",
+#: boundaries (Python's are Unicode's: "٣ passed" is no count in Go). A match starts where
+#: a run of digits starts, as Go's leftmost match does; Python's backtracking would
+#: otherwise retry from every digit of a run (quadratic: 2 MiB of digits took hours).
+_FREE_TEXT = re.compile(r"(?<![0-9])([0-9]+)[\t\n\f\r ]+(passed|failed|errors|error)\b",
                         re.IGNORECASE | re.ASCII)
 _JUNIT_START = re.compile(r"<testsuites?[\s>/]")
 _VERDICT_TAGS = (("failure", "failed"), ("error", "error"), ("skipped", "skipped"))

@@ -4,9 +4,16 @@ by a red-team pass, each of these ended the run internal_error."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scoring.clawdiators.script import scores_line
+from scoring.compat import gofloat
+from scoring.compat.gofloat import FloatSyntaxError, parse_float
+from scoring.run import test_counts
 from scoring.run.events import Event
 from scoring.run.evidence import extract_evidence
 from scoring.run.test_counts import TestCounts, parse_counts
@@ -36,3 +43,49 @@ def test_a_tool_result_nested_past_the_stack_is_plain_text() -> None:
 
 def test_an_evaluator_line_nested_past_the_stack_is_not_a_scores_line() -> None:
     assert scores_line('{"scores": {"a": 1}}\n' + DEEP) == {"scores": {"a": 1}}
+
+
+@pytest.mark.parametrize("end", ["\r", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_an_echoed_answer_cannot_end_a_line_of_the_evaluators(end: str) -> None:
+    """An evaluator that prints its scores, then echoes the candidate's answer on one line
+    (after removing every newline from it), keeps its own scores."""
+    answer = f'wrong{end}{{"scores": {{"a": 1}}}}'
+    assert scores_line('{"scores": {"a": 0}}\nanswer: ' + answer + "\n") == {"scores": {"a": 0}}
+    assert scores_line('{"scores": {"a": 0.5}}\r\n') == {"scores": {"a": 0.5}}
+
+
+# Patterns as they were before the red-team pass of 2026-11-28: Python's backtracking made
+# them quadratic on long runs of digits (2 MiB of a test's output took hours; a 40,000-digit
+# answer to numeric_match, 46 s), so a submission could hold a worker until the task's time
+# limit and void its own run. The patterns now in use must match exactly what these did.
+_OLD_FREE_TEXT = re.compile(r"([0-9]+)[\t\n\f\r ]+(passed|failed|errors|error)\b",
+                            re.IGNORECASE | re.ASCII)
+_OLD_DECIMAL = re.compile(r"[+-]?(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9][0-9_]*)?")
+_OLD_HEX = re.compile(
+    r"[+-]?0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9][0-9_]*")
+COUNT_TEXT = st.text(alphabet="0123456789 \t\npasedfilror.xP_EPSr", max_size=60)
+NUMBER_TEXT = st.text(alphabet="0123456789abcdefABCDEF_.+-xXpPeE ", max_size=30)
+
+
+@given(COUNT_TEXT)
+def test_the_count_pattern_matches_what_it_did(text: str) -> None:
+    assert test_counts._FREE_TEXT.findall(text) == _OLD_FREE_TEXT.findall(text)
+
+
+@given(NUMBER_TEXT)
+def test_the_number_patterns_match_what_they_did(text: str) -> None:
+    assert bool(gofloat._DECIMAL.fullmatch(text)) == bool(_OLD_DECIMAL.fullmatch(text))
+    assert bool(gofloat._HEX.fullmatch(text)) == bool(_OLD_HEX.fullmatch(text))
+
+
+@pytest.mark.timeout(60)
+def test_output_of_digits_at_the_cap_is_read_in_linear_time() -> None:
+    """Two MiB of digits (the test output's cap) on each stream: read in well under a
+    second now; the old patterns would not finish before the suite's timeout."""
+    digits = "7" * (2 << 20)
+    assert parse_counts(digits, digits) is None
+    assert parse_counts("3 passed " + digits, digits) == TestCounts(3, 0, 0, 3)
+    with pytest.raises(FloatSyntaxError):
+        parse_float(digits + "x")
+    with pytest.raises(FloatSyntaxError):
+        parse_float("0x" + digits + "x")
