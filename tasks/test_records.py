@@ -8,7 +8,7 @@ that has one) and keeps a bounded head and tail of each output stream.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from sandbox.execution import TestRun
@@ -63,15 +63,30 @@ class CodeExecutionRecord:
 
 def record(run: TestRun) -> CodeExecutionRecord:
     """The record of a test's run: counts from its output, or from its report when it has
-    one (and neither timed out nor failed to start)."""
+    one (and it did not time out); a test that could not start is a failed one."""
     result = run.result
-    if run.spec.report and not (result.timed_out or result.error):
+    if result.error:
+        return unstarted(run)
+    if run.spec.report and not result.timed_out:
         return _from_report(run)
     stdout, stderr = text(result.stdout), text(result.stderr)
-    counts = None if result.timed_out or result.error else parse_counts(stdout, stderr)
+    counts = None if result.timed_out else parse_counts(stdout, stderr)
     return _record(run, stdout, stderr, counts,
                    junit_verdicts(stdout, stderr) if counts else (),
                    exit_code=None if result.timed_out else result.exit_code)
+
+
+def unstarted(run: TestRun) -> CodeExecutionRecord:
+    """The record of a test that could not start: a failed run, with why on ``stderr``.
+
+    By the sandbox's contract a start failure that comes back as a result (not raised) is
+    the candidate's doing: its files' directory removed, the pids limit used up. As
+    AgentClash's ``execution_error`` it would void the run (an infra error: no result),
+    turning the candidate's loss into no contest. Nothing is counted: the test never ran,
+    and the engine's words for why may quote the test's command (``echo '1 passed'``)."""
+    why = f"[evalfleet] the test could not start: {run.result.error}"
+    failed = replace(run, result=replace(run.result, exit_code=1, error=None))
+    return _record(failed, "", why, NO_EVIDENCE if run.spec.report else None, (), exit_code=1)
 
 
 def _from_report(run: TestRun) -> CodeExecutionRecord:

@@ -16,8 +16,13 @@ from sandbox_support import OpenSandbox, engine_actions
 from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from sandbox.command import Command, SeedFile
 from sandbox.errors import SandboxConfigError
+from sandbox.execution import CodeExecution
+from sandbox.plan import Plan
 from sandbox.results import DirectoryListing
+from scoring.validators import code_execution
+from scoring.validators.code_execution import CodeExecutionConfig
 from tasks.recording import directory_listed
+from tasks.test_records import record
 
 MiB = 1024 * 1024
 #: The process-level attacks run against both ways of driving a sandbox.
@@ -319,3 +324,29 @@ def test_a_file_name_cannot_forge_listing_entries(open_sandbox: OpenSandbox, ima
         assert isinstance(listing, DirectoryListing) and listing.error is None
         assert [entry.path for entry in listing.entries] == [
             "/workspace/ok", "/workspace/y\r0|f|.", "/workspace/y\r0|f|./cr.txt"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("spoil", ["rm -rf /tmp/out", "chmod 000 /tmp/out"])
+def test_a_test_kept_from_starting_fails(open_sandbox: OpenSandbox, transport: str,
+                                         spoil: str) -> None:
+    """A workspace pack whose captured file is outside the workspace runs its test in that
+    file's directory; a candidate heading for a loss removes the directory (or locks the
+    judge out of it). The test cannot start: a failed test, never an ``execution_error``,
+    which would void the run and turn the loss into no result."""
+    spec = CodeExecution(validator_key="tests", target="file:sol",
+                         target_path="/tmp/out/sol.py",
+                         test_command="python3 sol.py && echo '1 passed'")
+    made = "mkdir -p /tmp/out && echo 'print(1)' > /tmp/out/sol.py && "
+    result = open_sandbox("python", transport).run_plan(
+        Plan(commands=(Command(made + spoil),), tests=(spec,)))
+    assert result.commands[0].exit_code == 0, result.commands[0]
+    done = record(result.tests[0])
+    assert (done.execution_error, done.passed_tests) == ("", None), done
+    assert done.exit_code not in (0, None), done
+    if spoil.startswith("rm"):  # with a mode of 000, runc's exec enters it, and python fails
+        assert done.stderr.startswith("[evalfleet] the test could not start: "), done
+    judged = code_execution.score(done.to_event_payload(), CodeExecutionConfig(
+        test_command=spec.test_command))
+    assert (judged.state, judged.verdict, judged.score) == ("available", "fail", 0.0)
+

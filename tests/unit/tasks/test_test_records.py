@@ -3,6 +3,7 @@ output or the report, timeouts, start failures, bounded output."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -18,6 +19,7 @@ from tasks.test_records import KEPT_OUTPUT_BYTES, NO_EVIDENCE, kept, record, rep
 SPEC = CodeExecution(validator_key="tests", target="file:sol", target_path="/workspace/sol.py",
                      test_command="pytest -q -x", timeout_ms=1000, pass_threshold=0.5,
                      unresolved=("nope",))
+PASSING_REPORT = b'<testsuite tests="1"><testcase name="a"/></testsuite>'
 
 
 def test_the_payload_has_exactly_the_event_fields_and_reads_back() -> None:
@@ -44,10 +46,24 @@ def test_timeout_has_no_counts_and_no_exit_code() -> None:
     assert done.timed_out and done.exit_code is None and done.total_tests is None
 
 
-def test_start_failure_is_an_execution_error() -> None:
-    """A command that could not start gives ``execution_error``."""
-    done = record(TestRun(SPEC, ExecResult(exit_code=None, error="chdir failed")))
-    assert done.execution_error == "chdir failed" and done.passed_tests is None
+@pytest.mark.parametrize("report", [None, "junit"])
+def test_a_test_the_submission_kept_from_starting_fails(report: str | None) -> None:
+    """A test that could not start (the sandbox hands that back as a result only when the
+    candidate caused it: its files' directory removed, the pids limit used up) fails. As
+    an ``execution_error`` it was an ``infra_error`` that voided the run: found by a
+    red-team pass, a losing submission could remove the directory and get no result."""
+    spec = dataclasses.replace(SPEC, report=report)
+    done = record(TestRun(spec, ExecResult(exit_code=None, stdout=b"5 passed",
+                                           error="executing sh -lc \"echo '1 passed'\": "
+                                                 'chdir to cwd ("/tmp/out") failed'),
+                          FileRead(exists=True, content=PASSING_REPORT, size=len(PASSING_REPORT))))
+    assert done.execution_error == "" and done.exit_code == 1 and done.stdout == ""
+    assert done.stderr == ("[evalfleet] the test could not start: executing sh -lc "
+                           "\"echo '1 passed'\": chdir to cwd (\"/tmp/out\") failed")
+    assert done.passed_tests == (0 if report else None)  # nothing there was the test's
+    judged = code_execution.score(done.to_event_payload(), CodeExecutionConfig(
+        test_command="pytest -q -x", pass_threshold=0.5))
+    assert (judged.state, judged.verdict, judged.score) == ("available", "fail", 0.0)
 
 
 def test_a_tests_output_is_kept_as_head_and_tail() -> None:
