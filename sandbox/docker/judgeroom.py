@@ -33,9 +33,9 @@ def export(conduit: Conduit, paths: Sequence[str]) -> tuple[SeedFile, ...] | Non
     """
     profile = conduit.profile
     limit = profile.limits.seed_bytes
-    request = internal_request(profile, ("sh", "-c", scripts.EXPORT, "sh", profile.workdir,
-                                         *paths), cap=limit + transfer.TAR_SLACK,
-                               stop_first=True)
+    cap = limit + transfer.TAR_SLACK
+    request = internal_request(profile, ("sh", "-c", scripts.EXPORT, "sh", str(cap),
+                                         profile.workdir, *paths), cap=cap, stop_first=True)
     raw = conduit.run(request, nothing)
     if raw is None:
         return ()  # a limit ended the sandbox: nothing to deliver

@@ -69,11 +69,14 @@ clear_paths "$@"
 exec tar -xf - -C .
 """
 
-#: Stop the candidate; ``$1`` workspace, then the deliverables (relative): a tar on stdout
-#: of those that exist (links as links: the host keeps regular files only); nothing at all
-#: when none does.
+#: Stop the candidate; ``$1`` the cap in bytes, ``$2`` workspace, then the deliverables
+#: (relative): a tar on stdout of those that exist (links as links: the host keeps regular
+#: files only), cut at the cap inside the sandbox; nothing at all when none does. Without
+#: the cut, sparse files (gigabytes that take no space) kept the tar streaming past the
+#: host's grace period, and the channel was dropped: a run voided by the candidate.
 EXPORT = STOP_FUNCTION + r"""
 stop_candidate || exit 97
+cap=$1; shift
 cd -- "$1" || exit 96; shift
 n=$#
 for p do
@@ -81,7 +84,7 @@ for p do
 done
 shift "$n"
 [ "$#" -gt 0 ] || exit 0
-exec tar -cf - -- "$@"
+tar -cf - -- "$@" | head -c "$cap"
 """
 
 #: A function printing one ``size|type|./name`` line per entry below ``.``, never following

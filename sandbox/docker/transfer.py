@@ -26,6 +26,8 @@ from sandbox.results import FileRead, Listing, ListingEntry, count
 
 #: Bytes of tar framing read past a file's cap (header, a long-name header, padding).
 TAR_SLACK = 8 * 1024
+#: The page size of the sandbox's tmpfs mounts (x86-64, arm64 with 4 KiB pages).
+PAGE = 4096
 #: Longest path the judge's ``tar`` can create (``PATH_MAX`` with its NUL): a deliverable
 #: whose path in the room is longer is left behind, never a failed room.
 PATH_MAX = 4096
@@ -160,9 +162,10 @@ def _info(name: str, kind: bytes, mode: int, size: int, mtime: float) -> tarfile
 
 def deliverables(data: bytes, wanted: Sequence[str], max_bytes: int) -> tuple[SeedFile, ...]:
     """The regular files of an ``EXPORT`` tar that are (or lie below) a ``wanted`` path,
-    read-only, at most ``max_bytes`` in all; links, devices, FIFOs, odd names, paths the
-    room cannot hold and whatever the cap or a cut stream leaves incomplete are dropped.
-    The host opens no path."""
+    read-only, at most ``max_bytes`` in all as the room's tmpfs holds them (whole pages, at
+    least one per file); links, devices, FIFOs, odd names, paths the room cannot hold and
+    whatever the cap or a cut stream leaves incomplete are dropped. The host opens no
+    path."""
     found: list[SeedFile] = []
     total = 0
     with (contextlib.suppress(tarfile.TarError, EOFError, OSError),
@@ -171,12 +174,19 @@ def deliverables(data: bytes, wanted: Sequence[str], max_bytes: int) -> tuple[Se
             name = _delivered_name(member, wanted)
             if name is None:
                 continue
-            total += member.size
+            total += held(member.size)
             content = archive.extractfile(member)
             if total > max_bytes or content is None:
                 break
             found.append(SeedFile(name, content.read(), room.DELIVERABLE_MODE))
     return tuple(found)
+
+
+def held(size: int) -> int:
+    """What a file of ``size`` bytes takes on a tmpfs: whole pages, and at least one (its
+    inode and its tar header cost something too). Counted by length, 30,000 one-byte files
+    were 30 KB that took 117 MiB in the room: its write failed, and the run was void."""
+    return max(1, -(-size // PAGE)) * PAGE
 
 
 def _delivered_name(member: tarfile.TarInfo, wanted: Sequence[str]) -> str | None:

@@ -350,3 +350,36 @@ def test_a_test_kept_from_starting_fails(open_sandbox: OpenSandbox, transport: s
         test_command=spec.test_command))
     assert (judged.state, judged.verdict, judged.score) == ("available", "fail", 0.0)
 
+
+#: Deliverables that take no space in the workspace and a great deal elsewhere: files made
+#: by ``truncate``, whose length is not backed by pages until written.
+HOLLOW_DELIVERABLES = {
+    # 26,000 one-byte files: 26 KB by length, 102 MiB of pages in the 96 MiB room; a page
+    # each, 8,192 fit the 32 MiB budget
+    "many one-byte files": ("for i in range(26_000): hollow(f'sol/f{i}', 1)", 8192),
+    # 500 files of 60 MiB (the fsize limit is 64): a 30 GiB tar stream; none fits
+    "sparse giants": ("for i in range(500): hollow(f'sol/g{i}', 60 << 20)", 0),
+}
+HOLLOW = "def hollow(name, size):\n    with open(name, 'w') as made:\n        made.truncate(size)\n"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(("hollow", "delivered"), HOLLOW_DELIVERABLES.values(),
+                         ids=HOLLOW_DELIVERABLES.keys())
+def test_hollow_deliverables_cannot_void_a_clean_room_run(
+        open_sandbox: OpenSandbox, transport: str, hollow: str, delivered: int) -> None:
+    """Found by a red-team pass: deliverables charged by their length overflowed the
+    judge's room, or kept the export streaming past the host's grace period; either way
+    the room's write or the next request failed as if the fleet had (the run void, a loss
+    turned into no result). Now the export is cut at its cap inside the sandbox, each file
+    is charged the pages it takes, and the test runs on what fits."""
+    test = CodeExecution(validator_key="tests", target="file:sol", target_path="sol",
+                         test_command="find \"$DELIVERABLES\" -type f | wc -l")
+    script = f"import os\nos.mkdir('sol')\n{HOLLOW}{hollow}"
+    make = Command(["python3", "-c", script], timeout_s=120)
+    result = open_sandbox("python", transport).run_plan(
+        Plan(commands=(make,), deliverables=("sol",), tests=(test,)))
+    assert result.commands[0].exit_code == 0, result.commands[0]
+    run = result.tests[0].result
+    assert run.exit_code == 0 and run.error is None, run
+    assert int(run.stdout) == delivered, run  # what the room's 32 MiB budget holds

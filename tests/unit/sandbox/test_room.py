@@ -8,7 +8,7 @@ import tarfile
 
 from sandbox import room
 from sandbox.command import Command
-from sandbox.docker.transfer import deliverables
+from sandbox.docker.transfer import deliverables, held
 from sandbox.results import ExecResult
 
 
@@ -54,9 +54,18 @@ def test_a_deliverable_the_room_cannot_hold_is_left_behind() -> None:
 
 def test_deliverables_stop_at_the_cap_and_at_a_cut_stream() -> None:
     data = tar(("a", "x" * 600, tarfile.REGTYPE), ("b", "y" * 600, tarfile.REGTYPE))
-    assert [f.path for f in deliverables(data, ["a", "b"], 1000)] == ["a"]
+    assert [f.path for f in deliverables(data, ["a", "b"], 5000)] == ["a"]
     assert [f.path for f in deliverables(data[:1200], ["a", "b"], 1 << 20)] == ["a"]
     assert deliverables(b"", ["a"], 100) == ()
+
+
+def test_deliverables_are_charged_what_the_room_holds_them_in() -> None:
+    """Whole pages of the room's tmpfs, at least one per file: found by a red-team pass,
+    30,000 one-byte files counted 30 KB against the cap and took 117 MiB in the room,
+    whose write then failed as if the fleet had (the run void: no result)."""
+    assert [held(n) for n in (0, 1, 4096, 4097)] == [4096, 4096, 4096, 8192]
+    many = tar(*((f"sol/f{i}", "x", tarfile.REGTYPE) for i in range(300)))
+    assert len(deliverables(many, ["sol"], 100 * 4096)) == 100
 
 
 def test_the_judges_environment() -> None:
