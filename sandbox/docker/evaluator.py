@@ -53,8 +53,10 @@ find "$1" ! -type f ! -type d -delete 2>/dev/null ||
 """
 
 #: As the candidate's uid, after :data:`CLEAR` as the judge: :data:`CLEAR`, make sure no
-#: special file is left where the evaluator could see one and nothing in ``/tmp`` or
-#: ``/dev/shm`` (else exit :data:`LEFT_OVER`), make the workspace readable and
+#: special file is left where the evaluator could see one, nothing in ``/tmp`` or
+#: ``/dev/shm``, and no space of ``/tmp`` held (else exit :data:`LEFT_OVER`; a file
+#: unlinked while open and sent over a unix socket into a cycle of sockets outlives every
+#: process, on gVisor for good, and can keep ``/tmp`` full), make the workspace readable and
 #: read-only to everyone (the evaluator is "other"), then make ``$2`` with a ``home`` the
 #: evaluator can write and extract the evaluator's files into it.
 SEAL = CLEAR + r"""
@@ -62,6 +64,8 @@ left=$(find "$1" ! -type f ! -type d 2>/dev/null | head -n 1)
 [ -z "$left" ] || { echo "a special file could not be removed: $left" >&2; exit 3; }
 left=$(find /tmp /dev/shm -mindepth 1 -maxdepth 1 2>/dev/null | head -n 1)
 [ -z "$left" ] || { echo "could not be removed: $left" >&2; exit 3; }
+held=$(df -P /tmp 2>/dev/null | awk 'NR == 2 { print $3 }')
+[ "${held:-0}" = 0 ] || { echo "$held KiB of /tmp held by files no name reaches" >&2; exit 3; }
 chmod -R a+rX,a-w "$1" 2>/dev/null
 mkdir -m 755 "$2" && mkdir -m 1777 "$2/home" && exec tar -xf - -C "$2"
 """

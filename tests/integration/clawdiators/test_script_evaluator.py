@@ -259,6 +259,38 @@ def test_a_full_tmp_does_not_keep_the_evaluator_out(open_sandbox: Callable[..., 
     assert scored(result).score_breakdown["correctness"].score == 0
 
 
+#: A file filling ``/tmp``, unlinked while open and sent over a unix socket into a cycle:
+#: no name reaches it and no process holds it, yet its pages stay (on gVisor for good).
+CYCLE = """python3 -c '
+import os, socket
+full = open("/tmp/fill", "wb")
+try:
+    while True:
+        full.write(bytes(1 << 20)); full.flush()
+except OSError:
+    pass
+a, b = socket.socketpair()
+socket.send_fds(a, [b"x"], [full.fileno(), a.fileno(), b.fileno()])
+os.unlink("/tmp/fill")
+'"""
+
+
+def test_space_held_in_tmp_withholds_the_evaluator(open_sandbox: Callable[..., DockerSandbox],
+                                                   runtime: str) -> None:
+    """Found by a red-team pass: ``/tmp`` kept full by a file no name reaches made the
+    evaluator's files fail to extract, booked as the pack's error (no contest). The seal
+    sees the space held and withholds the evaluator: every dimension of it scores 0."""
+    command = f"{CYCLE}; df /tmp | tail -n 1; echo '{{\"answer\": \"42\"}}' > answer.json"
+    result = open_sandbox(runtime).run_plan(comparing(command))
+    assert b" 100% " in result.commands[0].stdout, result.commands[0]
+    record = result.evaluator
+    assert record is not None and record.error == "", record
+    assert record.stderr.startswith("[evalfleet] the evaluator did not run: "), record
+    assert "KiB of /tmp held by files no name reaches" in record.stderr, record
+    dimension = scored(result).dimensions["correctness"]
+    assert (dimension.state, dimension.score) == ("available", 0.0), dimension
+
+
 def test_a_fifo_past_path_max_is_removed_before_the_script_runs(
         open_sandbox: Callable[..., DockerSandbox], runtime: str) -> None:
     """A FIFO nested deeper than ``PATH_MAX`` is removed too (``find -delete``; GNU ``rm``
