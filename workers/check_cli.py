@@ -1,7 +1,7 @@
 """``evalfleet check PACK``: prove a pack through the real sandbox before any agent meets it.
 
-    evalfleet check PACK [--reference PATH] [--case KEY] [--runs K] [--fleet REDIS_URL]
-                         [--timeout S] [--format table|json]
+    evalfleet check PACK [--reference PATH] [--case KEY] [--runs K] [--jobs N]
+                         [--fleet REDIS_URL] [--timeout S] [--format table|json]
 
 Exit 0 when the pack is sound and no forgery of the battery wins it, 1 when it is unsound
 or a forgery wins, 2 when the check cannot start (an invalid pack, no reference
@@ -39,13 +39,15 @@ MARKS = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("·", "di
 @click.option("--case", "case_key", help="Check only this case (default: every case).")
 @click.option("--runs", "-k", type=click.IntRange(1, 1000), default=5, show_default=True,
               help="Runs of the reference submission per case.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Runs at once, each in a sandbox of its own (without --fleet).")
 @click.option("--fleet", "fleet_url", metavar="REDIS_URL",
               help="Run through the live fleet on this Redis (and record the preflight there).")
 @click.option("--timeout", type=float, default=600.0, show_default=True,
               help="With --fleet: seconds to wait for each run's result.")
 @click.option("--format", "output", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def check(pack: Path, reference: Path | None, case_key: str | None, runs: int,
+def check(pack: Path, reference: Path | None, case_key: str | None, runs: int, jobs: int,
           fleet_url: str | None, timeout: float, output: str) -> None:
     """Preflight a pack: its reference wins K runs out of K with the same verdicts, an
     empty submission loses, nothing fails for environmental reasons, and no forgery of the
@@ -59,7 +61,7 @@ def check(pack: Path, reference: Path | None, case_key: str | None, runs: int,
     except CheckError as error:
         click.echo(f"check: {error}", err=True)
         sys.exit(EXIT_INVALID)
-    report = check_pack(checked, _executor(fleet_url, timeout),
+    report = check_pack(checked, _executor(fleet_url, timeout, jobs),
                         where=_where(fleet_url) if fleet_url else "local")
     if fleet_url:
         record(fleet_url, report)
@@ -71,11 +73,11 @@ def check(pack: Path, reference: Path | None, case_key: str | None, runs: int,
     sys.exit(0 if report.passed and not forged else EXIT_UNSOUND)
 
 
-def _executor(fleet_url: str | None, timeout: float) -> Execute:
+def _executor(fleet_url: str | None, timeout: float, jobs: int) -> Execute:
     from tasks.checking import one_by_one, through_fleet
 
     if fleet_url is None:
-        return one_by_one(local_pipeline(Settings()), progress)
+        return one_by_one(local_pipeline(Settings()), progress, jobs=jobs)
     from tasks.client import EvalfleetClient
 
     return through_fleet(EvalfleetClient(fleet_url), timeout, progress)

@@ -3,7 +3,7 @@
     evalfleet validate PACK_OR_SPEC
     evalfleet score --spec PACK_OR_SPEC --events EVENTS.json|.jsonl
                     [--cases CASES.json] [--case KEY] [--format table|json|summary]
-    evalfleet check PACK [--reference PATH] [--runs K] [--fleet REDIS_URL]  (check_cli)
+    evalfleet check PACK [--reference PATH] [--runs K] [--jobs N] [--fleet REDIS_URL]  (check_cli)
     evalfleet rescore RESULTS.json|.jsonl ... | --stream  [--pack PACK] [--write FILE]
 """
 

@@ -7,8 +7,10 @@ pipeline (``evalfleet check``, exactly as ``evalfleet run`` evaluates) or
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -96,20 +98,28 @@ def _seen(results: Sequence[RunResult], key: str) -> list[str]:
 
 
 def one_by_one(run: Callable[[RunRequest], RunResult],
-               progress: Progress | None = None) -> Execute:
-    """Run requests one after another; an engine failure becomes that run's ``infra_error``
-    (the check reports it; a worker would have retried it)."""
-    def execute(requests: Sequence[RunRequest]) -> list[RunResult]:
-        results = []
-        for request in requests:
-            try:
-                result = run(request)
-            except SandboxError as error:
-                result = failed(request, f"{type(error).__name__}: {error}")
-            if progress:
+               progress: Progress | None = None, *, jobs: int = 1) -> Execute:
+    """Run requests one after another, or up to ``jobs`` at once (each in a sandbox of its
+    own, as a worker's processes run them); results in request order, ``progress`` as each
+    one ends. An engine failure becomes that run's ``infra_error`` (the check reports it; a
+    worker would have retried it)."""
+    said = threading.Lock()
+
+    def each(request: RunRequest) -> RunResult:
+        try:
+            result = run(request)
+        except SandboxError as error:
+            result = failed(request, f"{type(error).__name__}: {error}")
+        if progress:
+            with said:
                 progress(request, result)
-            results.append(result)
-        return results
+        return result
+
+    def execute(requests: Sequence[RunRequest]) -> list[RunResult]:
+        if jobs == 1:
+            return [each(request) for request in requests]
+        with ThreadPoolExecutor(jobs, thread_name_prefix="check-run") as pool:
+            return list(pool.map(each, requests))
     return execute
 
 

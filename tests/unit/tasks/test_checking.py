@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 import yaml
 from unit.tasks.checking_support import PACK, card, result, subject
 
+from sandbox.errors import SandboxUnavailable
 from scoring import load_pack
 from tasks.checking import (
     SECTIONS,
@@ -23,6 +25,7 @@ from tasks.checking import (
     Subject,
     Trial,
     check_pack,
+    one_by_one,
     plan,
     subjects,
 )
@@ -207,3 +210,24 @@ def test_the_digest_is_the_same_from_the_file_and_from_the_request(tmp_path: Pat
 def test_an_empty_report_is_not_sound() -> None:
     """No case checked means nothing was proved."""
     assert not CheckReport(pack="p", digest="d", runs=5, where="local").seal().passed
+
+
+def test_runs_side_by_side_keep_their_order_and_each_says_its_progress() -> None:
+    """``--jobs 2``: two runs are in flight at once (neither passes the barrier alone),
+    the results come back in request order whatever order they end in, every run's
+    progress is said once, and an engine failure is that run's ``infra_error``."""
+    requests = [entry.request for entry in plan([subject()])][:6]
+    together = threading.Barrier(2, timeout=10)
+    said: list[str] = []
+
+    def run(request: RunRequest) -> RunResult:
+        together.wait()
+        if request is requests[3]:
+            raise SandboxUnavailable("engine gone")
+        return result().model_copy(update={"run_id": request.run_id})
+
+    done = one_by_one(run, lambda r, _: said.append(r.run_id), jobs=2)(requests)
+    assert [r.run_id for r in done] == [r.run_id for r in requests]
+    assert sorted(said) == sorted(r.run_id for r in requests)
+    assert [r.outcome for r in done] == ["scored"] * 3 + ["infra_error"] + ["scored"] * 2
+    assert done[3].reason == "SandboxUnavailable: engine gone"
