@@ -16,6 +16,7 @@ symbol cannot be evaluated), with Go's ``math.Pow`` special cases.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Literal
@@ -24,6 +25,8 @@ from .mathexpr import Expr, number
 
 MAX_EXACT_EXPONENT = 32
 MAX_EXACT_OPERAND_BITS = 256
+#: Integers of at most this many bits have at most 3,613 digits: ``str`` writes them.
+_SAFE_BITS = 12_000
 
 
 class NotNumeric(ValueError):
@@ -87,10 +90,35 @@ def exact_power(base: Fraction, exponent: int) -> Fraction | None:
 def key(expr: Expr) -> str:
     """The canonical key: ``num:3/4``, ``sym:x``, ``add(...)``, ``mul(...)``, ``pow(b,e)``."""
     if expr.op == "num":
-        return f"num:{expr.value}"
+        return f"num:{fraction_text(expr.value)}"
     if expr.op == "sym":
         return f"sym:{expr.name}"
     return f"{expr.op}({','.join(key(child) for child in expr.children)})"
+
+
+def fraction_text(value: Fraction) -> str:
+    """``str(value)`` (Go's ``big.Rat.RatString``: ``3/4``, ``5``) at any size: Python
+    refuses to write an integer of more than 4,300 digits, and an answer of ``1e5000``
+    made scoring raise (the run void)."""
+    if value.denominator == 1:
+        return int_text(value.numerator)
+    return f"{int_text(value.numerator)}/{int_text(value.denominator)}"
+
+
+def int_text(number: int) -> str:
+    """The decimal digits of ``number``, split in halves below Python's digit limit."""
+    if number < 0:
+        return "-" + int_text(-number)
+    if number.bit_length() <= _SAFE_BITS:
+        return str(number)
+    digits = 1 << ((number.bit_length() * 3 // 10).bit_length() - 1)  # about half of them
+    high, low = divmod(number, _power_of_ten(digits))
+    return int_text(high) + int_text(low).rjust(digits, "0")
+
+
+@functools.cache
+def _power_of_ten(digits: int) -> int:
+    return 10**digits
 
 
 def evaluate(expr: Expr) -> float:

@@ -5,14 +5,17 @@ by a red-team pass, each of these ended the run internal_error."""
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 import pytest
+from helpers import run_one
 from hypothesis import given
 from hypothesis import strategies as st
 
 from scoring.clawdiators.script import scores_line
 from scoring.compat import gofloat
 from scoring.compat.gofloat import FloatSyntaxError, parse_float
+from scoring.compat.mathcanon import fraction_text
 from scoring.run import test_counts
 from scoring.run.events import Event
 from scoring.run.evidence import extract_evidence
@@ -89,3 +92,17 @@ def test_output_of_digits_at_the_cap_is_read_in_linear_time() -> None:
         parse_float(digits + "x")
     with pytest.raises(FloatSyntaxError):
         parse_float("0x" + digits + "x")
+
+
+@pytest.mark.parametrize(("answer", "expected", "verdict"), [
+    ("1e5000", "1e5000", "pass"),
+    ("1e5000", "2", "fail"),
+    ("0." + "0" * 4400 + "1", "1e-4401", "pass"),
+    ("7" * 5000, "7" * 5000, "pass"),
+    ("x^1e5000", "x^1e5000", "pass"),
+])
+def test_math_answers_past_pythons_digit_limit(answer: str, expected: str, verdict: str) -> None:
+    """Python refuses to write an integer of more than 4,300 digits: a six-byte answer
+    (``1e5000``) made math_equivalence raise, and the run was void (internal_error)."""
+    assert fraction_text(Fraction(-(10**5000) - 1, 3)) == f"-1{'0' * 4999}1/3"
+    assert run_one("math_equivalence", answer, expected, {}).verdict == verdict
