@@ -53,6 +53,8 @@ def parse_request(body: str | bytes | dict[str, Any], max_bytes: int) -> RunRequ
 #: How deep a submission's values may nest (an event's payload, a tool call's arguments):
 #: far past any agent's, and well inside what scoring can walk.
 MAX_SUBMISSION_DEPTH = 64
+#: The depth of an event's payload in the request (``request.submission.events[i].payload``).
+PAYLOAD_DEPTH = 4
 
 
 def _check_values(body: Any) -> None:
@@ -61,8 +63,16 @@ def _check_values(body: Any) -> None:
     string that is not Unicode text (a lone surrogate, which ``\\ud800`` gives) and no
     submission nested past :data:`MAX_SUBMISSION_DEPTH`: each would fail the run far later
     (when it is scored, or its result written) or score as nonsense."""
+    problems = _value_problems("request", body, 0)
+    if problems:
+        raise Rejection(problems)
+
+
+def _value_problems(field: str, value: Any, depth: int) -> list[FieldProblem]:
+    """The problems of ``value`` (at ``field``, ``depth`` levels into the request) and of
+    every value in it: at most ten, by field."""
     problems: list[FieldProblem] = []
-    stack: list[tuple[str, Any, int]] = [("request", body, 0)]
+    stack: list[tuple[str, Any, int]] = [(field, value, depth)]
     while stack and len(problems) < 10:
         field, value, depth = stack.pop()
         problem = _value_problem(field, value, depth)
@@ -70,8 +80,7 @@ def _check_values(body: Any) -> None:
             problems.append(FieldProblem(field=field, message=problem))
         else:
             stack.extend(_children(field, value, depth))
-    if problems:
-        raise Rejection(sorted(problems, key=lambda p: p.field))
+    return sorted(problems, key=lambda p: p.field)
 
 
 def _value_problem(field: str, value: Any, depth: int) -> str:
@@ -114,7 +123,10 @@ def _check_events(events: list[dict[str, Any]]) -> None:
     """The submitted trajectory must decode as AgentClash events (scoring reads them later;
     a malformed one must be a rejection here, not an exception in the pipeline), none of
     them the grader's: scoring takes the later of two grader events, and one sorted after
-    the fleet's (no sequence number and a late time) would be the verdict."""
+    the fleet's (no sequence number and a late time) would be the verdict. A payload sent
+    as JSON text gets the checks of :func:`_check_values` once decoded: found by a
+    red-team pass, a nested, huge-integer or lone-surrogate payload sent that way passed
+    them and made scoring raise (the run void)."""
     from scoring.run.events import Event
 
     problems: list[FieldProblem] = []
@@ -130,6 +142,9 @@ def _check_events(events: list[dict[str, Any]]) -> None:
                 field=f"request.submission.events[{index}].type",
                 message=f"{decoded.type!r} is the grader's own event: a submission cannot "
                         f"carry one (the fleet records what it captured, ran and judged)"))
+        if isinstance(event.get("payload"), str | bytes):  # JSON text: decoded only now
+            problems += _value_problems(f"request.submission.events[{index}].payload",
+                                        decoded.payload, PAYLOAD_DEPTH)
     if problems:
         raise Rejection(problems)
 

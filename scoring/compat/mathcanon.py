@@ -118,7 +118,8 @@ def int_text(number: int) -> str:
 
 @functools.cache
 def _power_of_ten(digits: int) -> int:
-    return 10**digits
+    power: int = 10**digits
+    return power
 
 
 def evaluate(expr: Expr) -> float:

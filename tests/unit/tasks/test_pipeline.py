@@ -195,6 +195,11 @@ def _with_pack(change: Any) -> dict[str, Any]:
     return body
 
 
+def _text_payload(payload: str) -> dict[str, Any]:
+    """A request whose one event's payload is JSON text (AgentClash's wire allows it)."""
+    return request(submission={"events": [{"type": "tool.call.completed", "payload": payload}]})
+
+
 REJECTIONS = [
     ("not-json", "{nope", "request", "invalid JSON"),
     ("unknown-field", request(colour="red"), "request.colour", 'unknown field "colour"'),
@@ -244,6 +249,16 @@ REJECTIONS = [
     ("deep-event", request(submission={"events": [{"type": "tool.call.completed",
                                                    "payload": {"arguments": _deep(400)}}]}),
      "request.submission.events[0].payload.arguments" + ".x" * 60, "more than 64 levels"),
+    # The same three, in a payload sent as JSON text (decoded after the checks, it passed
+    # them, and scoring raised: RecursionError, OverflowError, UnicodeEncodeError).
+    ("deep-text-payload", _text_payload('{"tool_name": "t", "arguments": ' + "[" * 500
+                                        + "]" * 500 + "}"),
+     "request.submission.events[0].payload.arguments" + "[0]" * 60, "more than 64 levels"),
+    ("huge-text-payload", _text_payload('{"tool_name": "t", "arguments": {"a": 1'
+                                        + "0" * 400 + "}}"),
+     "request.submission.events[0].payload.arguments.a", "beyond float64's range"),
+    ("surrogate-text-payload", _text_payload('{"final_output": "x\\ud800"}'),
+     "request.submission.events[0].payload.final_output", "lone surrogate"),
 ]
 
 
