@@ -103,8 +103,13 @@ class Evidence:
         """The one case, when exactly one was supplied."""
         return self.cases[0] if len(self.cases) == 1 else None
 
+    _models_seen: set[tuple[str, str]] = field(default_factory=set, repr=False, compare=False)
+    """:attr:`observed_models` as a set: a list searched for each of 300,000 models took
+    minutes (found by a red-team pass)."""
+
     def observe_model(self, provider: str, model: str) -> None:
-        if (provider or model) and (provider, model) not in self.observed_models:
+        if (provider or model) and (provider, model) not in self._models_seen:
+            self._models_seen.add((provider, model))
             self.observed_models.append((provider, model))
 
 
