@@ -146,8 +146,9 @@ def validity(validators: list[ValidatorResult], metrics: list[MetricResult],
 
 
 #: How a validator's error reason starts when the candidate's own answer could not be read
-#: as what the pack asked for (not JSON, not a boolean, not a math expression).
-ANSWER_ERRORS = ("parse actual ", "normalize actual ")
+#: as what the pack asked for (not JSON, not a boolean, not a math expression; a
+#: postcondition's target, the candidate's file or output, not JSON for ``equals``).
+ANSWER_ERRORS = ("parse actual ", "normalize actual ", "parse postcondition target as JSON")
 
 
 def answer_made_invalid(validators: list[ValidatorResult], metrics: list[MetricResult],

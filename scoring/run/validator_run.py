@@ -8,14 +8,10 @@ from dataclasses import replace
 from ..compat.goquote import quote
 from ..spec.models import EvaluationSpec, ValidatorDecl
 from ..validators import lookup
-from ..validators.base import CheckInput, Kind, Outcome, classify
+from ..validators.base import NESTED_TOO_DEEPLY, CheckInput, Kind, Outcome, classify
 from .evidence import Evidence
 from .records import ValidatorResult
 from .references import Resolution, resolve, resolve_source
-
-#: A validator's error when the candidate's answer nests past Python's recursion limit
-#: (AgentClash's Go would read it; a forfeit here, docs/scoring.md §C8).
-NESTED_TOO_DEEPLY = "parse actual value: nested too deeply"
 
 
 def run_validator(decl: ValidatorDecl, spec: EvaluationSpec, evidence: Evidence) -> ValidatorResult:

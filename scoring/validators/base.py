@@ -30,6 +30,9 @@ State = Literal["available", "unavailable", "error"]
 Verdict = Literal["pass", "fail", "error", ""]
 OutcomeClass = Literal["pass", "fail", "unavailable", "pack_error", "infra_error",
                        "evaluator_error"]
+#: A validator's error when the candidate's answer nests past Python's recursion limit
+#: (AgentClash's Go would read it; a forfeit here, docs/scoring.md §C8).
+NESTED_TOO_DEEPLY = "parse actual value: nested too deeply"
 
 
 class StrictConfig(BaseModel):

@@ -41,7 +41,7 @@ from ..compat.gojsonscan import check as check_json
 from ..compat.goquote import quote
 from ..compat.jsondoc import DocumentError, parse_document
 from ..compat.patterns import PatternError, compile_pattern
-from .base import Outcome
+from .base import NESTED_TOO_DEEPLY, Outcome
 from .schema_decode import DecodeError, Literal, decode_schema, parse_float, parse_int
 from .schema_resolve import DRAFT_2020_12, ResolveError, resolve
 
@@ -235,6 +235,25 @@ def check_document(actual: str, schema: Any) -> Outcome:
     return _validate(engine, draft, document)
 
 
+#: A document at most this deep that runs validation out of Python's stack shows a schema
+#: that recurses by itself (``{"$ref": "#"}``): the pack's error. Deeper, the answer's
+#: nesting did it (a 300-deep array under ``{"items": {"$ref": "#"}}``, which Go's
+#: validator reads): a forfeit, never a run voided by a losing candidate.
+SHALLOW = 64
+
+
+def depth(document: Any) -> int:
+    """How deep ``document`` nests (a scalar is 0), walked without recursion."""
+    deepest, stack = 0, [(document, 0)]
+    while stack:
+        value, level = stack.pop()
+        deepest = max(deepest, level)
+        children = value.values() if isinstance(value, dict) else \
+            value if isinstance(value, list) else ()
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def _first_problem(problems: list[ValidationError]) -> ValidationError | None:
     """The library's most relevant problem (its ranking cannot weigh an unknown ``type``
     name, which jsonschema-go allows: then the first)."""
@@ -247,7 +266,11 @@ def _first_problem(problems: list[ValidationError]) -> ValidationError | None:
 def _validate(engine: Any, draft: str, document: Any) -> Outcome:
     try:
         problem = _first_problem(list(engine.iter_errors(document)))
-    except (Unresolvable, UnknownType, PatternError, RecursionError) as err:
+    except RecursionError as err:
+        if depth(document) > SHALLOW:  # the answer's nesting ran Python out of stack
+            return Outcome.error(NESTED_TOO_DEEPLY, schema_draft=draft)
+        return Outcome.error(f"resolve JSON schema: {err}", schema_draft=draft, error=str(err))
+    except (Unresolvable, UnknownType, PatternError) as err:
         return Outcome.error(f"resolve JSON schema: {err}",
                              schema_draft=draft, error=str(err))
     if problem is None:

@@ -11,7 +11,7 @@ import pytest
 from clawdiators.layer_helpers import layer_spec, run
 
 from scoring import evaluate, load_spec
-from scoring.run.validator_run import NESTED_TOO_DEEPLY
+from scoring.validators.base import NESTED_TOO_DEEPLY
 
 
 def spec(kind: str, expected: str, **config: Any) -> Any:
@@ -45,6 +45,45 @@ def test_an_answer_past_a_checks_limits_is_a_loss(kind: str, expected: str,
 def test_an_answer_nested_too_deeply_says_so() -> None:
     card = evaluate(spec("json_schema", f"literal:{SCHEMA}"), answered("[" * 800 + "]" * 800))
     assert card.validator_details[0].reason == NESTED_TOO_DEEPLY
+
+
+RECURSIVE = '{"items": {"$ref": "#"}}'
+
+
+def test_an_answer_too_deep_for_a_recursive_schema_is_a_loss() -> None:
+    """300 levels under a schema that refers to itself ran validation out of Python's
+    stack, which was booked as the pack's error (no contest: found by a red-team pass).
+    Go's validator reads it; here it is the answer's doing, a forfeit. 200 still pass."""
+    card = evaluate(spec("json_schema", f"literal:{RECURSIVE}"), answered("[" * 300 + "]" * 300))
+    assert card.validator_details[0].reason == NESTED_TOO_DEEPLY
+    assert (card.score, card.result) == (0, "loss"), card.validity_reason
+    card = evaluate(spec("json_schema", f"literal:{RECURSIVE}"), answered("[" * 200 + "]" * 200))
+    assert card.validator_details[0].verdict == "pass"
+
+
+def test_a_schema_recursing_by_itself_is_still_the_packs_error() -> None:
+    card = evaluate(spec("json_schema", 'literal:{"$ref": "#"}'), answered("[[]]"))
+    assert card.validator_details[0].reason.startswith("resolve JSON schema: ")
+    assert card.result is None
+
+
+def test_a_postcondition_target_that_is_not_json_is_a_loss() -> None:
+    """``equals`` with a JSON value on a captured file that is not JSON errs (AgentClash's
+    reason); it was not counted as the candidate's doing, and the run was no contest."""
+    postcondition = load_spec({
+        "name": "limits", "version_number": 1, "judge_mode": "deterministic",
+        "validators": [{"key": "v", "type": "postcondition", "target": "file:out",
+                        "config": {"condition": "equals", "value": {"ok": True}}}],
+        "post_execution_checks": [{"key": "out", "type": "file_capture",
+                                   "path": "/workspace/out.json"}],
+        "scorecard": {"dimensions": ["correctness"]}})
+    capture = {"type": "grader.verification.file_captured", "sequence_number": 2,
+               "occurred_at": "2026-01-01T00:00:01Z",
+               "payload": {"key": "out", "path": "/workspace/out.json", "exists": True,
+                           "content": '{"ok": tru'}}
+    card = evaluate(postcondition, [*answered("done"), capture])
+    assert card.validator_details[0].reason.startswith("parse postcondition target as JSON")
+    assert (card.score, card.result) == (0, "loss"), card.validity_reason
 
 
 def test_the_packs_own_value_past_the_limit_is_still_no_contest() -> None:
