@@ -33,20 +33,26 @@ _REPLACEMENTS = (
 _SQRT_STOP = _GO_SPACE + "+-*/^(){}"
 
 
-def normalize(raw: str, delimiter: str | None = None) -> str:
+def normalize(raw: str, delimiter: str | None = None, max_length: int | None = None) -> str:
     """The plain expression text of one side.
 
     Args:
         raw: the answer as given.
         delimiter: when set, only the text after its last occurrence is kept.
+        max_length: when set, the most characters the expression (after the delimiter and
+            ``$`` delimiters) may have: evalfleet's limit on the candidate's side.
 
     Raises:
-        MathSyntaxError: for an empty result or a malformed ``\\boxed``/``\\frac``/``\\sqrt``.
+        MathSyntaxError: for an empty result, a malformed ``\\boxed``/``\\frac``/``\\sqrt``
+            or an expression past ``max_length``.
     """
     text = raw.strip(_GO_SPACE)
     if delimiter is not None:
         text = _after_last(text, delimiter)
     text = _strip_math_delimiters(text)
+    if max_length is not None and len(text) > max_length:
+        raise MathSyntaxError(f"expression is too large ({len(text)} characters, at most "
+                              f"{max_length})")
     for old, new in _REPLACEMENTS:
         text = text.replace(old, new)
     text = _latex_commands(text.strip(_GO_SPACE))

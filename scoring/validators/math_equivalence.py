@@ -28,6 +28,11 @@ from ..errors import FieldError
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
 MODES = ("symbolic", "numeric")
+#: The longest expression read from the candidate's side (evalfleet's limit; AgentClash has
+#: none). Normalizing rewrites the text once per LaTeX command, and exact numbers grow
+#: without bound: a 2 MiB answer held a worker for hours (found by a red-team pass). Past
+#: it the answer is unreadable: a forfeit, as any answer that is not an expression.
+MAX_ANSWER_CHARACTERS = 10_000
 DEFAULT_TOLERANCE = 1e-6
 DEFAULT_DELIMITER = "####"
 
@@ -123,7 +128,7 @@ class _NormalizeError(Exception):
 
 def _normalized(actual: str, expected: str, delimiter: str | None) -> tuple[_Side, _Side]:
     try:
-        actual_text = normalize(actual, delimiter)
+        actual_text = normalize(actual, delimiter, MAX_ANSWER_CHARACTERS)
     except MathSyntaxError as err:
         raise _NormalizeError(Outcome.error(f"normalize actual math expression: {err}",
                                             actual_raw=actual, error=str(err))) from None

@@ -86,6 +86,28 @@ def test_a_postcondition_target_that_is_not_json_is_a_loss() -> None:
     assert (card.score, card.result) == (0, "loss"), card.validity_reason
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("answer", [
+    "\\boxed{" * 150_000 + "1" + "}" * 150_000,  # rewritten once per command: hours
+    "\\sqrt{1}+" * 200_000 + "1",
+    "x^1e99999*" * 100_000 + "1",  # exact powers of ten: 5 ms and 41 KB each
+])
+def test_a_math_answer_past_its_size_is_a_loss_at_once(answer: str) -> None:
+    """A math_equivalence answer longer than 10,000 characters is not read (evalfleet's
+    limit: a red-team pass held a worker for hours with 2 MiB of LaTeX); a forfeit."""
+    card = evaluate(spec("math_equivalence", "literal:1"), answered(answer))
+    assert card.validator_details[0].reason.startswith(
+        "normalize actual math expression: expression is too large ("), card
+    assert (card.score, card.result) == (0, "loss"), card.validity_reason
+
+
+def test_a_math_answer_within_its_size_and_the_packs_own_long_value_are_read() -> None:
+    card = evaluate(spec("math_equivalence", "literal:1e9999"), answered("1" + "0" * 9_999))
+    assert card.validator_details[0].verdict == "pass", card.validator_details[0].reason
+    card = evaluate(spec("math_equivalence", "literal:1" + "0" * 20_000), answered("1e20000"))
+    assert card.validator_details[0].verdict == "pass", card.validator_details[0].reason
+
+
 def test_the_packs_own_value_past_the_limit_is_still_no_contest() -> None:
     """The same reason with the pack's expected value past the limit is the pack's doing."""
     card = evaluate(spec("fuzzy_match", "literal:" + "x" * 100_001), answered("short"))
