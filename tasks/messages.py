@@ -238,21 +238,30 @@ def cap_size(result: RunResult, max_bytes: int) -> RunResult:
     Captures are already capped by the sandbox (10 MiB per run); what goes first is the
     bulky copy of outputs inside ``events`` (stdout/stderr/content), then whole events.
     """
-    if len(result.to_json()) <= max_bytes:
+    if _size(result) <= max_bytes:
         return result
     slim = [_slim_event(e) for e in result.events]
     capped = result.model_copy(update={"events": slim, "dropped": [*result.dropped,
                                                                    "event output texts"]})
-    if len(capped.to_json()) <= max_bytes:
+    if _size(capped) <= max_bytes:
         return capped
     return capped.model_copy(update={"events": [], "dropped": [*capped.dropped, "events"]})
+
+
+def _size(result: RunResult) -> int:
+    """The result's size as published: UTF-8 bytes (a character can take four)."""
+    return len(result.to_json().encode())
 
 
 _BULKY = ("stdout", "stderr", "content", "output", "final_output")
 
 
 def _slim_event(event: dict[str, Any]) -> dict[str, Any]:
-    payload = dict(event.get("payload") or {})
+    """The event with each bulky text of its payload cut to 1,024 characters; a payload
+    that is not an object (JSON text, as a submission may send it) is left out whole."""
+    if not isinstance(event.get("payload"), dict):
+        return {**event, "payload": {}}
+    payload = dict(event["payload"])
     for key in _BULKY:
         if isinstance(payload.get(key), str) and len(payload[key]) > 1024:
             payload[key] = payload[key][:1024]

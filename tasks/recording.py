@@ -15,6 +15,7 @@ from sandbox.plan import PlanResult
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, text
 from scoring.run import event_types
 from scoring.run import grader_events as payloads
+from scoring.run.events import Event
 
 from .test_records import record
 
@@ -23,7 +24,7 @@ class Recorder:
     """Appends events with increasing sequence numbers after the platform's own."""
 
     def __init__(self, events: list[dict[str, Any]], now: datetime) -> None:
-        self.events = [dict(e) for e in events]
+        self.events = [_decoded(e) for e in events]
         numbers = [e.get("sequence_number") for e in self.events]
         self.next = max([n for n in numbers if isinstance(n, int)] + [len(self.events)]) + 1
         self.now = now
@@ -33,6 +34,14 @@ class Recorder:
         self.events.append({"type": event_type, "sequence_number": self.next,
                             "occurred_at": (at or self.now).isoformat(), "payload": payload})
         self.next += 1
+
+
+def _decoded(event: dict[str, Any]) -> dict[str, Any]:
+    """A submitted event with its payload as an object: AgentClash's wire also allows JSON
+    text, which the intake has decoded once already (:class:`scoring.run.events.Event`)."""
+    if not isinstance(event.get("payload"), str | bytes):
+        return dict(event)
+    return {**event, "payload": Event.model_validate(event).payload}
 
 
 def command_events(recorder: Recorder, result: PlanResult) -> None:

@@ -12,6 +12,7 @@ from sandbox.profile import Limits, Profile
 from sandbox.results import ExecResult
 from sandbox.testing.fake import FakeFactory
 from scoring import evaluate, load_pack
+from tasks.messages import RunResult, cap_size
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 from workers.devtools import sandbox_free
 
@@ -393,3 +394,30 @@ def test_an_ambiguous_case_key_is_rejected_naming_both_sets() -> None:
         ("request.case_key", 'case key "c1" is ambiguous: input sets "eval" and "real" both '
                              'have it; use "<input_set>/c1"')]
     assert factory.sandboxes == []
+
+
+def test_a_result_past_its_size_with_a_text_payload_is_published_slimmed() -> None:
+    """Found by a red-team pass: an event whose payload was JSON text was kept as text,
+    and slimming a result past its size (here three failed commands' outputs of control
+    bytes, six characters each in JSON) raised on it in every delivery: the run void.
+    The payload is kept decoded now, and the result is slimmed."""
+    noisy = ExecResult(exit_code=1, stdout=b"\x01" * (MiB - 1), stderr=b"\x01" * (MiB - 1))
+    body = request(submission={
+        "files": {"answer.txt": "41"}, "commands": [{"run": f"noise{i}"} for i in range(3)],
+        "events": [{"type": "system.run.completed", "payload": '{"final_output": "41"}'}]})
+    factory = FakeFactory(script={"run-tests 7": TESTS_PASS,
+                                  **{f"noise{i}": noisy for i in range(3)}})
+    result = run_pipeline(body, factory, config())
+    assert result.outcome == "scored" and result.dropped == ["event output texts"]
+    assert result.events[0]["payload"] == {"final_output": "41"}
+    assert len(result.to_json().encode()) <= config().max_result_bytes
+
+
+def test_a_result_is_capped_by_its_utf8_bytes() -> None:
+    """A result under the cap in characters but over it in bytes is slimmed."""
+    text = "é" * 3000  # 3,000 characters, 6,000 bytes
+    result = RunResult(run_id="r", outcome="scored",
+                       events=[{"type": "x", "payload": {"stdout": text}}])
+    size = len(result.to_json())
+    assert cap_size(result, size + 100).dropped == ["event output texts"]
+    assert cap_size(result, 2 * size).dropped == []
