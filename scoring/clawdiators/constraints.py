@@ -10,6 +10,7 @@ trajectory before any container starts (``constraints.enforce`` can end the run 
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from ..run import collectors, pricing
@@ -35,7 +36,7 @@ def violations(spec: EvaluationSpec, evidence: Evidence, info: RunInfo) -> list[
     found = []
     for name, value in used.items():
         limit = getattr(block, name)
-        if limit is not None and value is not None and value > limit:
+        if limit is not None and value is not None and (value > limit or math.isnan(value)):
             found.append(Violation(name, limit, value, f"{name} exceeded: {_n(value)} > "
                                                        f"{_n(limit)}"))
     return found

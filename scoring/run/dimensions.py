@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +53,15 @@ def _result(dimension: Dimension, state: Any, score: float | None, reason: str =
 
 
 def _available(dimension: Dimension, score: float, reason: str = "") -> DimensionResult:
+    if math.isnan(score):  # the run's own numbers (inf - inf tokens, 0 × inf cost)
+        return _result(dimension, "available", 0.0, f"scored 0: {NOT_A_NUMBER}")
     return _result(dimension, "available", score, reason)
+
+
+#: Why a dimension whose value is NaN scores 0. Go would carry the NaN into the overall
+#: score, which no JSON can hold; here it raised, and the run was void (found by a
+#: red-team pass: token counts of 1e308 and -1e308 sum to NaN).
+NOT_A_NUMBER = "the run's evidence gives no number (NaN)"
 
 
 def _unavailable(dimension: Dimension, reason: str) -> DimensionResult:

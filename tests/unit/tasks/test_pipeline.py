@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from sandbox.profile import Limits, Profile
 from sandbox.results import ExecResult
 from sandbox.testing.fake import FakeFactory
-from scoring import evaluate, load_pack
+from scoring import evaluate, load_pack, load_spec
+from scoring.run.dimensions import NOT_A_NUMBER
+from tasks.budgets import exceeded
 from tasks.messages import RunResult, cap_size
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 from workers.devtools import sandbox_free
 
 MiB = 1024 * 1024
+EXAMPLES = Path(__file__).parents[3] / "examples" / "packs"
 PACK: dict[str, Any] = {
     "pack": {"slug": "answer"},
     "version": {
@@ -421,3 +426,29 @@ def test_a_result_is_capped_by_its_utf8_bytes() -> None:
     size = len(result.to_json())
     assert cap_size(result, size + 100).dropped == ["event output texts"]
     assert cap_size(result, 2 * size).dropped == []
+
+
+def _model_call(input_tokens: float, output_tokens: float) -> dict[str, Any]:
+    return {"type": "model.call.completed", "payload": {
+        "provider_key": "openai", "provider_model_id": "gpt-x",
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}}}
+
+
+def test_token_counts_that_sum_to_nan_score_0_and_break_the_budget() -> None:
+    """Found by a red-team pass: 1e308 and -1e308 tokens (finite, so the intake takes
+    them) sum to inf and -inf, and the run's total to NaN, which made scoring raise in
+    every delivery (the run void) and passed every token budget. The efficiency
+    dimension scores 0, and a budget sees NaN as over it."""
+    pack = yaml.safe_load((EXAMPLES / "invoice-json" / "pack.yaml").read_text())
+    events = [{"type": "system.run.completed", "payload": {"final_output": "I don't know"}},
+              _model_call(1e308, -1e308), _model_call(1e308, -1e308)]
+    body = {"run_id": "r-nan", "pack": pack, "case_key": "acme",
+            "submission": {"events": events}}
+    result = run_pipeline(body, FakeFactory(), config())
+    assert result.outcome == "scored" and result.scorecard is not None, result.reason
+    efficiency = result.scorecard.dimensions["token_efficiency"]
+    assert (efficiency.score, efficiency.reason) == (0.0, f"scored 0: {NOT_A_NUMBER}")
+    assert result.scorecard.result == "loss"
+    budget = {"max_total_tokens": 1000}
+    spec = load_spec({**pack["version"]["evaluation_spec"], "runtime_limits": budget})
+    assert exceeded(spec, events) == "run used nan tokens, over max_total_tokens 1000"

@@ -210,3 +210,16 @@ def test_plain_agentclash_spec_has_empty_layer_fields() -> None:
     card = evaluate(spec, run("42"))
     assert (card.submission_warnings, card.constraint_violations, card.harness_warning) == (
         [], [], None)
+
+
+def test_tokens_that_sum_to_nan_break_the_token_constraint() -> None:
+    """1e308 and -1e308 tokens a call sum to NaN, which no comparison finds over a limit:
+    it is reported as over it (found by a red-team pass)."""
+    events = run(seconds=1.0, calls=2, tokens=(2, 2))
+    for event in events:
+        if event["type"] == "model.call.completed":
+            event["payload"]["usage"] = {"input_tokens": 1e308, "output_tokens": -1e308}
+    spec = layer_spec(["correctness"], {"constraints": {"max_total_tokens": 100}})
+    card = evaluate(spec, events)
+    assert [v.message for v in card.constraint_violations] == [
+        "max_total_tokens exceeded: nan > 100"]
