@@ -25,7 +25,7 @@ from scoring.spec.cases import CaseError, find_case
 
 from .messages import RunResult
 from .provenance import provenance
-from .redis_keys import RESULTS_STREAM
+from .redis_keys import RESULTS_STREAM, result_key
 
 Kind = Literal["verdict", "score", "result", "text"]
 Status = Literal["changed", "unchanged", "skipped", "unscorable"]
@@ -147,13 +147,16 @@ def _keyed(name: str, before: dict[str, dict[str, tuple[Any, Kind]]],
 
 
 def stream_results(redis: Any, batch: int = 500) -> Iterator[RunResult]:
-    """Every result still in the results stream, oldest first, read-only (``XRANGE``: no
-    consumer group is created or acknowledged)."""
+    """Every result the results stream still names, oldest first, read-only (``XRANGE``:
+    no consumer group is created or acknowledged). An entry names its run; the result is
+    its key's (``GET``, a batch at a time), and one that expired since is passed over."""
     start = "-"
     while True:
         entries = redis.xrange(RESULTS_STREAM, min=start, max="+", count=batch)
-        for _, fields in entries:
-            yield RunResult.model_validate_json(fields[b"result"])
+        keys = [result_key(_text(fields[b"run_id"])) for _, fields in entries]
+        for body in redis.mget(keys) if keys else []:
+            if body is not None:
+                yield RunResult.model_validate_json(body)
         if len(entries) < batch:
             return
         start = "(" + _text(entries[-1][0])

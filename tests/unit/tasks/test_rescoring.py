@@ -14,7 +14,7 @@ from test_pipeline import PACK, request, run
 
 from scoring import load_pack
 from tasks.messages import RunResult
-from tasks.redis_keys import RESULTS_STREAM
+from tasks.redis_keys import RESULTS_STREAM, result_key
 from tasks.rescoring import Change, rescore, stream_results
 from workers.cli import main
 
@@ -117,12 +117,18 @@ def test_a_case_the_pack_no_longer_has_is_unscorable() -> None:
 
 
 class StreamStub:
-    """``XRANGE`` over a list of entries, as redis-py answers it."""
+    """``XRANGE`` over a list of entries and ``MGET`` of result keys, as redis-py answers
+    them: an entry names its run (``publish.entry_fields``), the result is its key's."""
 
     def __init__(self, results: list[RunResult]) -> None:
-        self.entries = [(f"{i + 1}-0".encode(), {b"result": r.to_json().encode()})
+        self.entries = [(f"{i + 1}-0".encode(), {b"run_id": r.run_id.encode(),
+                                                 b"outcome": r.outcome.encode()})
                         for i, r in enumerate(results)]
+        self.keys = {result_key(r.run_id): r.to_json().encode() for r in results}
         self.calls: list[str] = []
+
+    def mget(self, keys: list[str]) -> list[bytes | None]:
+        return [self.keys.get(key) for key in keys]
 
     def xrange(self, name: str, min: str, max: str,  # noqa: A002 (redis-py's keywords)
                count: int) -> list[Any]:
@@ -143,6 +149,14 @@ def test_the_stream_is_read_in_pages_without_consuming() -> None:
 
     assert read == [f"run-{i}" for i in range(5)]
     assert stub.calls == ["-", "(2-0", "(4-0"]
+
+
+def test_a_result_expired_since_its_entry_is_passed_over() -> None:
+    results = [scored(run_id=f"run-{i}") for i in range(3)]
+    stub = StreamStub(results)
+    del stub.keys[result_key("run-1")]
+
+    assert [r.run_id for r in stream_results(stub)] == ["run-0", "run-2"]
 
 
 def test_the_command_reports_changes_and_writes_what_changed(tmp_path: Path) -> None:
