@@ -115,15 +115,21 @@ def plan_judge(judge: JudgeDecl, evidence: Evidence, run_id: str,
 
 
 def peer_candidates(judge: JudgeDecl, peers: Sequence[Peer]) -> list[Candidate] | JudgePlan:
-    """The peers as n_wise candidates, or the unavailable plan when one lacks context."""
+    """The peers that carry the judged evidence, as n_wise candidates (each keeps its lane);
+    when none does, the unavailable plan naming the first. evalfleet's rule: AgentClash
+    makes the judge unavailable when any run agent lacks it, but a peer here is another
+    submitter's run, which must not take this run's judge away (found by a red-team pass:
+    a run that sent no final output, passed as a peer, dropped the judge of another)."""
     found: list[Candidate] = []
+    lacking: JudgePlan | None = None
     for lane, peer in enumerate(peers, start=1):
         context = judge_context(judge, peer.evidence)
         if context.reason:
-            return JudgePlan(judge, reason=n_wise_reason(peer.run_id, context),
-                             error=context.error)
+            lacking = lacking or JudgePlan(judge, reason=n_wise_reason(peer.run_id, context),
+                                           error=context.error)
+            continue
         found.append(Candidate(peer.run_id, f"lane-{lane}", lane, context.entries))
-    return found
+    return lacking if lacking is not None and not found else found
 
 
 def n_wise_reason(run_id: str, context: Context) -> str:

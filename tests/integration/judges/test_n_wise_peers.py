@@ -57,9 +57,21 @@ def test_the_run_is_ranked_among_its_peers(stub: StubJudgeServer) -> None:
     assert result.scorecard.score == 500
 
 
-def test_a_peer_without_the_judged_evidence_makes_the_judge_unavailable(
+def test_a_peer_without_the_judged_evidence_is_left_out(stub: StubJudgeServer) -> None:
+    """A peer whose context cannot be resolved is not ranked, and the run is ranked among
+    the others: another submitter's run cannot take this run's judge away (AgentClash
+    makes the judge unavailable; found by a red-team pass)."""
+    stub.script = [Answer(text=json.dumps({"ranking": ["me", "peer-b"]}))]
+    result = run(stub, [{"run_id": "peer-a", "events": []},
+                        {"run_id": "peer-b", "final_output": "ok"}])
+
+    assert len(stub.requests) == 1 and "peer-a" not in stub.requests[0].message
+    assert result.scorecard.dimensions["rank"].score == 1.0
+
+
+def test_with_no_peer_carrying_the_evidence_the_judge_is_unavailable(
         stub: StubJudgeServer) -> None:
-    """A peer whose context cannot be resolved: no call is sent, the dimension is unavailable."""
+    """No peer left to rank against: no call is sent, and the reason names the first."""
     result = run(stub, [{"run_id": "peer-a", "events": []}])
 
     assert stub.requests == []
