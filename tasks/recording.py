@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import ValidationError
+
 from sandbox.evaluator import EvaluatorRecord
 from sandbox.plan import PlanResult
 from sandbox.results import DirectoryListing, ExecResult, FileCapture, text
@@ -25,8 +27,8 @@ class Recorder:
 
     def __init__(self, events: list[dict[str, Any]], now: datetime) -> None:
         self.events = [_decoded(e) for e in events]
-        numbers = [e.get("sequence_number") for e in self.events]
-        self.next = max([n for n in numbers if isinstance(n, int)] + [len(self.events)]) + 1
+        numbers = [_sequence_number(e) for e in self.events]
+        self.next = max([n for n in numbers if n is not None] + [len(self.events)]) + 1
         self.now = now
 
     def add(self, event_type: str, payload: dict[str, Any],
@@ -34,6 +36,18 @@ class Recorder:
         self.events.append({"type": event_type, "sequence_number": self.next,
                             "occurred_at": (at or self.now).isoformat(), "payload": payload})
         self.next += 1
+
+
+def _sequence_number(event: dict[str, Any]) -> int | None:
+    """The event's sequence number as scoring reads it: ``"100"`` and ``100.0`` are 100
+    there, so the fleet's own events must come after them too."""
+    number = event.get("sequence_number")
+    if number is None or isinstance(number, int):
+        return number
+    try:
+        return Event.model_validate({"type": "", "sequence_number": number}).sequence_number
+    except ValidationError:
+        return None
 
 
 def _decoded(event: dict[str, Any]) -> dict[str, Any]:

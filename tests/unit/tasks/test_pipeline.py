@@ -452,3 +452,14 @@ def test_token_counts_that_sum_to_nan_score_0_and_break_the_budget() -> None:
     budget = {"max_total_tokens": 1000}
     spec = load_spec({**pack["version"]["evaluation_spec"], "runtime_limits": budget})
     assert exceeded(spec, events) == "run used nan tokens, over max_total_tokens 1000"
+
+
+@pytest.mark.parametrize("number", ["100", 100.0])
+def test_the_fleets_events_come_after_a_sequence_number_written_otherwise(number: Any) -> None:
+    """Scoring reads ``"100"`` and ``100.0`` as 100; the fleet's own events (its captures,
+    tests and commands) are numbered after it, never before."""
+    events = [{"type": "system.run.completed", "sequence_number": number,
+               "payload": {"final_output": "42"}}]
+    result, _ = run(request(submission={"files": {"answer.txt": "42"}, "events": events}))
+    ours = [e["sequence_number"] for e in result.events[1:]]
+    assert ours and min(ours) == 101, result.events
