@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import textwrap
+from typing import Any
 
 from scoring import Pack
 
@@ -63,7 +64,26 @@ def exposure(pack: Pack) -> list[str]:
     found += [f"pack.version.sandbox.reports.{key} is not set: its verdict is the test's "
               f"output or exit code, not the judge's own report" for key in tests
               if key not in block.reports]
+    found += [f"evaluation_spec.validators[{index}] ({decl.key}) {why}"
+              for index, decl in enumerate(pack.spec.validators)
+              if (why := absence_passes(decl.type, decl.config))]
     return found
+
+
+def absence_passes(kind: str, config: Any) -> str:
+    """Why a validator that passes on what is *absent* from a capture can be made to pass
+    by padding (``""`` for any other): a capture is cut at its caps, and validators see
+    only what is left (AgentClash's capture rules, docs/scoring.md §7.2). A listing cut at
+    its cap fails ``forbidden_files`` instead (evalfleet's rule)."""
+    config = config if isinstance(config, dict) else {}
+    if (kind, config.get("match_mode")) == ("file_content_match", "not_contains") or (
+            (kind, config.get("condition")) == ("postcondition", "not_contains")):
+        return ("passes while its text is not in the capture, and a capture is cut at its "
+                "cap (1 MiB a file, 10 MiB a run, charged by full size in declaration "
+                "order): declare this capture first, with max_size_bytes above any honest "
+                "file, or a submission that pads the file or the captures before it hides "
+                "the text")
+    return ""
 
 
 def wins(result: RunResult) -> bool:

@@ -49,7 +49,8 @@ def listing(payload: Any) -> dict[str, Any] | None:
     rows = [lenient.decode(entry, "DirectoryEntry", ENTRY) for entry in entries or []]
     if any(row.error is not None for row in rows):
         return None
-    return {**values, "entries": [row.values for row in rows]}
+    cut = {"truncated": True} if payload.get("truncated") is True else {}  # evalfleet's
+    return {**values, "entries": [row.values for row in rows], **cut}
 
 
 def code_execution(payload: Any) -> dict[str, Any] | None:

@@ -267,11 +267,13 @@ def source(kind: str, pointer: tuple[int, str], field_path: str) -> dict[str, An
 
 def listing_json(listing: dict[str, Any]) -> str:
     """A decoded directory listing as ``json.Marshal`` writes the Go struct (field order;
-    absent entries are ``null``)."""
+    absent entries are ``null``), and evalfleet's ``"truncated":true`` after them when the
+    listing stopped at its cap (AgentClash's listings have no cap)."""
     rows = listing["entries"]
     entries = "null" if rows is None else "[" + ",".join(_entry_json(e) for e in rows) + "]"
     key, path = go_json(listing["key"]), go_json(listing["path"])
-    return f'{{"key":{key},"path":{path},"entries":{entries}}}'
+    cut = ',"truncated":true' if listing.get("truncated") else ""
+    return f'{{"key":{key},"path":{path},"entries":{entries}{cut}}}'
 
 
 def _entry_json(entry: dict[str, Any]) -> str:

@@ -35,6 +35,9 @@ class Index:
 
     paths: set[str] = field(default_factory=set)
     directories: set[str] = field(default_factory=set)
+    cut: bool = False
+    """The listing stopped at its entry cap (evalfleet's ``truncated``; AgentClash's
+    listings have no cap and no such field)."""
 
     def add(self, root: str, path: str, is_dir: bool) -> None:
         try:
@@ -65,7 +68,7 @@ def parse_listing(text: str) -> Index:
     if entries is not None and not isinstance(entries, list):
         raise ListingError(f"json: cannot unmarshal {lenient.json_kind(entries)} into Go struct "
                            "field DirectoryListingResult.entries of type []scoring.DirectoryEntry")
-    index = Index()
+    index = Index(cut=isinstance(raw, dict) and raw.get("truncated") is True)
     for entry in entries or []:
         fields = _decoded(entry, "DirectoryEntry", _ENTRY)
         index.add(listing["path"], fields["path"], fields["is_dir"])
@@ -100,8 +103,15 @@ def check(given: CheckInput) -> Outcome:
     forbidden = [path for path in config.values["forbidden_files"] if path in index.paths]
     missing_dirs = [path for path in config.values["required_directories"]
                     if not index.has_directory(path)]
-    return Outcome.check(not (missing or forbidden or missing_dirs), "",
-                         _reasons(missing, forbidden, missing_dirs))
+    unproven = [] if forbidden or not index.cut else config.values["forbidden_files"]
+    reason = _reasons(missing, forbidden, missing_dirs) or (
+        f"{CUT}: {', '.join(unproven)}" if unproven else "")
+    return Outcome.check(not (missing or forbidden or missing_dirs or unproven), "", reason)
+
+
+#: Why forbidden files fail a listing cut at its cap: what is past the cut is unknown, and
+#: a submission could make enough entries to push them there (found by a red-team pass).
+CUT = "forbidden files cannot be shown absent from a listing cut at its entry cap"
 
 
 KIND = Kind("directory_structure", check, strictness="lenient", expected="ignored",

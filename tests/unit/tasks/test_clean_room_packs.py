@@ -14,7 +14,7 @@ import yaml
 from sandbox.profile import Profile
 from sandbox.testing.fake import FakeFactory
 from scoring import load_pack
-from tasks.forgeries import FORGERIES, battery, target, wins
+from tasks.forgeries import FORGERIES, battery, exposure, target, wins
 from tasks.messages import RunResult
 from tasks.packs import sandbox_block
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
@@ -165,3 +165,26 @@ def test_validate_warns_how_a_packs_tests_could_be_forged(tmp_path: Path) -> Non
         "cannot be gamed\")",
         "warning: pack.version.sandbox.reports.tests is not set: its verdict is the test's "
         "output or exit code, not the judge's own report"]
+
+
+@pytest.mark.parametrize(("kind", "config"), [
+    ("file_content_match", {"match_mode": "not_contains"}),
+    ("postcondition", {"condition": "not_contains", "value": "import os"}),
+])
+def test_a_check_that_passes_on_absent_text_is_flagged(kind: str, config: dict[str, Any]) -> None:
+    """A capture is cut at its caps and validators see only what is left (AgentClash's
+    rules): a submission that pads the file, or the captures declared before it, pushes
+    the text past the cut. ``validate`` says so, and how to declare it safely."""
+    changed = copy.deepcopy(mapping())
+    validators = changed["version"]["evaluation_spec"]["validators"]
+    validators.append({"key": "no_os", "type": kind, "target": "file:solution",
+                       "config": config, **({"expected_from": "literal:import os"}
+                                            if kind == "file_content_match" else {})})
+    warnings = exposure(load_pack(changed))
+    assert warnings == [f"evaluation_spec.validators[{len(validators) - 1}] (no_os) passes "
+                        "while its text is not in the capture, and a capture is cut at its "
+                        "cap (1 MiB a file, 10 MiB a run, charged by full size in "
+                        "declaration order): declare this capture first, with "
+                        "max_size_bytes above any honest file, or a submission that pads "
+                        "the file or the captures before it hides the text"]
+    assert exposure(load_pack(mapping())) == []  # forbidden_files: cut listings fail it

@@ -149,3 +149,30 @@ def test_never_raises(config: Any, root: str, entries: list[Any], content: str) 
     result = run_one("directory_structure", None, config=config, target="file:tree",
                      events=[captured("tree", content)])
     assert result.state in {"available", "error"}
+
+
+def cut_listing(config: Any, entries: list[Any] | None = None) -> ValidatorResult:
+    """directory_structure on a listing that stopped at its cap (evalfleet's payload)."""
+    event = listed("tree", ROOT, FILES if entries is None else entries)
+    event["payload"].update(truncated=True, max_entries=2)
+    return run_one("directory_structure", None, config=config, target="file:tree",
+                   events=[event])
+
+
+@pytest.mark.parametrize(("config", "verdict", "reason"), [
+    ({"forbidden_files": ["secrets.txt"]}, "fail",
+     "forbidden files cannot be shown absent from a listing cut at its entry cap: "
+     "secrets.txt"),
+    ({"forbidden_files": ["README.md"]}, "fail", "forbidden files present: README.md"),
+    ({"required_files": ["README.md"]}, "pass", ""),
+    ({"required_files": ["gone.py"], "forbidden_files": ["secrets.txt"]}, "fail",
+     "missing required files: gone.py"),
+])
+def test_forbidden_files_on_a_listing_cut_at_its_cap(config: dict[str, Any], verdict: str,
+                                                     reason: str) -> None:
+    """Found by a red-team pass: a submission that makes enough entries pushes a forbidden
+    file past the listing's cap (10,000), where no one sees it; a listing that was cut
+    cannot show it absent. Required files and directories read as before."""
+    result = cut_listing(config)
+    assert (result.verdict, result.reason) == (verdict, reason)
+    assert structure({"forbidden_files": ["secrets.txt"]}).verdict == "pass"  # not cut
