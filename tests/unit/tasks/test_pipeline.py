@@ -1,75 +1,26 @@
-"""The run pipeline against the in-memory sandbox: rejections, limits, events, scoring."""
+"""The run pipeline against the in-memory sandbox: limits, events, profiles, scoring."""
 
 from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from pipeline_support import (
+    PACK,
+    MiB,
+    config,
+    request,
+    run,
+    with_pack,
+)
 
-from sandbox.profile import Limits, Profile
-from sandbox.results import ExecResult
+from sandbox.profile import Profile
 from sandbox.testing.fake import FakeFactory
-from scoring import evaluate, load_pack, load_spec
-from scoring.run.dimensions import NOT_A_NUMBER
-from tasks.budgets import exceeded
-from tasks.messages import RunResult, cap_size
+from scoring import evaluate, load_pack
 from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 from workers.devtools import sandbox_free
-
-MiB = 1024 * 1024
-EXAMPLES = Path(__file__).parents[3] / "examples" / "packs"
-PACK: dict[str, Any] = {
-    "pack": {"slug": "answer"},
-    "version": {
-        "sandbox": {"files": {"README.md": "write 42 to answer.txt"}},
-        "evaluation_spec": {
-            "name": "answer", "version_number": 1, "judge_mode": "deterministic",
-            "runtime_limits": {"max_duration_ms": 3000, "max_total_tokens": 1000},
-            "post_execution_checks": [{"key": "answer", "type": "file_capture",
-                                       "path": "/workspace/answer.txt"}],
-            "validators": [
-                {"key": "says_42", "type": "contains", "target": "final_output",
-                 "expected_from": "literal:42"},
-                {"key": "file_42", "type": "exact_match", "target": "file:answer",
-                 "expected_from": "literal:42"},
-                {"key": "tests", "type": "code_execution", "target": "file:answer",
-                 "config": {"test_command": "run-tests {{ n }}"}},
-            ],
-            "metrics": [{"key": "ok", "type": "boolean", "collector": "run_completed_successfully"},
-                        {"key": "fails", "type": "numeric", "collector": "run_failure_count"}],
-            "scorecard": {"dimensions": ["correctness", "reliability"]},
-        },
-    },
-    "input_sets": [{"key": "default", "cases": [{"case_key": "c1", "payload": {"n": 7}}]}],
-}
-TESTS_PASS = ExecResult(exit_code=0, stdout=b"3 passed in 0.01s\n")
-
-
-def config(**profile: Any) -> PipelineConfig:
-    """A pipeline config with one registered profile ``default`` (and ``egress``)."""
-    base = Profile(name="default", image="fake", limits=Limits(**profile))
-    return PipelineConfig(profiles={
-        "default": ProfileBounds(base),
-        "egress": ProfileBounds(Profile(name="egress", image="fake"), allow_network=True)})
-
-
-def request(**overrides: Any) -> dict[str, Any]:
-    """A valid request that seeds and prints 42."""
-    body: dict[str, Any] = {
-        "run_id": "run-1", "pack": copy.deepcopy(PACK), "metadata": {"team": "blue"},
-        "submission": {"files": {"answer.txt": "42"}, "commands": [{"run": "echo 42"}]}}
-    body.update(overrides)
-    return body
-
-
-def run(body: Any, **profile: Any) -> tuple[Any, FakeFactory]:
-    """Run the pipeline with a fake factory whose test command passes 3 tests."""
-    factory = FakeFactory(script={"run-tests 7": TESTS_PASS})
-    return run_pipeline(body, factory, config(**profile)), factory
 
 
 def test_a_passing_submission_is_scored() -> None:
@@ -188,101 +139,9 @@ def test_token_budget_exceeded_ends_the_run_as_failed() -> None:
     assert result.scorecard.dimensions["reliability"].score == 0.0
 
 
-def _deep(levels: int) -> dict[str, Any]:
-    nested: dict[str, Any] = {}
-    for _ in range(levels):
-        nested = {"x": nested}
-    return nested
-
-
-def _with_pack(change: Any) -> dict[str, Any]:
-    body = request()
-    change(body["pack"])
-    return body
-
-
-def _text_payload(payload: str) -> dict[str, Any]:
-    """A request whose one event's payload is JSON text (AgentClash's wire allows it)."""
-    return request(submission={"events": [{"type": "tool.call.completed", "payload": payload}]})
-
-
-REJECTIONS = [
-    ("not-json", "{nope", "request", "invalid JSON"),
-    ("unknown-field", request(colour="red"), "request.colour", 'unknown field "colour"'),
-    ("no-pack", {"run_id": "r"}, "request", "exactly one of pack or pack_ref"),
-    ("bad-run-id", request(run_id="no spaces"), "request.run_id", "should match pattern"),
-    ("spec-error", _with_pack(lambda p: p["version"]["evaluation_spec"].update(name="")),
-     "pack.version.evaluation_spec.name", "is required"),
-    ("unknown-ref", {"run_id": "r", "pack_ref": "nope"}, "request.pack_ref",
-     'names no registered pack "nope"'),
-    ("no-such-case", request(case_key="c9"), "request.case_key", 'no case "c9" in the pack'),
-    ("unknown-profile", _with_pack(lambda p: p["version"]["sandbox"].update(profile="gpu")),
-     "pack.version.sandbox.profile", 'names no registered profile "gpu"'),
-    ("network", _with_pack(lambda p: p["version"]["sandbox"].update(network_access=True)),
-     "pack.version.sandbox.network_access", "needs a profile that allows egress"),
-    ("collision", request(submission={"files": {"README.md": "mine"}}),
-     "request.submission.files.README.md", "collides with a file of the pack"),
-    ("bad-base64", request(submission={"files": {"a.bin": {"content": "!!", "encoding":
-                                                           "base64"}}}),
-     "request.submission.files.a.bin", "invalid base64"),
-    ("too-large", json.dumps(request(metadata={"pad": "x" * 9 * MiB})), "request",
-     "is larger than"),
-    ("collision-spelled-otherwise", request(submission={"files": {"./README.md": "mine"}}),
-     "request.submission.files../README.md", "collides with a file of the pack"),
-    # A path the workspace cannot hold was an infra_error (the fleet's failure, retried).
-    ("path-up", request(submission={"files": {"../x": ""}}), "request.submission.files.../x",
-     "'..' component"),
-    ("path-elsewhere", request(submission={"files": {"/tmp/x": ""}}),
-     "request.submission.files./tmp/x", "not a file inside /workspace"),
-    ("path-empty", request(submission={"files": {"": ""}}), "request.submission.files.",
-     "bad path"),
-    # Both failed the run when its result was written: internal_error, retried 3 times.
-    ("lone-surrogate", request(submission={"final_output": "a\ud800b"}),
-     "request.submission.final_output", "lone surrogate"),
-    ("lone-surrogate-key", request(metadata={"\udc80": 1}), "request.metadata",
-     "lone surrogate"),
-    ("nan", '{"run_id": "r", "pack_ref": "p", "submission": {"events": [{"type": "x", '
-            '"payload": {"usage": {"input_tokens": NaN}}}]}}',
-     "request.submission.events[0].payload.usage.input_tokens", "finite"),
-    ("minus-infinity", '{"run_id": "r", "pack_ref": "p", "metadata": {"x": [-Infinity]}}',
-     "request.metadata.x[0]", "finite"),
-    # A step of 10^400 ms raised OverflowError in scoring: internal_error, retried 3 times.
-    ("past-float64", '{"run_id": "r", "pack_ref": "p", "submission": {"events": [{"type": '
-                     '"system.step.completed", "payload": {"step_index": 1, "duration_ms": 1'
-                     + "0" * 400 + '}}]}}',
-     "request.submission.events[0].payload.duration_ms", "beyond float64's range"),
-    # 400 levels of a tool call's arguments overflowed scoring's recursion: internal_error.
-    ("deep-event", request(submission={"events": [{"type": "tool.call.completed",
-                                                   "payload": {"arguments": _deep(400)}}]}),
-     "request.submission.events[0].payload.arguments" + ".x" * 60, "more than 64 levels"),
-    # The same three, in a payload sent as JSON text (decoded after the checks, it passed
-    # them, and scoring raised: RecursionError, OverflowError, UnicodeEncodeError).
-    ("deep-text-payload", _text_payload('{"tool_name": "t", "arguments": ' + "[" * 500
-                                        + "]" * 500 + "}"),
-     "request.submission.events[0].payload.arguments" + "[0]" * 60, "more than 64 levels"),
-    ("huge-text-payload", _text_payload('{"tool_name": "t", "arguments": {"a": 1'
-                                        + "0" * 400 + "}}"),
-     "request.submission.events[0].payload.arguments.a", "beyond float64's range"),
-    ("surrogate-text-payload", _text_payload('{"final_output": "x\\ud800"}'),
-     "request.submission.events[0].payload.final_output", "lone surrogate"),
-]
-
-
-@pytest.mark.parametrize(("body", "field", "message"), [r[1:] for r in REJECTIONS],
-                         ids=[r[0] for r in REJECTIONS])
-def test_bad_requests_are_rejected_before_any_sandbox(body: Any, field: str,
-                                                      message: str) -> None:
-    """A request that cannot succeed is a rejected result naming the field; no container."""
-    result, factory = run(body)
-
-    assert result.outcome == "rejected"
-    assert factory.sandboxes == []
-    assert any(p.field == field and message in p.message for p in result.errors), result.errors
-
-
 def test_network_access_runs_on_an_egress_profile() -> None:
     """A pack that needs the network runs on a profile the operator marked for egress."""
-    body = _with_pack(lambda p: p["version"]["sandbox"].update(network_access=True,
+    body = with_pack(lambda p: p["version"]["sandbox"].update(network_access=True,
                                                                profile="egress"))
     result, factory = run(body)
 
@@ -293,7 +152,7 @@ def test_network_access_runs_on_an_egress_profile() -> None:
 
 def test_packs_without_network_access_get_no_network_even_on_an_egress_profile() -> None:
     """Egress is opt-in per pack: the egress profile alone does not open the network."""
-    body = _with_pack(lambda p: p["version"]["sandbox"].update(profile="egress"))
+    body = with_pack(lambda p: p["version"]["sandbox"].update(profile="egress"))
     _, factory = run(body)
 
     assert factory.sandboxes[0].profile.hardening.network_mode == "none"
@@ -401,65 +260,3 @@ def test_an_ambiguous_case_key_is_rejected_naming_both_sets() -> None:
     assert factory.sandboxes == []
 
 
-def test_a_result_past_its_size_with_a_text_payload_is_published_slimmed() -> None:
-    """Found by a red-team pass: an event whose payload was JSON text was kept as text,
-    and slimming a result past its size (here three failed commands' outputs of control
-    bytes, six characters each in JSON) raised on it in every delivery: the run void.
-    The payload is kept decoded now, and the result is slimmed."""
-    noisy = ExecResult(exit_code=1, stdout=b"\x01" * (MiB - 1), stderr=b"\x01" * (MiB - 1))
-    body = request(submission={
-        "files": {"answer.txt": "41"}, "commands": [{"run": f"noise{i}"} for i in range(3)],
-        "events": [{"type": "system.run.completed", "payload": '{"final_output": "41"}'}]})
-    factory = FakeFactory(script={"run-tests 7": TESTS_PASS,
-                                  **{f"noise{i}": noisy for i in range(3)}})
-    result = run_pipeline(body, factory, config())
-    assert result.outcome == "scored" and result.dropped == ["event output texts"]
-    assert result.events[0]["payload"] == {"final_output": "41"}
-    assert len(result.to_json().encode()) <= config().max_result_bytes
-
-
-def test_a_result_is_capped_by_its_utf8_bytes() -> None:
-    """A result under the cap in characters but over it in bytes is slimmed."""
-    text = "é" * 3000  # 3,000 characters, 6,000 bytes
-    result = RunResult(run_id="r", outcome="scored",
-                       events=[{"type": "x", "payload": {"stdout": text}}])
-    size = len(result.to_json())
-    assert cap_size(result, size + 100).dropped == ["event output texts"]
-    assert cap_size(result, 2 * size).dropped == []
-
-
-def _model_call(input_tokens: float, output_tokens: float) -> dict[str, Any]:
-    return {"type": "model.call.completed", "payload": {
-        "provider_key": "openai", "provider_model_id": "gpt-x",
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}}}
-
-
-def test_token_counts_that_sum_to_nan_score_0_and_break_the_budget() -> None:
-    """Found by a red-team pass: 1e308 and -1e308 tokens (finite, so the intake takes
-    them) sum to inf and -inf, and the run's total to NaN, which made scoring raise in
-    every delivery (the run void) and passed every token budget. The efficiency
-    dimension scores 0, and a budget sees NaN as over it."""
-    pack = yaml.safe_load((EXAMPLES / "invoice-json" / "pack.yaml").read_text())
-    events = [{"type": "system.run.completed", "payload": {"final_output": "I don't know"}},
-              _model_call(1e308, -1e308), _model_call(1e308, -1e308)]
-    body = {"run_id": "r-nan", "pack": pack, "case_key": "acme",
-            "submission": {"events": events}}
-    result = run_pipeline(body, FakeFactory(), config())
-    assert result.outcome == "scored" and result.scorecard is not None, result.reason
-    efficiency = result.scorecard.dimensions["token_efficiency"]
-    assert (efficiency.score, efficiency.reason) == (0.0, f"scored 0: {NOT_A_NUMBER}")
-    assert result.scorecard.result == "loss"
-    budget = {"max_total_tokens": 1000}
-    spec = load_spec({**pack["version"]["evaluation_spec"], "runtime_limits": budget})
-    assert exceeded(spec, events) == "run used nan tokens, over max_total_tokens 1000"
-
-
-@pytest.mark.parametrize("number", ["100", 100.0])
-def test_the_fleets_events_come_after_a_sequence_number_written_otherwise(number: Any) -> None:
-    """Scoring reads ``"100"`` and ``100.0`` as 100; the fleet's own events (its captures,
-    tests and commands) are numbered after it, never before."""
-    events = [{"type": "system.run.completed", "sequence_number": number,
-               "payload": {"final_output": "42"}}]
-    result, _ = run(request(submission={"files": {"answer.txt": "42"}, "events": events}))
-    ours = [e["sequence_number"] for e in result.events[1:]]
-    assert ours and min(ours) == 101, result.events

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from unit.tasks.checking_support import card, result, subject
-from unit.tasks.test_pipeline import PACK, TESTS_PASS, config, request
+from unit.tasks.pipeline_support import PACK, TESTS_PASS, config, request
 
 from sandbox.testing.fake import FakeFactory
 from tasks.checking import check_pack

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from test_pipeline import PACK, request, run
+from pipeline_support import PACK, request, run
 
 from scoring import load_pack
 from scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_pipeline import PACK, request, run
+from pipeline_support import PACK, request, run
 
 from scoring import load_pack
 from tasks.messages import RunResult

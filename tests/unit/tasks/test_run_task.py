@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from redis.exceptions import OutOfMemoryError
-from unit.tasks.test_pipeline import TESTS_PASS, request
+from unit.tasks.pipeline_support import TESTS_PASS, request
 
 from sandbox.errors import SandboxConfigError, SandboxUnavailable
 from sandbox.profile import Profile
