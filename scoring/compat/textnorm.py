@@ -96,8 +96,9 @@ def normalize_unicode(text: str) -> str:
     quadratic on a long run of them (a 2 MiB answer of marks in reverse order took half an
     hour; found by a red-team pass). So each character is decomposed here, each run of
     marks sorted (stably, by combining class, as canonical ordering is), and CPython only
-    composes what is already in order."""
-    if text.isascii():
+    composes what is already in order. Text already in NFKC, as most is, is returned as it
+    is: CPython's check stops at the first mark out of order, and is linear."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):  # linear, in C
         return text
     ordered: list[str] = []
     marks: list[str] = []
