@@ -7,13 +7,12 @@ allow, the run ends as ``system.run.failed`` with the reason (and reliability se
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from scoring import EvaluationSpec
 from scoring.run import event_types
 from scoring.run.events import decode_events
-from scoring.run.evidence import extract_evidence
+from scoring.run.evidence import extract_evidence, over_limit
 from scoring.run.pricing import run_model_cost_usd
 
 from .recording import Recorder
@@ -26,18 +25,12 @@ def exceeded(spec: EvaluationSpec, events: list[dict[str, Any]]) -> str | None:
         return None
     evidence = extract_evidence(decode_events(events))
     tokens = evidence.total_tokens
-    if limits.max_total_tokens is not None and _over(tokens, limits.max_total_tokens):
+    if limits.max_total_tokens is not None and over_limit(tokens, limits.max_total_tokens):
         return f"run used {tokens:.15g} tokens, over max_total_tokens {limits.max_total_tokens}"
     cost = run_model_cost_usd(spec, evidence)[0] if limits.max_cost_usd is not None else None
-    if limits.max_cost_usd is not None and _over(cost, limits.max_cost_usd):
+    if limits.max_cost_usd is not None and over_limit(cost, limits.max_cost_usd):
         return f"run cost {cost:.6f} USD, over max_cost_usd {limits.max_cost_usd}"
     return None
-
-
-def _over(used: float | None, limit: float) -> bool:
-    """Whether ``used`` passes ``limit``; NaN (``inf - inf`` tokens) passes every limit,
-    where a comparison would let it through (found by a red-team pass)."""
-    return used is not None and (used > limit or math.isnan(used))
 
 
 def enforce_budgets(recorder: Recorder, spec: EvaluationSpec) -> list[dict[str, Any]]:

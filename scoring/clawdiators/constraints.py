@@ -10,11 +10,10 @@ trajectory before any container starts (``constraints.enforce`` can end the run 
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 from ..run import collectors, pricing
-from ..run.evidence import Evidence
+from ..run.evidence import Evidence, over_limit
 from ..spec.models import EvaluationSpec
 from ..spec.superset import Constraints
 from .runinfo import RunInfo
@@ -36,7 +35,7 @@ def violations(spec: EvaluationSpec, evidence: Evidence, info: RunInfo) -> list[
     found = []
     for name, value in used.items():
         limit = getattr(block, name)
-        if limit is not None and value is not None and (value > limit or math.isnan(value)):
+        if limit is not None and value is not None and over_limit(value, limit):
             found.append(Violation(name, limit, value, f"{name} exceeded: {_n(value)} > "
                                                        f"{_n(limit)}"))
     return found

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -125,6 +126,13 @@ def number(value: Any) -> float | None:
         return float(value)
     except OverflowError:  # an integer past float64 (Go's decoder refuses one): ±Inf
         return float("inf") if value > 0 else float("-inf")
+
+
+def over_limit(used: float | None, limit: float) -> bool:
+    """Whether a run's reported use passes ``limit``. NaN (``inf - inf`` tokens, ``0 × inf``
+    cost) passes every limit, where a comparison would let it through (found by a red-team
+    pass)."""
+    return used is not None and (used > limit or math.isnan(used))
 
 
 def extract_evidence(events: list[Event], cases: list[Case] | None = None) -> Evidence:
