@@ -39,6 +39,21 @@ class Lookahead:
     plan: Plan | None = None
     collect: tuple[Sequence[Check], int, Request, ExecRequest] | None = None
 
+    def behind(self, step: object, request_of: Callable[[str, Plan], ExecRequest | None]
+               ) -> tuple[ExecRequest, ...]:
+        """The requests that may go ahead of ``step``'s, in order: each follower's
+        (:func:`follows`) as ``request_of`` builds it, up to the first that cannot be
+        queued (``None``)."""
+        if self.plan is None:
+            return ()
+        requests = []
+        for follower in follows(self.plan, step):
+            request = request_of(follower, self.plan)
+            if request is None:
+                break
+            requests.append(request)
+        return tuple(requests)
+
     def captures(self, checks: Sequence[Check], budget: CaptureBudget,
                  build: Callable[[], tuple[Request, ExecRequest]]) -> tuple[Request, ExecRequest]:
         """The capture request for ``checks`` within ``budget``: the one built before for

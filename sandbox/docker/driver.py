@@ -327,15 +327,9 @@ class DockerSandbox(Sandbox):
 
     def _then(self, step: object) -> tuple[ExecRequest, ...]:
         """The requests that may go ahead of ``step``'s (see :mod:`sandbox.docker.ahead`)."""
-        plan, requests = self._ahead.plan, []
-        if plan is None or (self.channel is not None and self.channel.ahead):
+        if self.channel is not None and self.channel.ahead:
             return ()  # what follows was sent ahead already
-        for follower in ahead.follows(plan, step):
-            request = self._queueable(follower, plan)
-            if request is None:
-                break
-            requests.append(request)
-        return tuple(requests)
+        return self._ahead.behind(step, self._queueable)
 
     def _queueable(self, follower: str, plan: Plan) -> ExecRequest | None:
         """The request of ``follower`` (:data:`ahead.TEST` or :data:`ahead.COLLECT`), or
