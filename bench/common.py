@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.client import EvalfleetClient
-from workers.devtools.local_fleet import RedisServer, Starter, WorkerNode, free_port
+from evalfleet.tasks.client import EvalfleetClient
+from evalfleet.workers.devtools.local_fleet import RedisServer, Starter, WorkerNode, free_port
 
 #: The image of the trivial run and of its ``docker run`` baseline (``evalfleet/busybox``,
 #: tagged ``EVALFLEET_BENCH_IMAGE_TAG``: a set built with ``IMAGE_TAG=... build-images.sh``).

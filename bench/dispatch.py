@@ -15,8 +15,8 @@ from pathlib import Path
 
 from bench.common import Report, Row, median, timed_ms
 from bench.dispatch_worker import BARE_TASK, bare_app
-from tasks.client import EvalfleetClient
-from workers.devtools.local_fleet import RedisServer, free_port, wait_until
+from evalfleet.tasks.client import EvalfleetClient
+from evalfleet.workers.devtools.local_fleet import RedisServer, free_port, wait_until
 
 
 def worker(kind: str, redis_url: str, log: Path,

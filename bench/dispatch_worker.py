@@ -34,14 +34,14 @@ def bare_app(redis_url: str) -> Celery:
 
 def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
     """The evalfleet app with a runtime whose pipeline does nothing."""
-    import tasks.run
-    from tasks import runtime
-    from tasks.decoding import decode_loosely, fallback_run_id
-    from tasks.messages import RunResult
-    from tasks.publish import Publisher
-    from workers.app import make_app
-    from workers.settings import Settings
-    from workers.worker import redis_client
+    from evalfleet.tasks import run as run_task
+    from evalfleet.tasks import task_context
+    from evalfleet.tasks.decoding import decode_loosely, fallback_run_id
+    from evalfleet.tasks.messages import RunResult
+    from evalfleet.tasks.publish import Publisher
+    from evalfleet.workers.app import make_app
+    from evalfleet.workers.settings import Settings
+    from evalfleet.workers.worker import redis_client
 
     settings = Settings(redis_url=redis_url, worker_id=worker_id, metrics_port=0)
 
@@ -50,9 +50,9 @@ def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
         run_id = fallback_run_id(decode_loosely(body))
         return RunResult(run_id=run_id, outcome="rejected", reason="no-op")
 
-    setattr(tasks.run, "run_pipeline", no_op_pipeline)  # noqa: B010 (a module attribute)
+    setattr(run_task, "run_pipeline", no_op_pipeline)  # noqa: B010 (a module attribute)
     client = redis_client(settings)
-    runtime.install(runtime.Runtime(config=settings.pipeline_config(), factory=None,  # type: ignore[arg-type]
+    task_context.install(task_context.Runtime(config=settings.pipeline_config(), factory=None,  # type: ignore[arg-type]
                                     redis=client, publisher=Publisher(client, 3600)))
     return make_app(settings)
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import Report, Row, median
 from bench.validators import prepared
-from scoring.validators import rouge_score
+from evalfleet.scoring.validators import rouge_score
 
 TOKENS = 5000
 

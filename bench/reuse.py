@@ -28,7 +28,7 @@ from typing import Any
 from bench.common import Fleet, Report, Row, docker_run, median, timed_ms, trivial_request
 from bench.endtoend import docker_ceiling
 from bench.scale import percentile
-from tasks.redis_keys import RESULTS_STREAM
+from evalfleet.tasks.redis_keys import RESULTS_STREAM
 
 #: Runs one sandbox may serve with reuse on (more than any series submits).
 REUSE_RUNS = 10_000

@@ -22,14 +22,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import docker
 
-from sandbox.capture import CaptureCheck, ListingCheck
-from sandbox.command import Command, SeedFile
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.listing import labelled
-from sandbox.docker.pool import WarmPool
-from sandbox.execution import CodeExecution
-from sandbox.plan import Plan
-from sandbox.profile import Profile
+from evalfleet.sandbox.capture import CaptureCheck, ListingCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.sandbox.docker.pool import WarmPool
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.plan import Plan
+from evalfleet.sandbox.profile import Profile
 
 LABELS = {"evalfleet.bench": "1"}
 PLAN = Plan(

@@ -39,9 +39,9 @@ import redis
 from bench.common import Fleet, Report, Row
 from bench.dispatch import stop, worker
 from bench.dispatch_worker import BARE_TASK, bare_app
-from tasks.redis_keys import RESULTS_STREAM
-from workers.devtools import sandbox_free
-from workers.devtools.local_fleet import RedisServer, free_port, wait_until
+from evalfleet.tasks.redis_keys import RESULTS_STREAM
+from evalfleet.workers.devtools import sandbox_free
+from evalfleet.workers.devtools.local_fleet import RedisServer, free_port, wait_until
 
 
 def percentile(values: list[float], q: float) -> float:

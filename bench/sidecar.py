@@ -33,7 +33,7 @@ from bench.common import (
     timed_ms,
     trivial_request,
 )
-from workers.devtools.local_engine import LocalEngine
+from evalfleet.workers.devtools.local_engine import LocalEngine
 
 #: The profile (and queue) of the node that drives the sidecar engine.
 SIDECAR = "sidecar"

@@ -21,14 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sacrebleu
 
-from scoring.compat.textnorm import split_words
-from scoring.run.events import decode_events
-from scoring.run.evidence import extract_evidence
-from scoring.run.validator_run import run_validator
-from scoring.spec.cases import Case
-from scoring.spec.models import EvaluationSpec
-from scoring.validators.bleu_score import bleu
-from scoring.validators.chrf_score import best_chrf
+from evalfleet.scoring.compat.textnorm import split_words
+from evalfleet.scoring.run.events import decode_events
+from evalfleet.scoring.run.evidence import extract_evidence
+from evalfleet.scoring.run.validator_run import run_validator
+from evalfleet.scoring.spec.cases import Case
+from evalfleet.scoring.spec.models import EvaluationSpec
+from evalfleet.scoring.validators.bleu_score import bleu
+from evalfleet.scoring.validators.chrf_score import best_chrf
 
 CANDIDATE = "The quick brown fox jumps over the lazy dog near the river bank today"
 REFERENCE = "A quick brown fox jumped over the lazy dog by the river bank today"

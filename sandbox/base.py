@@ -18,17 +18,17 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
-from sandbox import envprobe, plan_steps, room
-from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.command import Command, SeedFile
-from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from sandbox.errors import SandboxUnavailable
-from sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
-from sandbox.execution import CodeExecution, TestRun, command_for_test
-from sandbox.paths import PathRejected, sandbox_path
-from sandbox.plan import Plan, PlanResult
-from sandbox.profile import Profile
-from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
+from evalfleet.sandbox import envprobe, plan_steps, room
+from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
+from evalfleet.sandbox.errors import SandboxUnavailable
+from evalfleet.sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
+from evalfleet.sandbox.execution import CodeExecution, TestRun, command_for_test
+from evalfleet.sandbox.paths import PathRejected, sandbox_path
+from evalfleet.sandbox.plan import Plan, PlanResult
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
 
 class Sandbox(ABC):

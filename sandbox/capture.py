@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sandbox.results import FileCapture, FileRead
+from evalfleet.sandbox.results import FileCapture, FileRead
 
 #: AgentClash's DefaultMaxFileSizeBytes.
 DEFAULT_MAX_FILE_BYTES = 1_048_576

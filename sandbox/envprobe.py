@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from sandbox.command import Command
-from sandbox.results import ExecResult, count
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.results import ExecResult, count
 
 #: ``$1`` the workspace, then the tools. One ``missing <tool>`` line per tool the shell
 #: cannot find, ``writable`` or ``unwritable``, then ``@df`` and ``df -Pk``'s answer.

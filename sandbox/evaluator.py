@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sandbox.results import ExecResult, text
+from evalfleet.sandbox.results import ExecResult, text
 
 #: The evaluator's uid:gid (distinct from the default candidate and keeper users).
 EVALUATOR_USER = "65533:65533"

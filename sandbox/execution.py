@@ -3,7 +3,7 @@
 :class:`CodeExecution` is what the pipeline asks for, its command already rendered;
 :class:`TestRun` is what the sandbox hands back. The sandbox picks the working directory
 and runs ``sh -lc`` under the timeout as the judge; counting tests and recording the
-``grader.verification.code_executed`` event are not its business (:mod:`tasks.test_records`).
+``grader.verification.code_executed`` event are not its business (:mod:`tasks.code_executed`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from sandbox.command import Command
-from sandbox.paths import PathRejected, is_under, sandbox_path
-from sandbox.results import ExecResult, FileRead
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.paths import PathRejected, is_under, sandbox_path
+from evalfleet.sandbox.results import ExecResult, FileRead
 
 #: AgentClash's default ``timeout_ms`` of a code_execution validator.
 DEFAULT_TIMEOUT_MS = 30_000
@@ -47,7 +47,7 @@ class CodeExecution:
 class TestRun:
     """What running one ``code_execution`` test did: its command's result and, for a test
     with a report, the report it left (read as the judge). Plain facts: what they are worth
-    (counts, verdicts) is scoring's to say (:mod:`tasks.test_records`)."""
+    (counts, verdicts) is scoring's to say (:mod:`tasks.code_executed`)."""
 
     __test__ = False  # not a pytest class, whatever its name
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 
-from sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.errors import SandboxConfigError
 
 
 class PathRejected(SandboxConfigError):

@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sandbox.capture import DEFAULT_MAX_TOTAL_BYTES, Check
-from sandbox.command import Command, SeedFile
-from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
-from sandbox.execution import CodeExecution, TestRun
-from sandbox.profile import Limits
-from sandbox.results import DirectoryListing, ExecResult, FileCapture
-from sandbox.room import Probe
+from evalfleet.sandbox.capture import DEFAULT_MAX_TOTAL_BYTES, Check
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
+from evalfleet.sandbox.evaluator import EvaluatorRecord, EvaluatorRun
+from evalfleet.sandbox.execution import CodeExecution, TestRun
+from evalfleet.sandbox.profile import Limits
+from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture
+from evalfleet.sandbox.room import Probe
 
 
 @dataclass(frozen=True)

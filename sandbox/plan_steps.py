@@ -11,16 +11,16 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sandbox import room
-from sandbox.command import SeedFile
-from sandbox.errors import SeedRefused
-from sandbox.execution import TestRun, refused_run
-from sandbox.paths import relative_to, workspace_path
-from sandbox.plan import Plan
-from sandbox.results import ExecResult
+from evalfleet.sandbox import room
+from evalfleet.sandbox.command import SeedFile
+from evalfleet.sandbox.errors import SeedRefused
+from evalfleet.sandbox.execution import TestRun, refused_run
+from evalfleet.sandbox.paths import relative_to, workspace_path
+from evalfleet.sandbox.plan import Plan
+from evalfleet.sandbox.results import ExecResult
 
 if TYPE_CHECKING:
-    from sandbox.base import Sandbox
+    from evalfleet.sandbox.base import Sandbox
 
 
 def setup(sandbox: Sandbox, plan: Plan) -> tuple[ExecResult, ...]:

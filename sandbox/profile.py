@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.errors import SandboxConfigError
 
 MiB = 1024 * 1024
 

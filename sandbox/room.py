@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sandbox.command import Command, SeedFile
-from sandbox.results import ExecResult
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.results import ExecResult
 
 #: The room's mount point, and its parts.
 ROOM = "/judge"

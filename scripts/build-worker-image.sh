@@ -23,7 +23,7 @@ WORKER_IMAGE=${WORKER_IMAGE:-evalfleet/worker:latest}
 ENGINE_IMAGE=${ENGINE_IMAGE:-evalfleet/engine:latest}
 WHEEL_CACHE=${EVALFLEET_WHEEL_CACHE:-/var/cache/evalfleet/worker-wheels}
 PIP=$ROOT/.venv/bin/pip
-PACKAGES=(scoring sandbox tasks workers)
+PACKAGES=(evalfleet scoring sandbox tasks workers)
 
 # build TAG HASH ARGS...: docker build, quietly; the image it replaces is removed if nothing
 # else uses it, so rebuilds do not pile up dangling images.

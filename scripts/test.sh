@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 PY=.venv/bin
-echo "== ruff";  $PY/ruff check scoring sandbox tasks workers tests bench
+echo "== ruff";  $PY/ruff check evalfleet/__init__.py scoring sandbox tasks workers tests bench
 echo "== mypy";  $PY/mypy
 echo "== pytest"
 # pytest exits 5 when it collects nothing; `set -e` turns that into a failure, as it must.

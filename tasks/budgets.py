@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring import EvaluationSpec
-from scoring.run import event_types
-from scoring.run.events import decode_events
-from scoring.run.evidence import extract_evidence, over_limit
-from scoring.run.pricing import run_model_cost_usd
+from evalfleet.scoring import EvaluationSpec
+from evalfleet.scoring.run import event_types
+from evalfleet.scoring.run.events import decode_events
+from evalfleet.scoring.run.evidence import extract_evidence, over_limit
+from evalfleet.scoring.run.pricing import run_model_cost_usd
 
 from .recording import Recorder
 

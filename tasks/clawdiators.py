@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 
-from sandbox.evaluator import EvaluatorRun
-from sandbox.paths import seeded_as
-from sandbox.profile import WORKSPACE
-from scoring import EvaluationSpec
-from scoring.run import event_types
+from evalfleet.sandbox.evaluator import EvaluatorRun
+from evalfleet.sandbox.paths import seeded_as
+from evalfleet.sandbox.profile import WORKSPACE
+from evalfleet.scoring import EvaluationSpec
+from evalfleet.scoring.run import event_types
 
 from .messages import RunRequest, SubmissionFile
 from .recording import Recorder

@@ -21,10 +21,10 @@ from kombu.exceptions import BatchPublishError, OperationalError
 from pydantic import ValidationError
 
 from . import broker
-from .consumers import missed_by
 from .messages import RunRequest, RunResult
 from .queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
 from .redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key
+from .result_groups import missed_by
 
 log = logging.getLogger(__name__)
 #: Results fetched (and acknowledged) per round trip by :meth:`EvalfleetClient.results`.

@@ -18,7 +18,7 @@ import queue
 import threading
 import time
 
-from sandbox.base import Sandbox
+from evalfleet.sandbox.base import Sandbox
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from scoring import Scorecard
+from evalfleet.scoring import Scorecard
 
 SCHEMA_VERSION: Literal[1] = 1
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"

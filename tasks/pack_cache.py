@@ -21,7 +21,7 @@ from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scoring import Pack, load_pack
+from evalfleet.scoring import Pack, load_pack
 
 #: Packs kept per process (least recently used goes first).
 MAX_PACKS = 32

@@ -19,12 +19,12 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 
-from sandbox import room
-from sandbox.command import Command
-from sandbox.envprobe import EnvironmentProbe
-from sandbox.evaluator import INTERPRETERS, EvaluatorRun
-from sandbox.execution import CodeExecution
-from sandbox.paths import is_under
+from evalfleet.sandbox import room
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.envprobe import EnvironmentProbe
+from evalfleet.sandbox.evaluator import INTERPRETERS, EvaluatorRun
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.paths import is_under
 
 #: Shell reserved words (POSIX): never a program.
 RESERVED = frozenset({"!", "{", "}", "case", "do", "done", "elif", "else", "esac", "fi", "for",

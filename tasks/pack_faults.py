@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import posixpath
 
-from sandbox.evaluator import EvaluatorRecord
-from sandbox.paths import is_under
-from sandbox.plan import PlanResult
-from sandbox.results import DirectoryListing, ExecResult, FileCapture
-from scoring import Scorecard
+from evalfleet.sandbox.evaluator import EvaluatorRecord
+from evalfleet.sandbox.paths import is_under
+from evalfleet.sandbox.plan import PlanResult
+from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture
+from evalfleet.scoring import Scorecard
 
 PACK_ERROR = "pack_error: "
 ENVIRONMENT = "pack environment: "

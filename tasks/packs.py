@@ -25,9 +25,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import to_jsonable_python
 
-from sandbox.paths import PathRejected, workspace_path
-from sandbox.profile import WORKSPACE
-from scoring import Pack, SpecError
+from evalfleet.sandbox.paths import PathRejected, workspace_path
+from evalfleet.sandbox.profile import WORKSPACE
+from evalfleet.scoring import Pack, SpecError
 
 from .messages import (
     FieldProblem,

@@ -17,14 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sandbox.base import Sandbox, SandboxFactory
-from sandbox.plan import Plan, PlanResult
-from sandbox.profile import Limits, Profile
-from sandbox.results import text
-from scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
-from scoring.run import event_types
-from scoring.run.prerun import prerun_check
-from scoring.spec.cases import find_case
+from evalfleet.sandbox.base import Sandbox, SandboxFactory
+from evalfleet.sandbox.plan import Plan, PlanResult
+from evalfleet.sandbox.profile import Limits, Profile
+from evalfleet.sandbox.results import text
+from evalfleet.scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
+from evalfleet.scoring.run import event_types
+from evalfleet.scoring.run.prerun import prerun_check
+from evalfleet.scoring.spec.cases import find_case
 
 from . import clawdiators, recording
 from .budgets import enforce_budgets
@@ -41,7 +41,7 @@ from .messages import (
 )
 from .pack_faults import no_contest, pack_fault
 from .packs import SandboxBlock, resolve_pack, sandbox_block
-from .planning import build_plan, step_env
+from .plan_builder import build_plan, step_env
 from .provenance import provenance
 
 MiB = 1024 * 1024

@@ -6,8 +6,8 @@ import functools
 from importlib import metadata
 from typing import Any
 
-from scoring import Pack
-from scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
+from evalfleet.scoring import Pack
+from evalfleet.scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
 
 from .messages import Provenance
 

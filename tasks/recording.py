@@ -12,14 +12,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sandbox.evaluator import EvaluatorRecord
-from sandbox.plan import PlanResult
-from sandbox.results import DirectoryListing, ExecResult, FileCapture, text
-from scoring.run import event_types
-from scoring.run import grader_events as payloads
-from scoring.run.events import Event
+from evalfleet.sandbox.evaluator import EvaluatorRecord
+from evalfleet.sandbox.plan import PlanResult
+from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture, text
+from evalfleet.scoring.run import event_types
+from evalfleet.scoring.run import grader_events as payloads
+from evalfleet.scoring.run.events import Event
 
-from .test_records import record
+from .code_executed import record
 
 
 class Recorder:

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scoring import Pack, Scorecard, SpecError, evaluate
-from scoring.spec.cases import CaseError, find_case
+from evalfleet.scoring import Pack, Scorecard, SpecError, evaluate
+from evalfleet.scoring.spec.cases import CaseError, find_case
 
 from .messages import RunResult
 from .provenance import provenance

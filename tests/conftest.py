@@ -11,8 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import namespace_guard
 import pytest
 from services import RUNTIMES, missing_service
+
+namespace_guard.install()
 
 TESTS = Path(__file__).parent
 LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "integration",
@@ -26,6 +29,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         lane = LANE_BY_FOLDER.get(folder)
         if lane and lane not in {m.name for m in item.iter_markers()}:
             item.add_marker(getattr(pytest.mark, lane))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the session if a bare top-level package was loaded all the same."""
+    if bare := namespace_guard.loaded_bare_names():
+        print(f"\nFAILED: top-level modules loaded outside evalfleet.*: {bare}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session", params=RUNTIMES)

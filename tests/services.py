@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from sandbox.docker.listing import labelled
+from evalfleet.sandbox.docker.listing import labelled
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 #: The OCI runtimes every sandbox test runs under (``scripts/setup.sh`` registers runsc).

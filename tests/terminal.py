@@ -18,7 +18,7 @@ def in_terminal(*args: str, timeout: float = 120, **env: str) -> str:
     parent, child = pty.openpty()
     fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
     base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    process = subprocess.Popen([sys.executable, "-m", "workers", *args], stdout=child,
+    process = subprocess.Popen([sys.executable, "-m", "evalfleet.workers", *args], stdout=child,
                                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                env={**base, "TERM": "xterm-256color", **env})
     os.close(child)

@@ -1,5 +1,5 @@
-"""``python -m workers`` runs the evalfleet CLI."""
+"""``python -m evalfleet.workers`` runs the evalfleet CLI (the `evalfleet` console script)."""
 
-from workers.cli import main
+from evalfleet.workers.cli import main
 
 main()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import Celery
 
-from tasks import broker
-from tasks.queueing import queue_for, transport_options
+from evalfleet.tasks import broker
+from evalfleet.tasks.queueing import queue_for, transport_options
 
 from .settings import Settings
 
@@ -49,10 +49,10 @@ def make_app(settings: Settings) -> Celery:
         # REMAP_SIGTERM) is a soft shutdown: in-flight runs get this long, then a cold stop
         # requeues them (acks_late).
         worker_soft_shutdown_timeout=float(longest_run_s(settings)),
-        # Task events for Flower and celery-exporter, published in batches (workers.consumer).
+        # Task events for Flower and celery-exporter, published in batches (workers.event_batching).
         worker_send_task_events=True,
         task_send_sent_event=True,
-        worker_consumer="workers.consumer:EventBatchingConsumer",
+        worker_consumer="evalfleet.workers.event_batching:EventBatchingConsumer",
         # Results are published by evalfleet itself (tasks.publish), not Celery's backend.
         task_ignore_result=True,
         task_default_queue=queue_for("default"),
@@ -61,6 +61,6 @@ def make_app(settings: Settings) -> Celery:
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
     )
-    import tasks.run  # noqa: F401  (registers the shared task on this app)
+    import evalfleet.tasks.run_task  # noqa: F401  (registers the shared task on this app)
 
     return app

@@ -22,8 +22,15 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from tasks.checking import CheckError, CheckReport, Execute, SectionReport, check_pack, subjects
-from tasks.messages import RunRequest, RunResult
+from evalfleet.tasks.checking import (
+    CheckError,
+    CheckReport,
+    Execute,
+    SectionReport,
+    check_pack,
+    subjects,
+)
+from evalfleet.tasks.messages import RunRequest, RunResult
 
 from .fleet_cli import PACK, SUBMISSION, local_pipeline, pack_mapping
 from .settings import Settings
@@ -74,11 +81,11 @@ def check(pack: Path, reference: Path | None, case_key: str | None, runs: int, j
 
 
 def _executor(fleet_url: str | None, timeout: float, jobs: int) -> Execute:
-    from tasks.checking import one_by_one, through_fleet
+    from evalfleet.tasks.checking import one_by_one, through_fleet
 
     if fleet_url is None:
         return one_by_one(local_pipeline(Settings()), progress, jobs=jobs)
-    from tasks.client import EvalfleetClient
+    from evalfleet.tasks.client import EvalfleetClient
 
     return through_fleet(EvalfleetClient(fleet_url), timeout, progress)
 
@@ -87,7 +94,7 @@ def record(fleet_url: str, report: CheckReport) -> None:
     """Leave the verdict where the fleet's workers look for it (:mod:`tasks.preflight`)."""
     import redis
 
-    from tasks.preflight import PreflightRecord, PreflightStore
+    from evalfleet.tasks.preflight import PreflightRecord, PreflightStore
 
     client = redis.Redis.from_url(fleet_url)
     try:

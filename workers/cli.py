@@ -17,16 +17,16 @@ from typing import Any, NoReturn
 
 import click
 
-from scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate, load_pack
-from scoring.compat.gojson import UnmarshalError, unmarshal
-from scoring.run.inputs import decode_cases
-from scoring.spec.cases import find_case
-from scoring.spec.models import spec_json_schema
-from tasks.messages import RunRequest, RunResult
+from evalfleet.scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate, load_pack
+from evalfleet.scoring.compat.gojson import UnmarshalError, unmarshal
+from evalfleet.scoring.run.inputs import decode_cases
+from evalfleet.scoring.spec.cases import find_case
+from evalfleet.scoring.spec.models import spec_json_schema
+from evalfleet.tasks.messages import RunRequest, RunResult
 
 from .check_cli import check
 from .fleet_cli import COMMANDS
-from .rescore import rescore_command
+from .rescore_cli import rescore_command
 
 EXIT_INVALID = 2
 
@@ -55,9 +55,9 @@ def main() -> None:
 def validate(pack_or_spec: str) -> None:
     """Check a pack or spec; print one line per problem (exit 2) or a summary (exit 0),
     with a warning for each way its hidden tests' verdict could be forged."""
-    from tasks.forgeries import exposure
-    from tasks.messages import Rejection
-    from tasks.packs import sandbox_block
+    from evalfleet.tasks.forgeries.battery import exposure
+    from evalfleet.tasks.messages import Rejection
+    from evalfleet.tasks.packs import sandbox_block
 
     pack = _load(pack_or_spec)
     try:
@@ -90,7 +90,7 @@ def validate(pack_or_spec: str) -> None:
 def score(spec_path: str, events_path: str, cases_path: str | None, case_key: str | None,
           output: str | None) -> None:
     """Score one run's events against a pack or spec; print the scorecard."""
-    from .run_report import chosen_format
+    from .terminal_report import chosen_format
 
     pack = _load(spec_path)
     events = read_events(Path(events_path))
@@ -111,7 +111,7 @@ def _print_report(card: Scorecard, pack: Pack, events: list[Any], path: Path) ->
     """The report for people; a stored result also gives the run's resources."""
     from rich.console import Console
 
-    from .run_report import scorecard_report
+    from .terminal_report import scorecard_report
 
     stored = _stored_result(path)
     Console(highlight=False).print(scorecard_report(

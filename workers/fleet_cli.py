@@ -10,10 +10,10 @@ from typing import Any
 
 import click
 
-from scoring import EvaluationSpec, SpecError, load_pack
-from scoring.compat import yamlv3
-from tasks.messages import RunRequest, RunResult
-from tasks.submissions import load_submission
+from evalfleet.scoring import EvaluationSpec, SpecError, load_pack
+from evalfleet.scoring.compat import yamlv3
+from evalfleet.tasks.messages import RunRequest, RunResult
+from evalfleet.tasks.submissions import load_submission
 
 from .settings import ProfileSettings, Settings
 
@@ -51,7 +51,7 @@ def print_result(result: RunResult, output: str, spec: EvaluationSpec | None = N
     if output == "table":
         from rich.console import Console
 
-        from .run_report import run_report
+        from .terminal_report import run_report
 
         Console(highlight=False).print(run_report(result, spec))
         return
@@ -98,7 +98,7 @@ def worker(concurrency: int | None, queues: str | None, pool: str,
               help="Default: table on a terminal, else summary (one line).")
 def run_local(pack: Path, submission: Path, case_key: str | None, output: str | None) -> None:
     """Evaluate one submission in-process (real sandbox, no queue): for pack authors."""
-    from .run_report import chosen_format
+    from .terminal_report import chosen_format
 
     evaluate_here = local_pipeline(Settings())
     result = evaluate_here(build_request(pack, submission, case_key))
@@ -108,7 +108,7 @@ def run_local(pack: Path, submission: Path, case_key: str | None, output: str | 
 
 def _spec(pack: Path) -> EvaluationSpec | None:
     """The pack's spec for the report (None when it does not load: the result says why)."""
-    from scoring import SpecError, load_pack
+    from evalfleet.scoring import SpecError, load_pack
 
     try:
         return load_pack(pack).spec
@@ -123,8 +123,8 @@ def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
     Raises:
         SystemExit: a profile asks for a runtime the engine cannot give it.
     """
-    from sandbox.docker.factory import DockerFactory
-    from tasks.pipeline import run_pipeline
+    from evalfleet.sandbox.docker.factory import DockerFactory
+    from evalfleet.tasks.pipeline import run_pipeline
 
     from .worker import docker_client, resolve_isolation
 
@@ -145,7 +145,7 @@ def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
 def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, wait: bool,
            timeout: float) -> None:
     """Enqueue submissions to the fleet; print run ids (or, with --wait, scorecards)."""
-    from tasks.client import EvalfleetClient
+    from evalfleet.tasks.client import EvalfleetClient
 
     client = EvalfleetClient(Settings().redis_url)
     run_ids = client.submit_many([build_request(pack, s, case_key) for s in submissions])
@@ -163,7 +163,7 @@ def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, wait
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="json")
 def result(run_id: str, output: str) -> None:
     """Print a run's published result (exit 1 if there is none yet)."""
-    from tasks.client import EvalfleetClient
+    from evalfleet.tasks.client import EvalfleetClient
 
     found = EvalfleetClient(Settings().redis_url).result(run_id)
     if found is None:
@@ -177,7 +177,7 @@ def result(run_id: str, output: str) -> None:
 @click.option("--once", is_flag=True, help="Stop when no new result arrives for a while.")
 def watch(group: str, once: bool) -> None:
     """Follow published results as they arrive (resumable through a consumer group)."""
-    from tasks.client import EvalfleetClient
+    from evalfleet.tasks.client import EvalfleetClient
 
     client = EvalfleetClient(Settings().redis_url)
     for found in client.results(group=group, block_ms=2000, stop_when_idle=once):

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tasks.redis_keys import heartbeat_key
+from evalfleet.tasks.redis_keys import heartbeat_key
 
 _BEAT = """#!lua flags=allow-oom
 return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])

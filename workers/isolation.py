@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sandbox.docker.runtimes import RUNC, RuntimeInfo
+from evalfleet.sandbox.docker.runtimes import RUNC, RuntimeInfo
 
 if TYPE_CHECKING:
     from .settings import ProfileSettings, Settings

@@ -11,8 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sandbox.docker.labels import LABEL_FLEET, LABEL_PROCESS, LABEL_RUN, LABEL_WORKER, WARM_RUN_ID
-from sandbox.docker.listing import labelled, labels_of
+from evalfleet.sandbox.docker.labels import (
+    LABEL_FLEET,
+    LABEL_PROCESS,
+    LABEL_RUN,
+    LABEL_WORKER,
+    WARM_RUN_ID,
+)
+from evalfleet.sandbox.docker.listing import labelled, labels_of
 
 from .settings import Settings
 
@@ -29,7 +35,7 @@ def reap(client: Any, redis: Any, settings: Settings) -> list[str]:
     unreachable at the time. The main process knows its children, and a run whose result
     is published needs no sandbox any more, so both are removed here.
     """
-    from tasks.redis_keys import result_key
+    from evalfleet.tasks.redis_keys import result_key
 
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{LABEL_FLEET}={settings.fleet_label}",
               LABEL_PROCESS]
@@ -53,7 +59,7 @@ def remove_all(settings: Settings, engine: Callable[[], Any]) -> list[str]:
     whose removal the engine failed during the shutdown (Docker gives up a forced kill of a
     gVisor sandbox under a fork bomb after about 12 s) stayed until another worker's reaper
     found this one dead or the sandbox's deadline passed."""
-    from sandbox.docker.removal import remove
+    from evalfleet.sandbox.docker.removal import remove
 
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{LABEL_FLEET}={settings.fleet_label}"]
     try:

@@ -19,12 +19,12 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from sandbox.docker.labels import LABEL_WORKER
-from sandbox.docker.listing import labelled
-from tasks.consumers import GroupState, group_states
-from tasks.messages import RunResult
-from tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
-from tasks.redis_keys import RESULTS_STREAM
+from evalfleet.sandbox.docker.labels import LABEL_WORKER
+from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
+from evalfleet.tasks.redis_keys import RESULTS_STREAM
+from evalfleet.tasks.result_groups import GroupState, group_states
 
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 SCORE_BUCKETS = tuple(range(100, 1001, 100))
@@ -46,7 +46,7 @@ DUPLICATES = Counter("evalfleet_duplicate_publications_total",
 REFUSALS = Counter("evalfleet_redis_refusals_total",
                    "Redis steps a run needed that Redis refused or could not take (full, "
                    "loading, unreachable); each is retried.", ["step"])
-#: The steps tasks/run.py waits on (exported at 0 from the start, for the alert).
+#: The steps tasks/run_task.py waits on (exported at 0 from the start, for the alert).
 REFUSAL_STEPS = ("delivery", "retry", "publication")
 CAPTURE_BYTES = Counter("evalfleet_capture_bytes_total", "Bytes captured from sandboxes.")
 CAPTURE_TRUNCATIONS = Counter("evalfleet_capture_truncations_total",
@@ -93,7 +93,7 @@ RESET_SECONDS = Histogram("evalfleet_sandbox_reset_seconds",
 
 
 class FleetMetrics:
-    """The :class:`tasks.runtime.Observer` that records into the collectors above."""
+    """The :class:`tasks.task_context.Observer` that records into the collectors above."""
 
     def __init__(self) -> None:
         self._pool_seen: dict[tuple[str, str], int] = {}

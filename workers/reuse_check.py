@@ -47,8 +47,8 @@ class ReuseCheck:
 def check(settings: Settings, names: Iterable[str], factory: Any) -> list[ReuseCheck]:
     """Probe each profile of ``names`` that asks for reuse (``factory``: a
     :class:`~sandbox.docker.factory.DockerFactory` on the worker's engine)."""
-    from sandbox.docker.reuse import probe
-    from sandbox.errors import SandboxError
+    from evalfleet.sandbox.docker.reuse import probe
+    from evalfleet.sandbox.errors import SandboxError
 
     found = []
     for name in names:

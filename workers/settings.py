@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sandbox.profile import Limits, Profile
-from tasks.judging import JudgingConfig, ProviderEndpoint
-from tasks.pipeline import PipelineConfig, ProfileBounds
+from evalfleet.sandbox.profile import Limits, Profile
+from evalfleet.tasks.judging import JudgingConfig, ProviderEndpoint
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds
 
 MiB = 1024 * 1024
 SECRETS_DIR = Path("/run/secrets")

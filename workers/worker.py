@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sandbox.docker.labels import (
+from evalfleet.sandbox.docker.labels import (
     LABEL_FLEET,
     LABEL_PROCESS,
 )
-from tasks.redis_keys import FLEET_KEY
+from evalfleet.tasks.redis_keys import FLEET_KEY
 
 from . import leftovers
 from .settings import Settings
@@ -61,11 +61,11 @@ def redis_client(settings: Settings) -> Any:
 
 def build_runtime(settings: Settings) -> Any:
     """A pool process's runtime (called lazily, after the fork)."""
-    from sandbox.docker.factory import DockerFactory
-    from tasks.closing import Closer
-    from tasks.patience import Patience
-    from tasks.publish import Publisher
-    from tasks.runtime import Runtime
+    from evalfleet.sandbox.docker.factory import DockerFactory
+    from evalfleet.tasks.closing import Closer
+    from evalfleet.tasks.patience import Patience
+    from evalfleet.tasks.publish import Publisher
+    from evalfleet.tasks.task_context import Runtime
 
     from .app import soft_time_limit_s
     from .metrics import FleetMetrics
@@ -88,7 +88,7 @@ def preflight_gate(settings: Settings, redis: Any, factory: Any) -> Any:
     """The operator's preflight requirement, or None when it is off. The image id it
     compares is the one ``factory`` reports in each result (``resources.image_id``), so a
     check through this fleet records exactly what the gate later looks for."""
-    from tasks.preflight import PreflightGate, PreflightStore
+    from evalfleet.tasks.preflight import PreflightGate, PreflightStore
 
     wanted = settings.preflight
     if wanted.mode == "off":
@@ -101,7 +101,7 @@ def sandbox_factory(settings: Settings, cold: Any, metrics: Any = None) -> Any:
     """A warm pool over ``cold`` for the profiles this worker serves, when any keeps warm
     sandboxes or reuses them; ``metrics`` (:class:`FleetMetrics`) hears of its resets and
     refills."""
-    from sandbox.docker.pool import WarmPool
+    from evalfleet.sandbox.docker.pool import WarmPool
 
     served = [(name, p) for name, p in settings.profiles.items() if name in settings.queues]
     if not any(p.warm_sandboxes for _, p in served):
@@ -117,7 +117,7 @@ ABANDONED_AFTER_S = 3600.0
 
 def start_reaper(settings: Settings, redis: Any) -> Any:
     """Remove sandboxes of dead workers and past their deadline: now, then periodically."""
-    from sandbox.docker.reaper import Reaper
+    from evalfleet.sandbox.docker.reaper import Reaper
 
     from .health import worker_alive
 
@@ -162,7 +162,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     """Start the main process's services; returns what to stop at exit."""
     from prometheus_client import start_http_server
 
-    from tasks.intake import IntakeForwarder
+    from evalfleet.tasks.intake import IntakeForwarder
 
     from .health import Heartbeat
     from .metrics import (
@@ -210,15 +210,15 @@ class _Stopper:
 
 
 def _build_runtime(**_: Any) -> None:
-    from tasks import runtime
+    from evalfleet.tasks import task_context
 
-    runtime.current()
+    task_context.current()
 
 
 def _release_runtime(**_: Any) -> None:
-    from tasks import runtime
+    from evalfleet.tasks import task_context
 
-    runtime.shutdown()
+    task_context.shutdown()
 
 
 def resolve_fleet(settings: Settings, redis: Any) -> str:
@@ -246,7 +246,7 @@ def engine_runtimes(settings: Settings) -> dict[str, Any]:
     Raises:
         SystemExit: the engine never answered (the worker cannot know its isolation).
     """
-    from sandbox.docker.runtimes import offered
+    from evalfleet.sandbox.docker.runtimes import offered
 
     client = docker_client(settings)
     give_up = time.monotonic() + settings.engine_wait_s
@@ -296,7 +296,7 @@ def wait_until_writable(redis: Any, pause_s: float = 5.0) -> None:
 def resolve_reuse(settings: Settings, names: list[str]) -> list[Any]:
     """Probe each profile in ``names`` that reuses its sandboxes; turn reuse off (loudly)
     where its resets do not verify on this engine (:mod:`workers.reuse_check`)."""
-    from sandbox.docker.factory import DockerFactory
+    from evalfleet.sandbox.docker.factory import DockerFactory
 
     from .reuse_check import apply, check
 
@@ -323,13 +323,13 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
         worker_shutdown,
     )
 
-    from tasks import runtime
-    from tasks.queueing import queue_for
+    from evalfleet.tasks import task_context
+    from evalfleet.tasks.queueing import queue_for
 
     from .app import make_app
 
     app = make_app(settings)
-    runtime.install_builder(lambda: build_runtime(settings))
+    task_context.install_builder(lambda: build_runtime(settings))
     # Build the runtime (and fill a warm pool) where runs execute, as soon as it starts.
     started = worker_process_init if pool == "prefork" else worker_ready
     started.connect(_build_runtime, weak=False)

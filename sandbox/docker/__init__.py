@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.pool import PoolStats, WarmPool
-from sandbox.docker.reaper import Reaped, Reaper
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.pool import PoolStats, WarmPool
+from evalfleet.sandbox.docker.reaper import Reaped, Reaper
 
 __all__ = ["DockerFactory", "DockerSandbox", "PoolStats", "Reaped", "Reaper", "WarmPool"]

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sandbox.capture import CaptureBudget, Check
-from sandbox.docker.collect import Request
-from sandbox.docker.stream import ExecRequest
-from sandbox.plan import Plan
+from evalfleet.sandbox.capture import CaptureBudget, Check
+from evalfleet.sandbox.docker.collect import Request
+from evalfleet.sandbox.docker.stream import ExecRequest
+from evalfleet.sandbox.plan import Plan
 
 #: What may follow a step: the first test, the captures.
 TEST, COLLECT = "test", "collect"

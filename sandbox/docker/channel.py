@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox.docker.frames import (
+from evalfleet.sandbox.docker.frames import (
     FRAME,
     NUMBER,
     ChannelClosed,
@@ -46,7 +46,7 @@ from sandbox.docker.frames import (
     encode_run,
     read_frames,
 )
-from sandbox.docker.stream import GRACE_S, Capped, ExecRequest, RawExec
+from evalfleet.sandbox.docker.stream import GRACE_S, Capped, ExecRequest, RawExec
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,18 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sandbox.capture import DEFAULT_MAX_FILE_BYTES, CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.docker import scripts, transfer
-from sandbox.docker.conduit import internal_request
-from sandbox.docker.stream import ExecRequest, RawExec
-from sandbox.paths import PathRejected, sandbox_path
-from sandbox.profile import Profile
-from sandbox.results import DirectoryListing, FileCapture, FileRead, count
+from evalfleet.sandbox.capture import (
+    DEFAULT_MAX_FILE_BYTES,
+    CaptureBudget,
+    CaptureCheck,
+    ListingCheck,
+)
+from evalfleet.sandbox.docker import scripts, transfer
+from evalfleet.sandbox.docker.conduit import internal_request
+from evalfleet.sandbox.docker.stream import ExecRequest, RawExec
+from evalfleet.sandbox.paths import PathRejected, sandbox_path
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import DirectoryListing, FileCapture, FileRead, count
 
 log = logging.getLogger(__name__)
 

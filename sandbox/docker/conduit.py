@@ -27,14 +27,14 @@ from typing import Any
 
 import docker.errors
 
-from sandbox.docker import death, removal, scripts
-from sandbox.docker.failure import classify
-from sandbox.docker.frames import ChannelClosed
-from sandbox.docker.lifeline import Lifeline, Line, supervisor
-from sandbox.docker.stream import ContainerStopped, ExecRequest, RawExec, run_exec
-from sandbox.docker.usage import parse_inside, read_usage
-from sandbox.errors import SandboxError, SandboxUnavailable
-from sandbox.profile import Profile
+from evalfleet.sandbox.docker import death, removal, scripts
+from evalfleet.sandbox.docker.failure import classify
+from evalfleet.sandbox.docker.frames import ChannelClosed
+from evalfleet.sandbox.docker.lifeline import Lifeline, Line, supervisor
+from evalfleet.sandbox.docker.stream import ContainerStopped, ExecRequest, RawExec, run_exec
+from evalfleet.sandbox.docker.usage import parse_inside, read_usage
+from evalfleet.sandbox.errors import SandboxError, SandboxUnavailable
+from evalfleet.sandbox.profile import Profile
 
 log = logging.getLogger(__name__)
 

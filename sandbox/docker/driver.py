@@ -29,11 +29,11 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sandbox import room
-from sandbox.base import Sandbox
-from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.command import Command, SeedFile
-from sandbox.docker import (
+from evalfleet.sandbox import room
+from evalfleet.sandbox.base import Sandbox
+from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.docker import (
     ahead,
     collect,
     judgeroom,
@@ -44,17 +44,17 @@ from sandbox.docker import (
     stopping,
     transfer,
 )
-from sandbox.docker import evaluator as evaluator_step
-from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
-from sandbox.docker.lifeline import Line
-from sandbox.docker.limits import room_parts
-from sandbox.docker.stream import ExecRequest, RawExec, first_line
-from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from sandbox.evaluator import EvaluatorRecord, EvaluatorRun
-from sandbox.execution import CodeExecution, TestRun
-from sandbox.plan import Plan, PlanResult
-from sandbox.profile import Profile
-from sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
+from evalfleet.sandbox.docker import evaluator as evaluator_step
+from evalfleet.sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from evalfleet.sandbox.docker.lifeline import Line
+from evalfleet.sandbox.docker.limits import room_parts
+from evalfleet.sandbox.docker.stream import ExecRequest, RawExec, first_line
+from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
+from evalfleet.sandbox.evaluator import EvaluatorRecord, EvaluatorRun
+from evalfleet.sandbox.execution import CodeExecution, TestRun
+from evalfleet.sandbox.plan import Plan, PlanResult
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
 log = logging.getLogger(__name__)
 

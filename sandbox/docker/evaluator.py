@@ -8,18 +8,18 @@ import dataclasses
 import logging
 import secrets
 
-from sandbox.command import SeedFile
-from sandbox.docker import scripts, transfer
-from sandbox.docker.conduit import (
+from evalfleet.sandbox.command import SeedFile
+from evalfleet.sandbox.docker import scripts, transfer
+from evalfleet.sandbox.docker.conduit import (
     INTERNAL_TIMEOUT_S,
     MEMORY,
     Conduit,
     internal_request,
     nothing,
 )
-from sandbox.docker.stream import ExecRequest, first_line
-from sandbox.errors import SandboxError
-from sandbox.evaluator import (
+from evalfleet.sandbox.docker.stream import ExecRequest, first_line
+from evalfleet.sandbox.errors import SandboxError
+from evalfleet.sandbox.evaluator import (
     EVALUATOR_USER,
     GROUND_TRUTH,
     EvaluatorRecord,
@@ -27,9 +27,9 @@ from sandbox.evaluator import (
     not_run,
     withheld,
 )
-from sandbox.evaluator import record as record_evaluator
-from sandbox.profile import Hardening
-from sandbox.results import ExecResult
+from evalfleet.sandbox.evaluator import record as record_evaluator
+from evalfleet.sandbox.profile import Hardening
+from evalfleet.sandbox.results import ExecResult
 
 log = logging.getLogger(__name__)
 

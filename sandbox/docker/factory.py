@@ -11,15 +11,15 @@ from typing import Any
 
 import docker.errors
 
-from sandbox.docker.channel import SUPPORTED, Channel
-from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.failure import classify
-from sandbox.docker.labels import LABEL_PROTOCOL, LABEL_SUPERVISOR
-from sandbox.docker.lifeline import Lifeline, Line
-from sandbox.docker.limits import Ownership, create_kwargs
-from sandbox.docker.reuse import Reuse
-from sandbox.docker.runtimes import Runtimes
-from sandbox.profile import Profile
+from evalfleet.sandbox.docker.channel import SUPPORTED, Channel
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.docker.failure import classify
+from evalfleet.sandbox.docker.labels import LABEL_PROTOCOL, LABEL_SUPERVISOR
+from evalfleet.sandbox.docker.lifeline import Lifeline, Line
+from evalfleet.sandbox.docker.limits import Ownership, create_kwargs
+from evalfleet.sandbox.docker.reuse import Reuse
+from evalfleet.sandbox.docker.runtimes import Runtimes
+from evalfleet.sandbox.profile import Profile
 
 log = logging.getLogger(__name__)
 

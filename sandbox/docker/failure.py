@@ -16,7 +16,7 @@ from typing import Final
 
 import docker.errors
 
-from sandbox.errors import SandboxConfigError, SandboxError, SandboxUnavailable
+from evalfleet.sandbox.errors import SandboxConfigError, SandboxError, SandboxUnavailable
 
 #: (HTTP status or None, message fragment) → error type; first match wins.
 SIGNATURES: Final[tuple[tuple[int | None, str, type[SandboxError]], ...]] = (

@@ -11,7 +11,7 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
-from sandbox.docker.stream import Capped, ExecRequest
+from evalfleet.sandbox.docker.stream import Capped, ExecRequest
 
 log = logging.getLogger(__name__)
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from sandbox import room
-from sandbox.command import SeedFile
-from sandbox.docker import scripts, transfer
-from sandbox.docker.conduit import Conduit, internal_request, nothing
-from sandbox.docker.stream import ExecRequest, first_line
-from sandbox.errors import SandboxUnavailable
-from sandbox.results import FileRead
+from evalfleet.sandbox import room
+from evalfleet.sandbox.command import SeedFile
+from evalfleet.sandbox.docker import scripts, transfer
+from evalfleet.sandbox.docker.conduit import Conduit, internal_request, nothing
+from evalfleet.sandbox.docker.stream import ExecRequest, first_line
+from evalfleet.sandbox.errors import SandboxUnavailable
+from evalfleet.sandbox.results import FileRead
 
 #: Exit status of a script that could not stop the candidate (the host stops, retries).
 NOT_STOPPED = 97

@@ -22,7 +22,7 @@ import threading
 import weakref
 from typing import Any
 
-from sandbox.docker.channel import Channel, hang_up, raw_socket
+from evalfleet.sandbox.docker.channel import Channel, hang_up, raw_socket
 
 
 class Lifeline:

@@ -28,9 +28,9 @@ from typing import Any
 
 import docker.types
 
-from sandbox import room
-from sandbox.docker import seccomp
-from sandbox.docker.labels import (
+from evalfleet.sandbox import room
+from evalfleet.sandbox.docker import seccomp
+from evalfleet.sandbox.docker.labels import (
     LABEL_CREATED,
     LABEL_DEADLINE,
     LABEL_POOL,
@@ -38,7 +38,7 @@ from sandbox.docker.labels import (
     LABEL_RUN,
     LABEL_WORKER,
 )
-from sandbox.profile import Profile
+from evalfleet.sandbox.profile import Profile
 
 #: The container's main process without a supervisor: as the keeper user, reads its stdin
 #: until the worker hangs up (:mod:`sandbox.docker.lifeline`), then exits.

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sandbox.command import Command
-from sandbox.docker.conduit import MEMORY, Conduit
-from sandbox.docker.failure import start_error_is_candidates
-from sandbox.docker.stream import ExecRequest, RawExec
-from sandbox.errors import SandboxUnavailable
-from sandbox.results import ExecResult
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.docker.conduit import MEMORY, Conduit
+from evalfleet.sandbox.docker.failure import start_error_is_candidates
+from evalfleet.sandbox.docker.stream import ExecRequest, RawExec
+from evalfleet.sandbox.errors import SandboxUnavailable
+from evalfleet.sandbox.results import ExecResult
 
 #: Exit status of a process killed by SIGKILL (OOM killer, timeout, cap).
 SIGKILL_STATUS = 137

@@ -33,19 +33,19 @@ from typing import Any
 
 import docker.errors
 
-from sandbox.docker import removal
-from sandbox.docker.channel import Channel
-from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
-from sandbox.docker.failure import classify
-from sandbox.docker.labels import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID
-from sandbox.docker.lifeline import Line, supervisor
-from sandbox.docker.limits import Ownership
-from sandbox.docker.listing import labelled
-from sandbox.docker.reuse import ResetOutcome, Reuse, limits_hit, reset_peak
-from sandbox.envprobe import EnvironmentReport
-from sandbox.errors import SandboxError
-from sandbox.profile import Profile
+from evalfleet.sandbox.docker import removal
+from evalfleet.sandbox.docker.channel import Channel
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.docker.factory import DEADLINE_SLACK_S, DockerFactory
+from evalfleet.sandbox.docker.failure import classify
+from evalfleet.sandbox.docker.labels import LABEL_POOL, LABEL_WORKER, WARM_RUN_ID
+from evalfleet.sandbox.docker.lifeline import Line, supervisor
+from evalfleet.sandbox.docker.limits import Ownership
+from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.sandbox.docker.reuse import ResetOutcome, Reuse, limits_hit, reset_peak
+from evalfleet.sandbox.envprobe import EnvironmentReport
+from evalfleet.sandbox.errors import SandboxError
+from evalfleet.sandbox.profile import Profile
 
 log = logging.getLogger(__name__)
 

@@ -30,9 +30,9 @@ from typing import Any
 
 import docker.errors
 
-from sandbox.docker.failure import classify
-from sandbox.docker.labels import LABEL_DEADLINE, LABEL_WORKER
-from sandbox.docker.listing import labelled, labels_of
+from evalfleet.sandbox.docker.failure import classify
+from evalfleet.sandbox.docker.labels import LABEL_DEADLINE, LABEL_WORKER
+from evalfleet.sandbox.docker.listing import labelled, labels_of
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ import docker.errors
 import requests.exceptions
 
 if TYPE_CHECKING:
-    from sandbox.docker.lifeline import Line
+    from evalfleet.sandbox.docker.lifeline import Line
 
 log = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.docker.usage import CGROUP_ROOT
-from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
+from evalfleet.sandbox.docker.usage import CGROUP_ROOT
+from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 
 log = logging.getLogger(__name__)
 
@@ -200,8 +200,8 @@ def probe(factory: Any, profile: Any, deadline_s: float = 120.0) -> str:
         SandboxConfigError: the image is missing.
         SandboxUnavailable: the engine is not there.
     """
-    from sandbox.command import Command
-    from sandbox.docker.limits import Ownership
+    from evalfleet.sandbox.command import Command
+    from evalfleet.sandbox.docker.limits import Ownership
 
     if not factory.reusable(profile):
         facts = factory.image(profile.image)

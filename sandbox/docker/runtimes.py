@@ -18,7 +18,7 @@ from typing import Any
 
 import docker.errors
 
-from sandbox.docker.failure import classify
+from evalfleet.sandbox.docker.failure import classify
 
 #: The binary of gVisor's OCI runtime.
 GVISOR_BINARY = "runsc"

@@ -6,7 +6,7 @@ script, so a hostile file name is just a string.
 
 from __future__ import annotations
 
-from sandbox import room
+from evalfleet.sandbox import room
 
 #: A function that kills every process of the calling uid but this shell, until none is
 #: left. ``kill -9 -1`` spares the caller and pid 1 (Docker's init, or the supervisor, which

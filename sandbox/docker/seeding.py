@@ -14,13 +14,13 @@ import dataclasses
 import secrets
 from collections.abc import Sequence
 
-from sandbox.command import Command, SeedFile
-from sandbox.docker import outcome, scripts, transfer
-from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
-from sandbox.docker.frames import STDIN_CHUNK
-from sandbox.docker.stream import ExecRequest, RawExec, first_line
-from sandbox.errors import SandboxUnavailable, SeedRefused
-from sandbox.paths import relative_to, workspace_path
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.docker import outcome, scripts, transfer
+from evalfleet.sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from evalfleet.sandbox.docker.frames import STDIN_CHUNK
+from evalfleet.sandbox.docker.stream import ExecRequest, RawExec, first_line
+from evalfleet.sandbox.errors import SandboxUnavailable, SeedRefused
+from evalfleet.sandbox.paths import relative_to, workspace_path
 
 #: Exit status of a script that could not stop the candidate first.
 NOT_STOPPED = 97

@@ -14,11 +14,11 @@ import logging
 import time
 from collections.abc import Callable
 
-from sandbox.docker import scripts
-from sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
-from sandbox.docker.frames import ChannelClosed
-from sandbox.docker.hostkill import host_kill
-from sandbox.errors import SandboxError, SandboxUnavailable
+from evalfleet.sandbox.docker import scripts
+from evalfleet.sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from evalfleet.sandbox.docker.frames import ChannelClosed
+from evalfleet.sandbox.docker.hostkill import host_kill
+from evalfleet.sandbox.errors import SandboxError, SandboxUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ import tarfile
 import time
 from collections.abc import Iterator, Sequence
 
-from sandbox import room
-from sandbox.command import SeedFile
-from sandbox.errors import SandboxConfigError
-from sandbox.paths import relative_to, workspace_path
-from sandbox.results import FileRead, Listing, ListingEntry, count
+from evalfleet.sandbox import room
+from evalfleet.sandbox.command import SeedFile
+from evalfleet.sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.paths import relative_to, workspace_path
+from evalfleet.sandbox.results import FileRead, Listing, ListingEntry, count
 
 #: Bytes of tar framing read past a file's cap (header, a long-name header, padding).
 TAR_SLACK = 8 * 1024

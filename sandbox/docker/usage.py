@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.results import count
+from evalfleet.sandbox.results import count
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 

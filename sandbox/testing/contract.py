@@ -14,15 +14,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox.base import Sandbox, SandboxFactory
-from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.command import Command, SeedFile
-from sandbox.errors import SandboxConfigError, SandboxError, SandboxUnavailable
-from sandbox.execution import CodeExecution
-from sandbox.plan import Plan
-from sandbox.profile import Profile
-from sandbox.results import DirectoryListing, FileCapture
-from sandbox.room import Probe
+from evalfleet.sandbox.base import Sandbox, SandboxFactory
+from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.errors import SandboxConfigError, SandboxError, SandboxUnavailable
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.plan import Plan
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import DirectoryListing, FileCapture
+from evalfleet.sandbox.room import Probe
 
 #: A background loop that rewrites ``out.txt`` forever (started with ``sh tamper.sh &``).
 #: Replaces out.txt whole (never truncated then written: a reader sees old or new content).

@@ -14,18 +14,25 @@ import itertools
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 
-from sandbox import envprobe, room
-from sandbox.base import Sandbox
-from sandbox.command import Command, SeedFile
-from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from sandbox.errors import SandboxConfigError, SandboxUnavailable
-from sandbox.evaluator import GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, record
-from sandbox.paths import workspace_path
-from sandbox.profile import Profile
-from sandbox.results import ExecResult, FileRead, Listing
-from sandbox.testing.fake_fs import FakeFS
-from sandbox.testing.fake_programs import PROGRAMS
-from sandbox.testing.fake_shell import Exit, Overflow, Shell, Timeout, run_script, run_tokens
+from evalfleet.sandbox import envprobe, room
+from evalfleet.sandbox.base import Sandbox
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
+from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
+from evalfleet.sandbox.evaluator import GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, record
+from evalfleet.sandbox.paths import workspace_path
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import ExecResult, FileRead, Listing
+from evalfleet.sandbox.testing.fake_fs import FakeFS
+from evalfleet.sandbox.testing.fake_programs import PROGRAMS
+from evalfleet.sandbox.testing.fake_shell import (
+    Exit,
+    Overflow,
+    Shell,
+    Timeout,
+    run_script,
+    run_tokens,
+)
 
 Scripted = ExecResult | Callable[[Command], ExecResult]
 _ids = itertools.count(1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from sandbox.results import ListingEntry
+from evalfleet.sandbox.results import ListingEntry
 
 
 @dataclass

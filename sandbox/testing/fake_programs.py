@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sandbox.testing.fake_shell import Exit, Program, Shell, Timeout, run_script
+from evalfleet.sandbox.testing.fake_shell import Exit, Program, Shell, Timeout, run_script
 
 #: What ``yes`` would print before the Docker driver kills it at the cap.
 ENDLESS = b"y\n" * (1 << 16)

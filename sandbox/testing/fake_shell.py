@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from sandbox.testing.fake_fs import FakeFS
+from evalfleet.sandbox.testing.fake_fs import FakeFS
 
 OPERATORS = {";", "&&", "||", "&", "|", "\n"}
 

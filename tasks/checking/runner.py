@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sandbox.errors import SandboxError
+from evalfleet.sandbox.errors import SandboxError
 
 from ..messages import RunRequest, RunResult
 from ..packs import pack_digest

@@ -7,7 +7,7 @@ share its runs: the reference runs once per index however many sections read it.
 
 Adding a section is adding a class and a line to :data:`SECTIONS`. The forgery battery is
 one: its ``trials`` build hostile submissions against the pack's own names
-(:mod:`tasks.forgeries`), one :class:`Trial` each (label ``forgery:<name>``), and its
+(:mod:`tasks.forgeries.battery`), one :class:`Trial` each (label ``forgery:<name>``), and its
 ``judge`` lists the forgeries that win. It is not core (it does not decide soundness); its
 verdict is recorded per section key in the fleet's preflight record, where an operator may
 require it separately (:class:`tasks.preflight.PreflightGate` ``required``), and
@@ -20,9 +20,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final
 
-from scoring.run import event_types
+from evalfleet.scoring.run import event_types
 
-from ..forgeries import battery, refused, wins
+from ..forgeries.battery import battery, refused, wins
 from ..messages import RunResult, Submission
 from . import readings
 from .report import Level, SectionReport
@@ -259,7 +259,7 @@ class Timing(Section):
 
 
 class Forgeries(Section):
-    """The forgery battery (:mod:`tasks.forgeries`): submissions that implement nothing
+    """The forgery battery (:mod:`tasks.forgeries.battery`): submissions that implement nothing
     and try to win anyway, built against the pack's own deliverable and test names. A
     forgery wins when its run does not lose or any ``code_execution`` passes for it.
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from scoring import Case, Pack
+from evalfleet.scoring import Case, Pack
 
 from ..messages import Rejection, Submission
 from ..packs import SandboxBlock, sandbox_block

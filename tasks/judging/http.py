@@ -15,7 +15,7 @@ from typing import Any, Final, NamedTuple
 
 import httpx
 
-from scoring.judges import JudgeCall
+from evalfleet.scoring.judges import JudgeCall
 
 from .config import JudgingConfig, ProviderEndpoint
 

@@ -13,8 +13,8 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from scoring import EvaluationSpec
-from scoring.judges import (
+from evalfleet.scoring import EvaluationSpec
+from evalfleet.scoring.judges import (
     CALL_COMPLETED,
     CALL_SKIPPED,
     Budget,
@@ -23,13 +23,13 @@ from scoring.judges import (
     plan_run,
     request_summary,
 )
-from scoring.judges.budget import Reservation
-from scoring.judges.call_events import PLAN_UNAVAILABLE
-from scoring.judges.calls import Peer
-from scoring.run import event_types
-from scoring.run.events import decode_events
-from scoring.run.evidence import extract_evidence
-from scoring.spec.cases import Case
+from evalfleet.scoring.judges.budget import Reservation
+from evalfleet.scoring.judges.call_events import PLAN_UNAVAILABLE
+from evalfleet.scoring.judges.calls import Peer
+from evalfleet.scoring.run import event_types
+from evalfleet.scoring.run.events import decode_events
+from evalfleet.scoring.run.evidence import extract_evidence
+from evalfleet.scoring.spec.cases import Case
 
 from ..messages import PeerRun
 from ..recording import Recorder

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from services import RUNTIMES, TEST_LABEL, TEST_LABELS, image, missing_service, sweep_label
 
-from sandbox.profile import Limits, Profile
-from sandbox.testing.contract import Target
-from sandbox.testing.fake import FakeFactory
+from evalfleet.sandbox.profile import Limits, Profile
+from evalfleet.sandbox.testing.contract import Target
+from evalfleet.sandbox.testing.fake import FakeFactory
 
 #: name → image (None: the in-memory fake). Both images have the supervisor; the
 #: ``-exec`` driver drives one through ``docker exec`` (as for an image without it).
@@ -41,7 +41,7 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
     client: Any = request.getfixturevalue("docker_client")
     if runtime not in (client.info().get("Runtimes") or {}):
         missing_service(f"the {runtime} runtime", LookupError("not registered with the engine"))
-    from sandbox.docker.factory import DockerFactory
+    from evalfleet.sandbox.docker.factory import DockerFactory
 
     factory = DockerFactory(client, worker="contract-tests", extra_labels=TEST_LABELS,
                             supervise=not name.endswith("-exec"))

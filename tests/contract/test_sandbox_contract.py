@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from sandbox.testing.contract import CHECKS, Target
+from evalfleet.sandbox.testing.contract import CHECKS, Target
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.__name__.removeprefix("check_") for c in CHECKS])

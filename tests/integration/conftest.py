@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from services import missing_service
 
-from workers.devtools.local_fleet import RedisServer, Starter, WorkerNode, free_port
+from evalfleet.workers.devtools.local_fleet import RedisServer, Starter, WorkerNode, free_port
 
 TEST_WORKER_SETTINGS = {"retry_backoff_s": "0.2", "heartbeat_interval_s": "0.5",
                         "heartbeat_ttl_s": "3"}
@@ -52,7 +52,7 @@ def fleet(redis_server: RedisServer, docker_client: Any,
 @pytest.fixture
 def client(redis_server: RedisServer) -> Iterator[Any]:
     """An EvalfleetClient on the private Redis."""
-    from tasks.client import EvalfleetClient
+    from evalfleet.tasks.client import EvalfleetClient
 
     found = EvalfleetClient(redis_server.url)
     yield found

@@ -48,11 +48,11 @@ from fleet_support import (
     new_id,
 )
 
-from sandbox.docker.listing import name_of
-from tasks.client import SubmitError
-from tasks.messages import RunRequest, RunResult, Submission
-from tasks.redis_keys import RESULTS_STREAM, deliveries_key, result_key
-from workers.devtools.local_fleet import WorkerNode, worker_env
+from evalfleet.sandbox.docker.listing import name_of
+from evalfleet.tasks.client import SubmitError
+from evalfleet.tasks.messages import RunRequest, RunResult, Submission
+from evalfleet.tasks.redis_keys import RESULTS_STREAM, deliveries_key, result_key
+from evalfleet.workers.devtools.local_fleet import WorkerNode, worker_env
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "packs"
 #: Example packs whose reference submission wins deterministically (no LLM judge).
@@ -84,9 +84,9 @@ class Reference:
 
 def references(names: tuple[str, ...] = PACKS) -> list[Reference]:
     """Every case of the example packs named, each with its reference submission."""
-    from scoring import load_pack
-    from tasks.checking.subject import subjects
-    from workers.fleet_cli import pack_mapping
+    from evalfleet.scoring import load_pack
+    from evalfleet.tasks.checking.subject import subjects
+    from evalfleet.workers.fleet_cli import pack_mapping
 
     found = []
     for name in names:

@@ -27,10 +27,10 @@ from fleet_support import (
 )
 from services import missing_service
 
-from sandbox.docker.labels import LABEL_RUN
-from sandbox.docker.listing import labels_of, name_of, state_of
-from tasks.redis_keys import FLEET_KEY
-from workers.devtools.local_fleet import RedisServer, Starter, free_port
+from evalfleet.sandbox.docker.labels import LABEL_RUN
+from evalfleet.sandbox.docker.listing import labels_of, name_of, state_of
+from evalfleet.tasks.redis_keys import FLEET_KEY
+from evalfleet.workers.devtools.local_fleet import RedisServer, Starter, free_port
 
 
 def _redis_available() -> None:
@@ -41,7 +41,7 @@ def _redis_available() -> None:
 @pytest.fixture
 def private_fleet(docker_client: Any, tmp_path: Path) -> Iterator[PrivateFleet]:
     """A fleet on its own Redis (AOF on); workers stopped and containers checked after."""
-    from workers.settings import Settings
+    from evalfleet.workers.settings import Settings
 
     _redis_available()
     redis = RedisServer(free_port(), tmp_path, appendonly=True).start()

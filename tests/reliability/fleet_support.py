@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.docker.labels import LABEL_FLEET
-from sandbox.docker.listing import labelled
-from tasks.messages import RunRequest
-from workers.devtools.local_fleet import RedisServer, Starter, WorkerNode
+from evalfleet.sandbox.docker.labels import LABEL_FLEET
+from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.tasks.messages import RunRequest
+from evalfleet.workers.devtools.local_fleet import RedisServer, Starter, WorkerNode
 
 TEST_WORKER_SETTINGS = {"retry_backoff_s": "0.2", "heartbeat_interval_s": "0.5",
                         "heartbeat_ttl_s": "3", "reaper_interval_s": "1"}
@@ -85,7 +85,7 @@ class PrivateFleet:
         return self.starter.launch(name, args, **settings)
 
     def client(self, url: str | None = None) -> Any:
-        from tasks.client import EvalfleetClient
+        from evalfleet.tasks.client import EvalfleetClient
 
         made = EvalfleetClient(url or self.redis.url)
         self.clients.append(made)
@@ -327,7 +327,7 @@ class NamespacedNode(WorkerNode):
     def launch(self) -> WorkerNode:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                ["ip", "netns", "exec", self.netns, sys.executable, "-m", "workers", "worker",
-                 *self.args], env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                ["ip", "netns", "exec", self.netns, sys.executable, "-m", "evalfleet.workers",
+                 "worker", *self.args], env=self.env, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True)
         return self

@@ -8,9 +8,9 @@ import redis as redis_lib
 from reliability.test_redis_full import Fullness
 from reliability.test_results_stream import result
 
-from tasks.publish import Publisher
-from tasks.redis_keys import deliveries_key
-from workers.devtools.local_fleet import RedisServer
+from evalfleet.tasks.publish import Publisher
+from evalfleet.tasks.redis_keys import deliveries_key
+from evalfleet.workers.devtools.local_fleet import RedisServer
 
 TTL_S = 3600
 

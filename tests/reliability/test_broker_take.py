@@ -23,10 +23,10 @@ import redis
 from kombu import Connection
 from kombu.transport import redis as kombu_redis
 
-from tasks import broker
-from tasks.queueing import transport_options
-from tasks.redis_keys import doorbell_key
-from workers.devtools.local_fleet import RedisServer
+from evalfleet.tasks import broker
+from evalfleet.tasks.queueing import transport_options
+from evalfleet.tasks.redis_keys import doorbell_key
+from evalfleet.workers.devtools.local_fleet import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 QUEUE = "evalfleet.take-test"
@@ -36,8 +36,8 @@ TAKER = """
 import sys, time
 from kombu import Connection
 from kombu.transport import redis as kombu_redis
-from tasks import broker
-from tasks.queueing import transport_options
+from evalfleet.tasks import broker
+from evalfleet.tasks.queueing import transport_options
 if sys.argv[2] == "evalfleet":
     broker.install()
 kombu_redis.Transport.Channel._brpop_read = lambda self, **kw: time.sleep(3600)

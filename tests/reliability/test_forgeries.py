@@ -1,6 +1,6 @@
 """The forgery battery through the whole fleet, on every runtime (issue 21).
 
-Each forgery of ``tasks.forgeries`` implements nothing and tries to win the example pack
+Each forgery of ``tasks.forgeries.battery`` implements nothing and tries to win the example pack
 ``fizzbuzz-coding`` anyway. Written as a clean-room pack (deliverables, a probe instead of
 an import, a JUnit report as the verdict), the pack resists every one of them. The same
 pack written the old way — its tests import the candidate's module in the workspace and
@@ -19,9 +19,9 @@ import pytest
 import yaml
 from fleet_support import PrivateFleet, new_id
 
-from scoring import load_pack
-from tasks.forgeries import battery, refused, wins
-from tasks.messages import RunRequest, RunResult, Submission
+from evalfleet.scoring import load_pack
+from evalfleet.tasks.forgeries.battery import battery, refused, wins
+from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 
 PACK = Path(__file__).parents[2] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
 #: The forgeries that won the example pack before it was rewritten (the issue's table).

@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from sandbox.profile import Profile
-from sandbox.testing.fake import FakeFactory
-from scoring import Pack, SpecError, evaluate, load_pack
-from scoring.run.events import decode_events
-from tasks.decoding import parse_request
-from tasks.messages import Rejection, RunRequest
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.scoring import Pack, SpecError, evaluate, load_pack
+from evalfleet.scoring.run.events import decode_events
+from evalfleet.tasks.decoding import parse_request
+from evalfleet.tasks.messages import Rejection, RunRequest
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 MiB = 1024 * 1024
 MAX = 8 * MiB

@@ -17,7 +17,7 @@ from typing import Any
 
 from fleet_support import PrivateFleet, new_id, pack
 
-from tasks.messages import RunRequest, RunResult
+from evalfleet.tasks.messages import RunRequest, RunResult
 
 KiB = 1024
 #: A result with a hostile test's output must stay this small (its output is kept once

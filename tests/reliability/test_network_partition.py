@@ -15,7 +15,7 @@ import time
 import redis
 from fleet_support import Host, NamespacedNode, PrivateFleet, run_request, wait_for
 
-from workers.devtools.local_fleet import worker_env
+from evalfleet.workers.devtools.local_fleet import worker_env
 
 
 def test_partitioned_worker_is_replaced_then_rejoins(private_fleet: PrivateFleet,

@@ -27,11 +27,11 @@ from fleet_support import (
 )
 from kombu.exceptions import OperationalError
 
-from tasks.client import EvalfleetClient, SubmitError
-from tasks.intake import IntakeForwarder
-from tasks.queueing import PRIORITY_STEPS, queue_for
-from tasks.redis_keys import INTAKE_GROUP, INTAKE_STREAM
-from workers.devtools.local_fleet import RedisServer
+from evalfleet.tasks.client import EvalfleetClient, SubmitError
+from evalfleet.tasks.intake import IntakeForwarder
+from evalfleet.tasks.queueing import PRIORITY_STEPS, queue_for
+from evalfleet.tasks.redis_keys import INTAKE_GROUP, INTAKE_STREAM
+from evalfleet.workers.devtools.local_fleet import RedisServer
 
 MiB = 1024 * 1024
 BALLAST = "test:ballast"

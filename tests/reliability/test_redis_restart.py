@@ -8,8 +8,8 @@ import redis
 from fleet_support import PrivateFleet, run_request
 from kombu import Connection
 
-from tasks import broker
-from workers.devtools.local_fleet import RedisServer
+from evalfleet.tasks import broker
+from evalfleet.workers.devtools.local_fleet import RedisServer
 
 
 def test_redis_restart_with_runs_queued_and_in_flight(private_fleet: PrivateFleet) -> None:

@@ -14,14 +14,14 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from scoring.run.scorecard import Scorecard
-from tasks.client import EvalfleetClient
-from tasks.consumers import group_states
-from tasks.messages import RunResult
-from tasks.publish import Publisher
-from tasks.redis_keys import RESULTS_CHANNEL, RESULTS_STREAM
-from workers.devtools.local_fleet import RedisServer
-from workers.metrics import ResultsCollector
+from evalfleet.scoring.run.scorecard import Scorecard
+from evalfleet.tasks.client import EvalfleetClient
+from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.publish import Publisher
+from evalfleet.tasks.redis_keys import RESULTS_CHANNEL, RESULTS_STREAM
+from evalfleet.tasks.result_groups import group_states
+from evalfleet.workers.devtools.local_fleet import RedisServer
+from evalfleet.workers.metrics import ResultsCollector
 
 #: ``EVALFLEET_STREAM_MAXLEN``'s default before results were kept by age.
 OLD_STREAM_LENGTH = 100_000
@@ -125,7 +125,7 @@ def test_results_older_than_their_ttl_leave_the_stream_and_are_reported(
     kept = int(client.redis.xlen(RESULTS_STREAM))
     (state,) = group_states(client.redis)
     assert kept < 243 and state.missed == 243 - kept
-    with caplog.at_level(logging.WARNING, logger="tasks.client"):
+    with caplog.at_level(logging.WARNING, logger="evalfleet.tasks.client"):
         assert read(client, "late") == fresh
     assert f"{243 - kept} results expired before it read them" in caplog.text
     assert "expired before it was read" in caplog.text  # old entries still in the stream

@@ -16,8 +16,8 @@ import pytest
 import redis
 from fleet_support import PrivateFleet, log_of, new_id, run_request
 
-from tasks.queueing import TASK_NAME, queue_for
-from workers.devtools.local_fleet import free_port, wait_until
+from evalfleet.tasks.queueing import TASK_NAME, queue_for
+from evalfleet.workers.devtools.local_fleet import free_port, wait_until
 
 CANARY = "s3cr3t-canary-7f1d"
 DAEMON = ("import os, signal, time\n"
@@ -116,7 +116,7 @@ def test_hostile_bodies_through_the_worker(private_fleet: PrivateFleet) -> None:
         "events": json.dumps({"run_id": new_id("ev"), "pack": run_request("x").pack,
                               "submission": {"events": [{"type": 7}]}}),
     }
-    from tasks.decoding import decode_loosely, fallback_run_id
+    from evalfleet.tasks.decoding import decode_loosely, fallback_run_id
 
     ids = {name: fallback_run_id(decode_loosely(body)) for name, body in bodies.items()}
     for body in bodies.values():

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fleet_support import PrivateFleet, children, run_request, wait_for
 
-from tasks.redis_keys import RESULTS_STREAM, deliveries_key
+from evalfleet.tasks.redis_keys import RESULTS_STREAM, deliveries_key
 
 #: Growth of a node's resident memory (main + pool processes) allowed over a soak.
 MAX_RSS_GROWTH_MB = 150

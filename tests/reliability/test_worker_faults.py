@@ -12,12 +12,12 @@ import pytest
 from fleet_support import PrivateFleet, children, log_of, run_request, wait_for
 from services import TEST_LABELS, image
 
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.labels import LABEL_FLEET
-from sandbox.docker.limits import Ownership
-from sandbox.profile import Profile
-from tasks.queueing import TASK_NAME, queue_for
-from tasks.redis_keys import deliveries_key, heartbeat_key
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.labels import LABEL_FLEET
+from evalfleet.sandbox.docker.limits import Ownership
+from evalfleet.sandbox.profile import Profile
+from evalfleet.tasks.queueing import TASK_NAME, queue_for
+from evalfleet.tasks.redis_keys import deliveries_key, heartbeat_key
 
 
 def deliveries(client: Any, run_id: str) -> int:

@@ -1,4 +1,4 @@
-"""The four packages import one way: the contracts in pyproject.toml hold, and they bite.
+"""The four packages of ``evalfleet`` import one way: pyproject.toml's contracts hold and bite.
 
 ``[tool.importlinter]`` in pyproject.toml states the layering (``workers → tasks →
 scoring | sandbox``; scoring imports no Celery, Redis or Docker; sandbox no Celery or
@@ -16,19 +16,19 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("scoring", "sandbox", "tasks", "workers")
+PACKAGES = ("evalfleet", "scoring", "sandbox", "tasks", "workers")
 LINT = ("import sys; from importlinter.cli import lint_imports; "
         "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True, no_logo=True))")
 #: One import per contract, each breaking it: (module file, the line appended to it).
 #: A new contract needs its entry here, or the second test fails (one contract kept).
 BREAKS = (
-    ("scoring/errors.py", "import tasks.messages"),
+    ("scoring/errors.py", "import evalfleet.tasks.messages"),
     ("scoring/errors.py", "import redis"),
     ("sandbox/errors.py", "import celery"),
     ("sandbox/base.py", "import docker"),
-    ("scoring/compat/gopath.py", "import scoring.run.engine"),
-    ("scoring/run/engine.py", "import scoring.clawdiators.layer"),
-    ("tasks/judging/runner.py", "import tasks.devtools.judge_stub"),
+    ("scoring/compat/gopath.py", "import evalfleet.scoring.run.engine"),
+    ("scoring/run/engine.py", "import evalfleet.scoring.clawdiators.layer"),
+    ("tasks/judging/runner.py", "import evalfleet.tasks.devtools.judge_stub"),
 )
 
 
@@ -50,7 +50,7 @@ def test_an_import_against_the_layering_breaks_a_contract(tmp_path: Path) -> Non
     """Given a copy of the packages with one offending import per contract, every contract
     is reported broken and the lint fails."""
     for package in PACKAGES:
-        shutil.copytree(ROOT / package, tmp_path / package,
+        shutil.copytree(ROOT / package, tmp_path / package, symlinks=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     for module, line in BREAKS:

@@ -122,7 +122,7 @@ class WorkerNode:
         """Start the process (without waiting for it to be ready)."""
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "workers", "worker", *self.args], env=self.env,
+                [sys.executable, "-m", "evalfleet.workers", "worker", *self.args], env=self.env,
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         return self
 

@@ -13,5 +13,5 @@ def evalfleet(*args: str, **settings: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVALFLEET_")}
     env["EVALFLEET_WORKER_ID"] = f"check-test-{os.getpid()}"
     env.update({f"EVALFLEET_{k.upper()}": v for k, v in settings.items()})
-    return subprocess.run([sys.executable, "-m", "workers", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "evalfleet.workers", *args], env=env,
                           capture_output=True, text=True, timeout=280, check=False)

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from check_support import evalfleet
 
-from tasks.devtools.judge_stub import StubJudgeServer
-from tasks.forgeries import FORGERIES
-from workers.devtools.demo import stub_judge_settings
+from evalfleet.tasks.devtools.judge_stub import StubJudgeServer
+from evalfleet.tasks.forgeries.battery import FORGERIES
+from evalfleet.workers.devtools.demo import stub_judge_settings
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE.parents[2] / "examples" / "packs"

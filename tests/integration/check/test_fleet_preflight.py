@@ -15,13 +15,13 @@ from typing import Any
 import yaml
 from check_support import evalfleet
 
-from tasks.forgeries import FORGERIES
-from tasks.messages import RunRequest
-from tasks.packs import pack_digest
-from tasks.preflight import PreflightRecord
-from tasks.redis_keys import preflight_key
-from tasks.submissions import load_submission
-from workers.devtools.local_fleet import wait_until
+from evalfleet.tasks.forgeries.battery import FORGERIES
+from evalfleet.tasks.messages import RunRequest
+from evalfleet.tasks.packs import pack_digest
+from evalfleet.tasks.preflight import PreflightRecord
+from evalfleet.tasks.redis_keys import preflight_key
+from evalfleet.tasks.submissions import load_submission
+from evalfleet.workers.devtools.local_fleet import wait_until
 
 EXAMPLES = Path(__file__).parents[3] / "examples" / "packs"
 UNSOUND = Path(__file__).parent / "packs" / "unsound"

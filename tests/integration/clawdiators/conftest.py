@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from services import TEST_LABELS, sweep_label
 
-from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.labels import LABEL_RUN
-from sandbox.docker.listing import labelled
-from sandbox.profile import Limits, Profile
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.labels import LABEL_RUN
+from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.sandbox.profile import Limits, Profile
 
 LABEL = "evalfleet.test.clawdiators"
 #: This test run's own value (``EVALFLEET_TEST_LABEL``): runs sharing an engine sweep apart.

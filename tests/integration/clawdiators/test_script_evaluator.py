@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from sandbox.command import Command, SeedFile
-from sandbox.docker.driver import DockerSandbox
-from sandbox.evaluator import EvaluatorRun
-from sandbox.execution import CodeExecution
-from sandbox.plan import Plan
-from scoring import evaluate, load_spec
-from tasks import recording
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.evaluator import EvaluatorRun
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.plan import Plan
+from evalfleet.scoring import evaluate, load_spec
+from evalfleet.tasks import recording
 
 SCRIPT = r"""
 import json, os
@@ -134,7 +134,7 @@ def test_an_egress_pack_evaluator_still_has_no_network(factory: Any) -> None:
     import dataclasses
     import uuid
 
-    from sandbox.profile import Hardening, Limits, Profile
+    from evalfleet.sandbox.profile import Hardening, Limits, Profile
 
     profile = Profile(name="test-egress", image="evalfleet/python:latest",
                       limits=Limits(wall_timeout_s=120),

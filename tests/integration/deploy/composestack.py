@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from tasks.messages import RunRequest
-from tasks.submissions import load_submission
-from workers.devtools.local_fleet import free_port, wait_until
+from evalfleet.tasks.messages import RunRequest
+from evalfleet.tasks.submissions import load_submission
+from evalfleet.workers.devtools.local_fleet import free_port, wait_until
 
 ROOT = Path(__file__).parents[3]
 HERE = Path(__file__).parent

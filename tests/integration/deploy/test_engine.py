@@ -22,9 +22,9 @@ import pytest
 from composestack import ENGINE_IMAGE
 from services import missing_service
 
-from sandbox.docker.limits import Ownership, create_kwargs
-from sandbox.profile import Profile
-from workers.devtools.local_engine import LocalEngine, wait_for_restart
+from evalfleet.sandbox.docker.limits import Ownership, create_kwargs
+from evalfleet.sandbox.profile import Profile
+from evalfleet.workers.devtools.local_engine import LocalEngine, wait_for_restart
 
 LABELS = {"evalfleet.test": "deploy-engine"}
 SANDBOX_IMAGE = "evalfleet/busybox:latest"

@@ -35,9 +35,9 @@ import pytest
 import yaml
 from services import missing_service
 
-from tasks.queueing import PRIORITY_STEPS, queue_for
-from workers.app import HARD_LIMIT_MARGIN_S
-from workers.settings import Settings
+from evalfleet.tasks.queueing import PRIORITY_STEPS, queue_for
+from evalfleet.workers.app import HARD_LIMIT_MARGIN_S
+from evalfleet.workers.settings import Settings
 
 K8S = Path(__file__).parents[3] / "deploy" / "k8s"
 BASE = K8S / "base"

@@ -14,7 +14,7 @@ import yaml
 from composestack import ROOT, Stack
 from services import missing_service
 
-from workers.devtools.local_engine import PRIVILEGES
+from evalfleet.workers.devtools.local_engine import PRIVILEGES
 
 DEPLOY = ROOT / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "evalfleet.json"

@@ -14,7 +14,7 @@ HYBRID = PACKS / "support-reply-hybrid"
 
 def evalfleet(*args: str, env: dict[str, str] | None = None,
               timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workers", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "evalfleet.workers", *args], env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 

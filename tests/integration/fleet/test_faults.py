@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from sandbox.docker.listing import labelled
-from tasks.messages import RunRequest
+from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.tasks.messages import RunRequest
 
 ROOT = Path(__file__).parents[3]
 PACK: dict[str, Any] = {
@@ -62,7 +62,7 @@ def test_missing_image_is_an_infra_error_without_retry(start_worker: Any, client
 
 
 def health(node: Any, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workers", "health", *flags], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "evalfleet.workers", "health", *flags], cwd=ROOT,
                           env=node.env, capture_output=True, text=True, check=False)
 
 
@@ -108,10 +108,10 @@ def test_readiness_needs_the_broker(start_worker: Any, redis_server: Any) -> Non
     node = start_worker("ready")
     env = {**node.env, "EVALFLEET_REDIS_URL": "redis://127.0.0.1:1/0"}
 
-    live = subprocess.run([sys.executable, "-m", "workers", "health"], cwd=ROOT, env=env,
+    live = subprocess.run([sys.executable, "-m", "evalfleet.workers", "health"], cwd=ROOT, env=env,
                           capture_output=True, text=True, check=False)
-    ready = subprocess.run([sys.executable, "-m", "workers", "health", "--ready"], cwd=ROOT,
-                           env=env, capture_output=True, text=True, check=False)
+    ready = subprocess.run([sys.executable, "-m", "evalfleet.workers", "health", "--ready"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
 
     assert (live.returncode, ready.returncode) == (0, 1)
     assert "broker unreachable" in ready.stderr
@@ -123,10 +123,10 @@ def test_readiness_needs_the_engine(start_worker: Any) -> None:
     node = start_worker("engine-ready")
     gone = {**node.env, "EVALFLEET_DOCKER_URL": "unix:///nonexistent/docker.sock"}
 
-    live = subprocess.run([sys.executable, "-m", "workers", "health"], cwd=ROOT, env=gone,
+    live = subprocess.run([sys.executable, "-m", "evalfleet.workers", "health"], cwd=ROOT, env=gone,
                           capture_output=True, text=True, check=False)
-    unready = subprocess.run([sys.executable, "-m", "workers", "health", "--ready"], cwd=ROOT,
-                             env=gone, capture_output=True, text=True, check=False)
+    unready = subprocess.run([sys.executable, "-m", "evalfleet.workers", "health", "--ready"],
+                             cwd=ROOT, env=gone, capture_output=True, text=True, check=False)
     ready = health(node, "--ready")
 
     assert (live.returncode, unready.returncode, ready.returncode) == (0, 1, 0)
@@ -176,7 +176,7 @@ def test_the_reaper_removes_its_own_fleets_orphans_only(start_worker: Any, redis
     """An orphan of this fleet (dead worker) is reaped; another fleet's container is not."""
     import redis
 
-    from tasks.redis_keys import FLEET_KEY
+    from evalfleet.tasks.redis_keys import FLEET_KEY
 
     start_worker("reaper", reaper_interval_s="0.5")
     ours = redis.Redis.from_url(redis_server.url).get(FLEET_KEY).decode()

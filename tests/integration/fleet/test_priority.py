@@ -7,8 +7,8 @@ import json
 import time
 from typing import Any
 
-from tasks.messages import RunRequest
-from tasks.redis_keys import RESULTS_STREAM
+from evalfleet.tasks.messages import RunRequest
+from evalfleet.tasks.redis_keys import RESULTS_STREAM
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "prio"},

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from services import TEST_LABELS, image
 
-from sandbox.docker.listing import labelled
-from tasks.messages import RunRequest
-from workers.devtools.local_fleet import wait_until
+from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.tasks.messages import RunRequest
+from evalfleet.workers.devtools.local_fleet import wait_until
 
 ROOT = Path(__file__).parents[3]
 PACK: dict[str, Any] = {
@@ -42,8 +42,8 @@ def requests(count: int) -> list[RunRequest]:
 
 
 def health(node: Any) -> str:
-    done = subprocess.run([sys.executable, "-m", "workers", "health"], cwd=ROOT, env=node.env,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "evalfleet.workers", "health"], cwd=ROOT,
+                          env=node.env, capture_output=True, text=True, check=False)
     return done.stdout + done.stderr
 
 

@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from workers.devtools import sandbox_free
+from evalfleet.workers.devtools import sandbox_free
 
 WANTED = ("task-received", "task-started", "task-succeeded")
 

@@ -14,13 +14,13 @@ import pytest
 import yaml
 from pydantic import SecretStr
 
-import scoring
-from sandbox.profile import Profile
-from sandbox.testing.fake import FakeFactory
-from scoring.judges import CALL_COMPLETED, CALL_SKIPPED, JudgeCall
-from tasks.devtools.judge_stub import Answer, StubJudgeServer, keyword
-from tasks.judging import CallFailed, JudgingConfig, ProviderEndpoint, Sender
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet import scoring
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.scoring.judges import CALL_COMPLETED, CALL_SKIPPED, JudgeCall
+from evalfleet.tasks.devtools.judge_stub import Answer, StubJudgeServer, keyword
+from evalfleet.tasks.judging import CallFailed, JudgingConfig, ProviderEndpoint, Sender
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "support-reply-judged" / "pack.yaml"
 KEY = "sk-test-never-published"

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from sandbox.profile import Profile
-from sandbox.testing.fake import FakeFactory
-from tasks.devtools.judge_stub import Answer, StubJudgeServer
-from tasks.judging import JudgingConfig, ProviderEndpoint
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.tasks.devtools.judge_stub import Answer, StubJudgeServer
+from evalfleet.tasks.judging import JudgingConfig, ProviderEndpoint
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "ranked"},
@@ -94,7 +94,7 @@ def test_alone_an_n_wise_judge_is_unavailable(stub: StubJudgeServer) -> None:
 def test_a_stored_ranking_rescores_offline_without_peers_or_calls(
         stub: StubJudgeServer, peers: list[dict[str, Any]]) -> None:
     """The result's events alone rebuild the same scorecard (no peers, no HTTP)."""
-    from scoring import evaluate, load_pack
+    from evalfleet.scoring import evaluate, load_pack
 
     stub.script = [Answer(text=json.dumps({"ranking": ["me", "peer-a"]}))]
     result = run(stub, peers)

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from sandbox_support import IMAGES, TEST_LABELS, WORKER, OpenSandbox, left_over, profile, sweep
 
-from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.pool import WarmPool
-from sandbox.profile import Limits, Profile
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.pool import WarmPool
+from evalfleet.sandbox.profile import Limits, Profile
 
 
 @pytest.fixture(scope="session")

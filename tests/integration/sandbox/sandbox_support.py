@@ -11,10 +11,10 @@ from typing import Any
 from services import TEST_LABEL, image, sweep_label
 from services import TEST_LABELS as TEST_LABELS  # the tests here import it from this module
 
-from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.labels import LABEL_RUN
-from sandbox.docker.listing import labelled
-from sandbox.profile import Limits, Profile
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.docker.labels import LABEL_RUN
+from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.sandbox.profile import Limits, Profile
 
 IMAGES = {"python": image("python"), "busybox": image("busybox")}
 WORKER = f"sandbox-tests-{os.getpid()}"

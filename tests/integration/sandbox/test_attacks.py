@@ -13,16 +13,16 @@ import time
 import pytest
 from sandbox_support import OpenSandbox, engine_actions
 
-from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.command import Command, SeedFile
-from sandbox.errors import SandboxConfigError
-from sandbox.execution import CodeExecution
-from sandbox.plan import Plan
-from sandbox.results import DirectoryListing
-from scoring.validators import code_execution
-from scoring.validators.code_execution import CodeExecutionConfig
-from tasks.recording import directory_listed
-from tasks.test_records import record
+from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.plan import Plan
+from evalfleet.sandbox.results import DirectoryListing
+from evalfleet.scoring.validators import code_execution
+from evalfleet.scoring.validators.code_execution import CodeExecutionConfig
+from evalfleet.tasks.code_executed import record
+from evalfleet.tasks.recording import directory_listed
 
 MiB = 1024 * 1024
 #: The process-level attacks run against both ways of driving a sandbox.
@@ -265,8 +265,8 @@ def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox,
     sandbox.exec(Command(["python3", "-c", daemon], timeout_s=10))
     running = "for _ in $(seq 200); do [ -e result.txt ] && break; sleep 0.05; done; cat result.txt"
     assert sandbox.exec(Command(running)).stdout == b"tampered"  # the daemon outlived its exec
-    from sandbox.execution import CodeExecution
-    from sandbox.plan import Plan
+    from evalfleet.sandbox.execution import CodeExecution
+    from evalfleet.sandbox.plan import Plan
 
     test = CodeExecution(validator_key="t", target="file:r", target_path="result.txt",
                          test_command="sleep 0.3; cat result.txt; echo; echo 1 passed")
@@ -279,7 +279,7 @@ def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox,
 def test_plan_collects_in_one_request(open_sandbox: OpenSandbox,
                                    caplog: pytest.LogCaptureFixture) -> None:
     """After the tests, stop + every capture and listing is one request, never the fallback."""
-    from sandbox.plan import Plan
+    from evalfleet.sandbox.plan import Plan
 
     sandbox = open_sandbox("busybox")
     sandbox.write_files([SeedFile(f"f{i}", str(i)) for i in range(5)])
@@ -314,7 +314,7 @@ def test_a_file_name_cannot_forge_listing_entries(open_sandbox: OpenSandbox, ima
     ``file_exists`` or ``directory_structure``. A path with a newline is left out (it
     cannot be told from two entries); a carriage return is part of its name. The same in
     a listing of its own and in the plan's collect."""
-    from sandbox.plan import Plan
+    from evalfleet.sandbox.plan import Plan
 
     sandbox = open_sandbox(image, transport)
     assert sandbox.exec(Command(FORGERS)).exit_code == 0

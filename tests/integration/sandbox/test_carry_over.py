@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from sandbox.command import Command, SeedFile
-from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.pool import WarmPool
-from sandbox.execution import CodeExecution
-from sandbox.plan import Plan
-from sandbox.profile import Profile
-from sandbox.results import text
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.docker.pool import WarmPool
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.plan import Plan
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import text
 
 pytestmark = pytest.mark.integration
 

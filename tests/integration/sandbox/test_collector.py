@@ -11,10 +11,10 @@ import dataclasses
 import pytest
 from sandbox_support import OpenSandbox
 
-from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.command import Command
-from sandbox.docker import collect, scripts
-from sandbox.docker.conduit import internal_request, nothing
+from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.docker import collect, scripts
+from evalfleet.sandbox.docker.conduit import internal_request, nothing
 
 pytestmark = pytest.mark.integration
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from sandbox_support import IMAGES, TEST_LABELS, left_over
 
-from sandbox.docker import death
-from sandbox.docker.labels import LABEL_RUN
+from evalfleet.sandbox.docker import death
+from evalfleet.sandbox.docker.labels import LABEL_RUN
 
 BOMB = "a = []\nwhile True: a.append(bytearray(8 << 20))"
 

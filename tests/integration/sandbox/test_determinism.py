@@ -13,9 +13,9 @@ from typing import Any
 
 from sandbox_support import OpenSandbox
 
-from sandbox.capture import CaptureCheck
-from sandbox.command import Command, SeedFile
-from sandbox.plan import Plan
+from evalfleet.sandbox.capture import CaptureCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.plan import Plan
 
 ROOT = Path(__file__).parents[3]
 #: Writes what could differ from one run to the next into out.txt.
@@ -64,7 +64,7 @@ def _hash_with_seed_zero(text: str) -> int:
 def _scored(runtime: str) -> dict[str, Any]:
     pack = ROOT / "examples" / "packs" / "fizzbuzz-coding"
     done = subprocess.run(
-        [sys.executable, "-m", "workers", "run", str(pack / "pack.yaml"), "-s",
+        [sys.executable, "-m", "evalfleet.workers", "run", str(pack / "pack.yaml"), "-s",
          str(pack / "submissions" / "pass"), "--format", "json"], cwd=ROOT,
         env={**os.environ, "EVALFLEET_PROFILES__DEFAULT__RUNTIME": runtime,
              "EVALFLEET_WORKER_ID": f"determinism-test-{os.getpid()}"},

@@ -6,10 +6,10 @@ from typing import Any
 
 from sandbox_support import WORKER, OpenSandbox
 
-from sandbox import room
-from sandbox.command import Command
-from sandbox.docker import seccomp
-from sandbox.docker.limits import host_pids
+from evalfleet.sandbox import room
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.docker import seccomp
+from evalfleet.sandbox.docker.limits import host_pids
 
 MiB = 1024 * 1024
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from sandbox_support import left_over, profile
 
-from sandbox.docker.factory import DockerFactory
-from sandbox.errors import SandboxUnavailable
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.errors import SandboxUnavailable
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 MiB = 1024 * 1024
 PACK: dict[str, Any] = {

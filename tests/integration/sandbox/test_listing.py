@@ -11,7 +11,7 @@ import docker.errors
 import pytest
 from sandbox_support import IMAGES, TEST_LABELS
 
-from sandbox.docker.listing import labelled, labels_of, name_of, state_of
+from evalfleet.sandbox.docker.listing import labelled, labels_of, name_of, state_of
 
 
 @pytest.fixture

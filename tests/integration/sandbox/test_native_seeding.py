@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sandbox_support import OpenSandbox, requests_of
 
-from sandbox.command import Command, SeedFile
-from sandbox.docker import seeding
-from sandbox.errors import SeedRefused
-from sandbox.results import ExecResult
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.docker import seeding
+from evalfleet.sandbox.errors import SeedRefused
+from evalfleet.sandbox.results import ExecResult
 
 pytestmark = pytest.mark.integration
 

@@ -11,10 +11,10 @@ import docker.errors
 import pytest
 from sandbox_support import TEST_LABELS, WORKER, profile, wait_for
 
-from sandbox.command import Command
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.pool import WarmPool
-from sandbox.profile import Profile
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.pool import WarmPool
+from evalfleet.sandbox.profile import Profile
 
 
 class CountingFactory(DockerFactory):

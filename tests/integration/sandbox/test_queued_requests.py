@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from sandbox_support import OpenSandbox
 
-from sandbox.capture import CaptureCheck
-from sandbox.command import Command, SeedFile
-from sandbox.docker.conduit import internal_request, nothing
-from sandbox.docker.driver import DockerSandbox
-from sandbox.docker.stream import ExecRequest
-from sandbox.errors import SandboxUnavailable
-from sandbox.execution import CodeExecution
-from sandbox.plan import Plan
+from evalfleet.sandbox.capture import CaptureCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.docker.conduit import internal_request, nothing
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.docker.stream import ExecRequest
+from evalfleet.sandbox.errors import SandboxUnavailable
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.plan import Plan
 
 pytestmark = pytest.mark.integration
 

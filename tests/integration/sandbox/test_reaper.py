@@ -15,17 +15,17 @@ from typing import Any
 import docker.errors
 from sandbox_support import IMAGES, TEST_LABELS, profile
 
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.limits import Ownership
-from sandbox.docker.reaper import Reaper
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.limits import Ownership
+from evalfleet.sandbox.docker.reaper import Reaper
 
 ROOT = Path(__file__).resolve().parents[3]
 
 ORPHAN_MAKER = textwrap.dedent("""
     import json, sys, time, docker
-    from sandbox.docker.factory import DockerFactory
-    from sandbox.docker.limits import Ownership
-    from sandbox.profile import Profile
+    from evalfleet.sandbox.docker.factory import DockerFactory
+    from evalfleet.sandbox.docker.limits import Ownership
+    from evalfleet.sandbox.profile import Profile
     factory = DockerFactory(docker.from_env(), worker=sys.argv[1],
                             extra_labels=json.loads(sys.argv[2]))
     container, _ = factory.start(Profile(name="p", image=sys.argv[3]),

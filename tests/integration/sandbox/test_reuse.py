@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from sandbox_support import IMAGES, TEST_LABELS, WORKER, left_over, requests_of, wait_for
 
-from sandbox import envprobe
-from sandbox.command import Command
-from sandbox.docker import pool as pool_module
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.pool import WarmPool
-from sandbox.envprobe import EnvironmentProbe
-from sandbox.plan import Plan
-from sandbox.profile import Limits, Profile
+from evalfleet.sandbox import envprobe
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.docker import pool as pool_module
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.pool import WarmPool
+from evalfleet.sandbox.envprobe import EnvironmentProbe
+from evalfleet.sandbox.plan import Plan
+from evalfleet.sandbox.profile import Limits, Profile
 
 pytestmark = pytest.mark.integration
 
@@ -128,7 +128,7 @@ def test_a_reused_runs_usage_is_its_own(reuse_pool: WarmPool, reusing: Profile,
 def test_the_start_up_probe_verifies_a_reset(docker_client: Any, reusing: Profile) -> None:
     """On this engine a reset of the reusing profile's sandbox verifies, and the probe
     leaves no container behind."""
-    from sandbox.docker.reuse import probe
+    from evalfleet.sandbox.docker.reuse import probe
 
     factory = DockerFactory(docker_client, worker=WORKER, extra_labels=TEST_LABELS)
     assert probe(factory, reusing) == ""
@@ -139,7 +139,7 @@ def test_an_evaluators_run_is_reset_and_reused(reuse_pool: WarmPool, reusing: Pr
     """The evaluator writes its files in its own home (a directory the candidate's uid made
     in /tmp, mode 1777): the reset cleans it as both uids, and the next run reuses the
     sandbox and finds nothing of it."""
-    from sandbox.evaluator import EvaluatorRun
+    from evalfleet.sandbox.evaluator import EvaluatorRun
 
     script = ("import os\nopen(os.path.join(os.environ['HOME'], 'notes'), 'w').write('x')\n"
               "print('{\"scores\": {\"c\": 1000}}')\n")

@@ -9,10 +9,10 @@ import dataclasses
 import pytest
 from sandbox_support import OpenSandbox, requests_of
 
-from sandbox.capture import CaptureCheck
-from sandbox.command import Command, SeedFile
-from sandbox.execution import CodeExecution
-from sandbox.plan import Plan
+from evalfleet.sandbox.capture import CaptureCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.plan import Plan
 
 pytestmark = pytest.mark.integration
 

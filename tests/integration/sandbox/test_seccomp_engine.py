@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from sandbox_support import IMAGES, TEST_LABELS, left_over
 
-from sandbox.docker.labels import LABEL_RUN
-from sandbox.docker.seccomp import security_opt
+from evalfleet.sandbox.docker.labels import LABEL_RUN
+from evalfleet.sandbox.docker.seccomp import security_opt
 
 EPERM = 1
 

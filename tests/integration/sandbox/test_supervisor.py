@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from sandbox_support import OpenSandbox, engine_actions
 
-from sandbox.command import Command, SeedFile
-from sandbox.docker.driver import DockerSandbox
-from sandbox.execution import CodeExecution
-from sandbox.plan import Plan
-from sandbox.results import text
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.plan import Plan
+from evalfleet.sandbox.results import text
 
 
 def execs_made(sandbox: DockerSandbox, since: float) -> int:
@@ -191,8 +191,8 @@ def test_a_line_nobody_holds_stops_its_sandbox(docker_client: Any, runtime: str,
     reaper, and is never killed."""
     from sandbox_support import TEST_LABELS, profile
 
-    from sandbox.docker.factory import DockerFactory
-    from sandbox.docker.limits import Ownership
+    from evalfleet.sandbox.docker.factory import DockerFactory
+    from evalfleet.sandbox.docker.limits import Ownership
 
     factory = DockerFactory(docker_client, worker="supervisor-tests", extra_labels=TEST_LABELS,
                             supervise=transport == "supervisor")
@@ -215,7 +215,7 @@ def test_without_a_supervisor_the_driver_uses_exec(docker_client: Any) -> None:
     """``supervise=False`` (or an image without the label): the keep-alive and exec."""
     from sandbox_support import TEST_LABELS, profile
 
-    from sandbox.docker.factory import DockerFactory
+    from evalfleet.sandbox.docker.factory import DockerFactory
 
     factory = DockerFactory(docker_client, worker="supervisor-tests", extra_labels=TEST_LABELS,
                             supervise=False)
@@ -233,7 +233,7 @@ def test_usage_is_read_inside_when_the_host_cgroups_are_not_visible(
         open_sandbox: OpenSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker in a container of its own still reports peak memory and CPU time: the
     supervisor reads the same counters the host would."""
-    import sandbox.docker.conduit as conduit
+    import evalfleet.sandbox.docker.conduit as conduit
 
     sandbox = open_sandbox("python")
     sandbox.exec(Command(["python3", "-c", "b = bytearray(48 << 20); sum(range(3_000_000))"]))
@@ -269,7 +269,7 @@ def test_every_step_runs_as_its_own_uid_with_no_capability(open_sandbox: OpenSan
     """Candidate 1000, judge 65532, evaluator 65533: each with CapEff = CapPrm = CapBnd = 0
     and no_new_privs, all started by the supervisor (no exec); the supervisor itself is
     uid 0 with exactly CAP_KILL, CAP_SETGID and CAP_SETUID and an empty bounding set."""
-    from sandbox.evaluator import EvaluatorRun
+    from evalfleet.sandbox.evaluator import EvaluatorRun
 
     since = time.time() - 1
     sandbox = open_sandbox("python")

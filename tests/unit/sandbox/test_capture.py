@@ -6,17 +6,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox.capture import (
+from evalfleet.sandbox.capture import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_TOTAL_BYTES,
     CaptureBudget,
     CaptureCheck,
 )
-from sandbox.command import SeedFile
-from sandbox.profile import Limits, Profile
-from sandbox.results import FileRead
-from sandbox.testing.fake import FakeSandbox
-from tasks.recording import file_captured
+from evalfleet.sandbox.command import SeedFile
+from evalfleet.sandbox.profile import Limits, Profile
+from evalfleet.sandbox.results import FileRead
+from evalfleet.sandbox.testing.fake import FakeSandbox
+from evalfleet.tasks.recording import file_captured
 
 MiB = 1024 * 1024
 

@@ -17,9 +17,9 @@ from typing import ClassVar
 
 import pytest
 
-from sandbox.docker.channel import Channel
-from sandbox.docker.frames import ChannelClosed, encode_run
-from sandbox.docker.stream import ExecRequest
+from evalfleet.sandbox.docker.channel import Channel
+from evalfleet.sandbox.docker.frames import ChannelClosed, encode_run
+from evalfleet.sandbox.docker.stream import ExecRequest
 
 
 def frame(kind: bytes, payload: bytes = b"") -> bytes:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
-from sandbox.docker import collect, scripts
-from sandbox.docker.stream import RawExec
-from sandbox.results import DirectoryListing, FileCapture
+from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from evalfleet.sandbox.docker import collect, scripts
+from evalfleet.sandbox.docker.stream import RawExec
+from evalfleet.sandbox.results import DirectoryListing, FileCapture
 
 CHECKS = (CaptureCheck("a", "a.txt", max_size_bytes=4), ListingCheck("d", "d"),
           CaptureCheck("up", "../x"), CaptureCheck("l", "link"), CaptureCheck("b", "b"))

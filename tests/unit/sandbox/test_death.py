@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.docker import death
+from evalfleet.sandbox.docker import death
 
 STARTED, FINISHED = "2026-11-27T21:40:01.123456789Z", "2026-11-27T21:40:02.5Z"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sandbox.envprobe import EnvironmentProbe, parse
-from sandbox.results import ExecResult
+from evalfleet.sandbox.envprobe import EnvironmentProbe, parse
+from evalfleet.sandbox.results import ExecResult
 
 PROBE = EnvironmentProbe(tools=("make", "pytest"), free_bytes=2 * 1024 * 1024)
 DF = (b"@df\nFilesystem 1024-blocks Used Available Capacity Mounted on\n"

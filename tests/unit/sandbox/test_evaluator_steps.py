@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from sandbox.docker import evaluator
-from sandbox.docker.stream import ExecRequest, RawExec
-from sandbox.evaluator import EvaluatorRun
-from sandbox.profile import Profile
-from scoring.clawdiators.script import script_score
+from evalfleet.sandbox.docker import evaluator
+from evalfleet.sandbox.docker.stream import ExecRequest, RawExec
+from evalfleet.sandbox.evaluator import EvaluatorRun
+from evalfleet.sandbox.profile import Profile
+from evalfleet.scoring.clawdiators.script import script_score
 
 SPEC = EvaluatorRun(runtime="python", script="print('{}')")
 

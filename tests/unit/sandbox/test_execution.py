@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.execution import CodeExecution, working_directory
-from sandbox.profile import Profile
-from sandbox.results import ExecResult
-from sandbox.testing.fake import FakeSandbox
+from evalfleet.sandbox.execution import CodeExecution, working_directory
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import ExecResult
+from evalfleet.sandbox.testing.fake import FakeSandbox
 
 SPEC = CodeExecution(validator_key="tests", target="file:sol", target_path="/workspace/sol.py",
                      test_command="pytest -q -x", timeout_ms=1000, pass_threshold=0.5)

@@ -8,8 +8,8 @@ import docker.errors
 import pytest
 import requests
 
-from sandbox.docker.failure import classify, start_error_is_candidates
-from sandbox.errors import SandboxConfigError, SandboxUnavailable
+from evalfleet.sandbox.docker.failure import classify, start_error_is_candidates
+from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
 
 
 def api_error(status: int, message: str) -> docker.errors.APIError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sandbox.docker.hostkill import host_kill
+from evalfleet.sandbox.docker.hostkill import host_kill
 
 
 class Container:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox import room
-from sandbox.docker import seccomp
-from sandbox.docker.labels import LABEL_RUN, LABEL_WORKER
-from sandbox.docker.limits import Ownership, create_kwargs, host_pids
-from sandbox.errors import SandboxConfigError
-from sandbox.paths import PathRejected, sandbox_path
-from sandbox.profile import Hardening, Limits, Profile
+from evalfleet.sandbox import room
+from evalfleet.sandbox.docker import seccomp
+from evalfleet.sandbox.docker.labels import LABEL_RUN, LABEL_WORKER
+from evalfleet.sandbox.docker.limits import Ownership, create_kwargs, host_pids
+from evalfleet.sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.paths import PathRejected, sandbox_path
+from evalfleet.sandbox.profile import Hardening, Limits, Profile
 
 
 @pytest.mark.parametrize("bad", [{"memory_bytes": 0}, {"pids": -1}, {"cpus": 0},

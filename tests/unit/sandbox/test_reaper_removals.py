@@ -7,9 +7,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from sandbox.docker import reaper
-from sandbox.docker.labels import LABEL_DEADLINE, LABEL_WORKER
-from sandbox.docker.reaper import Reaper
+from evalfleet.sandbox.docker import reaper
+from evalfleet.sandbox.docker.labels import LABEL_DEADLINE, LABEL_WORKER
+from evalfleet.sandbox.docker.reaper import Reaper
 
 
 class SlowContainer:

@@ -14,7 +14,7 @@ import docker.errors
 import pytest
 import requests
 
-from sandbox.docker import removal
+from evalfleet.sandbox.docker import removal
 
 
 def engine_error(status: int, message: str) -> docker.errors.APIError:

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from sandbox.docker.limits import Ownership, create_kwargs, room_parts
-from sandbox.docker.reuse import (
+from evalfleet.sandbox.docker.limits import Ownership, create_kwargs, room_parts
+from evalfleet.sandbox.docker.reuse import (
     CPU_NOT_REBASED,
     PEAK_NOT_REBASED,
     ResetOutcome,
@@ -21,10 +21,10 @@ from sandbox.docker.reuse import (
     rebased_usage,
     reset_peak,
 )
-from sandbox.docker.seccomp import IPC_CREATORS, security_opt
-from sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from sandbox.errors import SandboxConfigError
-from sandbox.profile import Hardening, Profile
+from evalfleet.sandbox.docker.seccomp import IPC_CREATORS, security_opt
+from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
+from evalfleet.sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.profile import Hardening, Profile
 
 OWNER = Ownership(worker="w", run_id="warm", deadline=1.0, pooled=True)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import io
 import tarfile
 
-from sandbox import room
-from sandbox.command import Command
-from sandbox.docker.transfer import deliverables, held
-from sandbox.results import ExecResult
+from evalfleet.sandbox import room
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.docker.transfer import deliverables, held
+from evalfleet.sandbox.results import ExecResult
 
 
 def tar(*members: tuple[str, bytes | str, bytes]) -> bytes:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.docker.seccomp import IO_URING, PROFILE_PATH, security_opt
+from evalfleet.sandbox.docker.seccomp import IO_URING, PROFILE_PATH, security_opt
 
 #: sha256 of moby ``profiles/seccomp/default.json`` at v20.10.24, parsed and dumped with
 #: ``sort_keys=True, separators=(",", ":")``.

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox.docker.lifeline import Lifeline
-from sandbox.docker.stream import Capped, ContainerStopped, ExecRequest, _Frames, run_exec
+from evalfleet.sandbox.docker.lifeline import Lifeline
+from evalfleet.sandbox.docker.stream import Capped, ContainerStopped, ExecRequest, _Frames, run_exec
 
 
 def frame(stream: int, data: bytes) -> bytes:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from sandbox.docker.channel import PROTOCOL
-from sandbox.docker.factory import DockerFactory
-from sandbox.docker.labels import LABEL_PROTOCOL, LABEL_SUPERVISOR
+from evalfleet.sandbox.docker.channel import PROTOCOL
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.docker.labels import LABEL_PROTOCOL, LABEL_SUPERVISOR
 
 
 class Images:
@@ -54,7 +54,7 @@ def test_supervisor_label_and_protocol(labels: dict[str, str] | None,
 def test_only_a_protocol_3_supervisor_resets(protocol: str, resets: bool,
                                              collector: str | None, seeds: bool,
                                              queues: bool) -> None:
-    from sandbox.profile import Profile
+    from evalfleet.sandbox.profile import Profile
 
     made = factory({LABEL_SUPERVISOR: "/bin/sv", LABEL_PROTOCOL: protocol})
     assert made.image("img").resets is resets
@@ -83,7 +83,7 @@ def test_supervise_false_never_asks() -> None:
 def test_the_reuse_probe_names_an_image_that_cannot_reset(labels: dict[str, str],
                                                           why: str) -> None:
     """Found before any container starts (the factory only reads the image's labels)."""
-    from sandbox.docker.reuse import probe
-    from sandbox.profile import Profile
+    from evalfleet.sandbox.docker.reuse import probe
+    from evalfleet.sandbox.profile import Profile
 
     assert why in probe(factory(labels), Profile(name="p", image="img", reuse_runs=2))

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sandbox.command import SeedFile
-from sandbox.docker import transfer
-from sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.command import SeedFile
+from evalfleet.sandbox.docker import transfer
+from evalfleet.sandbox.errors import SandboxConfigError
 
 
 def archive(*members: tuple[str, bytes, bytes]) -> bytes:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.docker.usage import read_usage
+from evalfleet.sandbox.docker.usage import read_usage
 
 CID = "c0ffee"
 
@@ -53,6 +53,6 @@ def test_nothing_visible_reports_nothing(tmp_path: Path) -> None:
 ])
 def test_usage_read_inside_the_sandbox(text: bytes, expected: dict[str, float]) -> None:
     """The USAGE script's lines (v1 or v2) in the same units; junk is ignored."""
-    from sandbox.docker.usage import parse_inside
+    from evalfleet.sandbox.docker.usage import parse_inside
 
     assert parse_inside(text) == expected

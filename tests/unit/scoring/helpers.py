@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring.run.events import decode_events
-from scoring.run.evidence import Evidence, extract_evidence
-from scoring.run.records import ValidatorResult
-from scoring.run.validator_run import run_validator
-from scoring.spec.cases import Case
-from scoring.spec.models import EvaluationSpec
+from evalfleet.scoring.run.events import decode_events
+from evalfleet.scoring.run.evidence import Evidence, extract_evidence
+from evalfleet.scoring.run.records import ValidatorResult
+from evalfleet.scoring.run.validator_run import run_validator
+from evalfleet.scoring.spec.cases import Case
+from evalfleet.scoring.spec.models import EvaluationSpec
 
 T0 = "2026-01-01T00:00:00Z"
 

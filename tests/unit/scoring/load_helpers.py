@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scoring import SpecError, load_pack
+from evalfleet.scoring import SpecError, load_pack
 
 SPEC: dict[str, Any] = {
     "name": "demo",

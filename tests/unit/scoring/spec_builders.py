@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from scoring import validators as registry
-from scoring.errors import FieldError
-from scoring.spec.models import EvaluationSpec
-from scoring.spec.rules import validate_spec
-from scoring.validators.base import CheckInput, Kind, LenientConfig, Outcome, StrictConfig
+from evalfleet.scoring import validators as registry
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.spec.models import EvaluationSpec
+from evalfleet.scoring.spec.rules import validate_spec
+from evalfleet.scoring.validators.base import CheckInput, Kind, LenientConfig, Outcome, StrictConfig
 
 V = "evaluation_spec.validators"
 D = "evaluation_spec.scorecard.dimensions"

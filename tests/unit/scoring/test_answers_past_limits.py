@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from clawdiators.layer_helpers import layer_spec, run
 
-from scoring import evaluate, load_spec
-from scoring.validators.base import NESTED_TOO_DEEPLY
+from evalfleet.scoring import evaluate, load_spec
+from evalfleet.scoring.validators.base import NESTED_TOO_DEEPLY
 
 
 def spec(kind: str, expected: str, **config: Any) -> Any:

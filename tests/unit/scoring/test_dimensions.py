@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from helpers import completed, evidence_of
 
-import scoring
-from scoring.run.dimensions import Inputs, normalize, score_dimension
-from scoring.run.records import DimensionResult, MetricResult, ValidatorResult
-from scoring.spec.models import Envelope, EvaluationSpec
+from evalfleet import scoring
+from evalfleet.scoring.run.dimensions import Inputs, normalize, score_dimension
+from evalfleet.scoring.run.records import DimensionResult, MetricResult, ValidatorResult
+from evalfleet.scoring.spec.models import Envelope, EvaluationSpec
 
 START = {"type": "system.run.started", "occurred_at": "2026-01-01T00:00:00Z", "payload": {}}
 DONE_1500 = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:01.500Z",

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from scoring import evaluate, load_pack
+from evalfleet.scoring import evaluate, load_pack
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "agent-efficiency"
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from helpers import completed
 
-import scoring
-from scoring import FieldError, InputError, SpecError
+from evalfleet import scoring
+from evalfleet.scoring import FieldError, InputError, SpecError
 
 SPEC = scoring.load_spec({
     "name": "t", "version_number": 1, "judge_mode": "deterministic",

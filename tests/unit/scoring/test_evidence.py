@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from helpers import T0, evidence_of
 
-from scoring.run.evidence import ToolCall
+from evalfleet.scoring.run.evidence import ToolCall
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 

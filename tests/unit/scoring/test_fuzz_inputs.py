@@ -14,8 +14,8 @@ from helpers import T0
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import scoring
-from scoring import InputError, Scorecard, SpecError
+from evalfleet import scoring
+from evalfleet.scoring import InputError, Scorecard, SpecError
 
 BASE: dict[str, Any] = {
     "name": "fuzz", "version_number": 1, "judge_mode": "deterministic",

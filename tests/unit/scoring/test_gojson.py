@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from scoring.compat import gojson
-from scoring.compat.gojsonscan import JSONSyntaxError, decoder_more, decoder_value
+from evalfleet.scoring.compat import gojson
+from evalfleet.scoring.compat.gojsonscan import JSONSyntaxError, decoder_more, decoder_value
 
 GO = [
     ('  ',

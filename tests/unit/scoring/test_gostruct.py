@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from scoring.compat.gojson import UnmarshalError
-from scoring.compat.gostruct import unmarshal_struct
-from scoring.judges.parsing import ASSERTION, RANKING, SCORE
+from evalfleet.scoring.compat.gojson import UnmarshalError
+from evalfleet.scoring.compat.gostruct import unmarshal_struct
+from evalfleet.scoring.judges.parsing import ASSERTION, RANKING, SCORE
 
 SCORE_TYPE = ('struct { Score float64 "json:\\"score\\""; '
               'Confidence string "json:\\"confidence\\"" }')

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.compat import gourl
+from evalfleet.scoring.compat import gourl
 
 
 @pytest.mark.parametrize(("raw", "message"), [

@@ -12,14 +12,14 @@ from helpers import run_one
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring.clawdiators.script import scores_line
-from scoring.compat import gofloat
-from scoring.compat.gofloat import FloatSyntaxError, parse_float
-from scoring.compat.mathcanon import fraction_text
-from scoring.run import test_counts
-from scoring.run.events import Event
-from scoring.run.evidence import extract_evidence
-from scoring.run.test_counts import TestCounts, parse_counts
+from evalfleet.scoring.clawdiators.script import scores_line
+from evalfleet.scoring.compat import gofloat
+from evalfleet.scoring.compat.gofloat import FloatSyntaxError, parse_float
+from evalfleet.scoring.compat.mathcanon import fraction_text
+from evalfleet.scoring.run import tally
+from evalfleet.scoring.run.events import Event
+from evalfleet.scoring.run.evidence import extract_evidence
+from evalfleet.scoring.run.tally import TestCounts, parse_counts
 
 DEEP = "[" * 100_000
 
@@ -72,7 +72,7 @@ NUMBER_TEXT = st.text(alphabet="0123456789abcdefABCDEF_.+-xXpPeE ", max_size=30)
 
 @given(COUNT_TEXT)
 def test_the_count_pattern_matches_what_it_did(text: str) -> None:
-    assert test_counts._FREE_TEXT.findall(text) == _OLD_FREE_TEXT.findall(text)
+    assert tally._FREE_TEXT.findall(text) == _OLD_FREE_TEXT.findall(text)
 
 
 @given(NUMBER_TEXT)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from scoring import CaseError, SpecError, evaluate, load_pack
-from scoring.spec.cases import find_case
+from evalfleet.scoring import CaseError, SpecError, evaluate, load_pack
+from evalfleet.scoring.spec.cases import find_case
 
 SPEC = """\
     name: s

@@ -9,17 +9,17 @@ import pytest
 from helpers import T0, completed, spec_with
 from pydantic import ValidationError
 
-from scoring import evaluate, layers
-from scoring.clawdiators.layer import LAYER
-from scoring.layers import Additions, Adjusted, Layer
-from scoring.run.collectors import Collected, Context
-from scoring.run.dimensions import Inputs
-from scoring.run.events import Event
-from scoring.run.evidence import Evidence
-from scoring.run.prerun import prerun_check
-from scoring.run.records import DimensionResult
-from scoring.spec.models import Dimension, EvaluationSpec
-from scoring.spec.rules import validate_spec
+from evalfleet.scoring import evaluate, layers
+from evalfleet.scoring.clawdiators.layer import LAYER
+from evalfleet.scoring.layers import Additions, Adjusted, Layer
+from evalfleet.scoring.run.collectors import Collected, Context
+from evalfleet.scoring.run.dimensions import Inputs
+from evalfleet.scoring.run.events import Event
+from evalfleet.scoring.run.evidence import Evidence
+from evalfleet.scoring.run.prerun import prerun_check
+from evalfleet.scoring.run.records import DimensionResult
+from evalfleet.scoring.spec.models import Dimension, EvaluationSpec
+from evalfleet.scoring.spec.rules import validate_spec
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",
              "expected_from": "literal:42"}

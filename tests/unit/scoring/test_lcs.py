@@ -7,7 +7,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.compat.generation import lcs_length
+from evalfleet.scoring.compat.generation import lcs_length
 
 
 def reference_lcs(a: list[str], b: list[str]) -> int:

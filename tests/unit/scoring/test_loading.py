@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from load_helpers import PACK_YAML, SPEC, SPEC_YAML, errors_of, spec_body, write_file
 
-from scoring import Pack, load_pack, load_spec
-from scoring.spec.models import EvaluationSpec
+from evalfleet.scoring import Pack, load_pack, load_spec
+from evalfleet.scoring.spec.models import EvaluationSpec
 
 # --- sources ------------------------------------------------------------------------------
 

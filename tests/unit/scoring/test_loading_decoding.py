@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from load_helpers import SPEC, SPEC_YAML, E, errors_of, spec_body
 
-from scoring import load_spec
+from evalfleet.scoring import load_spec
 
 # --- strict decoding ----------------------------------------------------------------------
 

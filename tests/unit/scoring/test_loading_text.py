@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from load_helpers import PACK_YAML, SPEC, SPEC_YAML, E, errors_of, lines_of, spec_body, write_file
 
-from scoring import SpecError, load_spec
-from scoring.errors import FieldError
-from scoring.spec.loading import parse_json
+from evalfleet.scoring import SpecError, load_spec
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.spec.loading import parse_json
 
 # --- JSON and YAML text -------------------------------------------------------------------
 

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 from helpers import evidence_of, spec_with
 
-from scoring.clawdiators.sources import COLLECTORS as LAYER_COLLECTORS
-from scoring.run.collectors import (
+from evalfleet.scoring.clawdiators.sources import COLLECTORS as LAYER_COLLECTORS
+from evalfleet.scoring.run.collectors import (
     COLLECTORS,
     collect_metric,
     milliseconds_between,
     total_latency_ms,
 )
-from scoring.run.records import MetricResult, ValidatorResult
-from scoring.spec.models import MetricDecl
+from evalfleet.scoring.run.records import MetricResult, ValidatorResult
+from evalfleet.scoring.spec.models import MetricDecl
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",
              "expected_from": "literal:x"}
@@ -239,7 +239,7 @@ def test_total_latency_ms_for_the_latency_dimension() -> None:
 
 def test_unknown_collector_makes_the_scorecard_invalid() -> None:
     """Through the engine: an unsupported collector is a metric error ⇒ validity invalid."""
-    from scoring.run.engine import evaluate
+    from evalfleet.scoring.run.engine import evaluate
 
     spec = spec_with(VALIDATOR, metrics=[
         {"key": "ok", "type": "numeric", "collector": "run_failure_count"},

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scoring.spec.models import Dimension, Envelope, EvaluationSpec
+from evalfleet.scoring.spec.models import Dimension, Envelope, EvaluationSpec
 
 
 def spec(**fields: Any) -> EvaluationSpec:

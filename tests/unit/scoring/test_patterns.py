@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.compat.patterns import PatternError, search
+from evalfleet.scoring.compat.patterns import PatternError, search
 
 
 @pytest.mark.parametrize(("pattern", "text", "expected"), [

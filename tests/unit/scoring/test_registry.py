@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring.validators import VALIDATOR_TYPES, VALIDATORS
+from evalfleet.scoring.validators import VALIDATOR_TYPES, VALIDATORS
 
 TESTS = Path(__file__).parent / "validators"
 STRICT = {"fuzzy_match", "numeric_match", "normalized_match", "token_f1", "math_equivalence",

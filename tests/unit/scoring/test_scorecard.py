@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from helpers import T0, completed
 
-import scoring
-from scoring.run.engine import status, validity
-from scoring.run.records import DimensionResult, MetricResult, ValidatorResult
-from scoring.run.scorecard import Scorecard, result_for, to_points
+from evalfleet import scoring
+from evalfleet.scoring.run.engine import status, validity
+from evalfleet.scoring.run.records import DimensionResult, MetricResult, ValidatorResult
+from evalfleet.scoring.run.scorecard import Scorecard, result_for, to_points
 
 START = {"type": "system.run.started", "occurred_at": T0, "payload": {}}
 DONE = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:01Z",

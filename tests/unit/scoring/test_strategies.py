@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-import scoring
-from scoring.run.records import DimensionResult
-from scoring.run.strategies import Verdict, decide
+from evalfleet import scoring
+from evalfleet.scoring.run.records import DimensionResult
+from evalfleet.scoring.run.strategies import Verdict, decide
 
 GONE, ERR = "unavailable", "error"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from scoring.compat.textform import go_json, go_number, loose_string, stringify
+from evalfleet.scoring.compat.textform import go_json, go_number, loose_string, stringify
 
 
 @pytest.mark.parametrize(("value", "text"), [

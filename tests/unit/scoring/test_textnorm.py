@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.compat.textnorm import (
+from evalfleet.scoring.compat.textnorm import (
     GO_WHITESPACE,
     collapse_ascii_whitespace,
     normalize_unicode,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scoring.compat import yamlv3
+from evalfleet.scoring.compat import yamlv3
 
 GO_DECODED = [
     ('', '<nil>', 'null'),

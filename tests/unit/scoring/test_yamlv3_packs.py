@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from unit.scoring.test_yamlv3 import decoded
 
-from scoring import SpecError, load_pack
-from scoring.compat import yamlv3
-from scoring.spec import envelope as go
+from evalfleet.scoring import SpecError, load_pack
+from evalfleet.scoring.compat import yamlv3
+from evalfleet.scoring.spec import envelope as go
 
 # --- typed fields (the pack envelope) -----------------------------------------------------
 

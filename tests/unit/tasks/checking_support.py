@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from scoring import Scorecard, load_pack
-from tasks.checking import Subject
-from tasks.messages import RunResult, Submission
-from tasks.packs import sandbox_block
+from evalfleet.scoring import Scorecard, load_pack
+from evalfleet.tasks.checking import Subject
+from evalfleet.tasks.messages import RunResult, Submission
+from evalfleet.tasks.packs import sandbox_block
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "answer"},

@@ -6,10 +6,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from sandbox.profile import Limits, Profile
-from sandbox.results import ExecResult
-from sandbox.testing.fake import FakeFactory
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.sandbox.profile import Limits, Profile
+from evalfleet.sandbox.results import ExecResult
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 MiB = 1024 * 1024
 EXAMPLES = Path(__file__).parents[3] / "examples" / "packs"

@@ -7,8 +7,8 @@ from typing import Any
 
 from unit.tasks.checking_support import card, code_executed, event, result, subject
 
-from tasks.checking.report import SectionReport
-from tasks.checking.sections import (
+from evalfleet.tasks.checking.report import SectionReport
+from evalfleet.tasks.checking.sections import (
     EmptyLoses,
     Environment,
     Flakiness,

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from unit.tasks.checking_support import PACK, card, result, subject
 
-from sandbox.errors import SandboxUnavailable
-from scoring import load_pack
-from tasks.checking import (
+from evalfleet.sandbox.errors import SandboxUnavailable
+from evalfleet.scoring import load_pack
+from evalfleet.tasks.checking import (
     SECTIONS,
     CheckError,
     CheckReport,
@@ -29,10 +29,10 @@ from tasks.checking import (
     plan,
     subjects,
 )
-from tasks.checking.sections import Runs
-from tasks.forgeries import FORGERIES
-from tasks.messages import RunRequest, RunResult, Submission
-from tasks.packs import pack_digest
+from evalfleet.tasks.checking.sections import Runs
+from evalfleet.tasks.forgeries.battery import FORGERIES
+from evalfleet.tasks.messages import RunRequest, RunResult, Submission
+from evalfleet.tasks.packs import pack_digest
 
 
 def fake_fleet(requests: Sequence[RunRequest]) -> list[RunResult]:

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
-from sandbox.profile import Profile
-from sandbox.testing.fake import FakeFactory
-from scoring import load_pack
-from tasks.forgeries import FORGERIES, battery, exposure, target, wins
-from tasks.messages import RunResult
-from tasks.packs import sandbox_block
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.scoring import load_pack
+from evalfleet.tasks.forgeries.battery import FORGERIES, battery, exposure, target, wins
+from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.packs import sandbox_block
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
 
@@ -154,7 +154,7 @@ def test_validate_warns_how_a_packs_tests_could_be_forged(tmp_path: Path) -> Non
         old["version"]["sandbox"].pop(key)
     path = tmp_path / "old.yaml"
     path.write_text(yaml.safe_dump(old))
-    run = [sys.executable, "-m", "workers", "validate"]
+    run = [sys.executable, "-m", "evalfleet.workers", "validate"]
     clean = subprocess.run([*run, str(PACK)], capture_output=True, text=True, check=False)
     forgeable = subprocess.run([*run, str(path)], capture_output=True, text=True, check=False)
     assert (clean.returncode, clean.stderr) == (0, "")

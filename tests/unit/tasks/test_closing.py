@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
-from sandbox.profile import Profile
-from sandbox.results import ExecResult
-from sandbox.testing.fake import FakeFactory
-from tasks.closing import Closer
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import ExecResult
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.tasks.closing import Closer
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 pytestmark = pytest.mark.unit
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from scoring import SpecError
-from tasks import pack_cache
-from tasks.pack_cache import PackCache, cache_key
+from evalfleet.scoring import SpecError
+from evalfleet.tasks import pack_cache
+from evalfleet.tasks.pack_cache import PackCache, cache_key
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "kept"},

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.command import Command
-from sandbox.evaluator import EvaluatorRun
-from sandbox.execution import CodeExecution
-from tasks.pack_environment import probes, program_of
+from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.evaluator import EvaluatorRun
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.tasks.pack_environment import probes, program_of
 
 
 @pytest.mark.parametrize(("run", "tool"), [

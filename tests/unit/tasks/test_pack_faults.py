@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sandbox.profile import Profile
-from sandbox.results import ExecResult
-from sandbox.testing.fake import FakeFactory
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.results import ExecResult
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 CONFIG = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))})
 PACK: dict[str, Any] = {

@@ -16,11 +16,11 @@ from pipeline_support import (
     with_pack,
 )
 
-from sandbox.profile import Profile
-from sandbox.testing.fake import FakeFactory
-from scoring import evaluate, load_pack
-from tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
-from workers.devtools import sandbox_free
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.scoring import evaluate, load_pack
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.workers.devtools import sandbox_free
 
 
 def test_a_passing_submission_is_scored() -> None:

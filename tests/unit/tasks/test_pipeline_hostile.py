@@ -9,13 +9,13 @@ import pytest
 import yaml
 from pipeline_support import EXAMPLES, TESTS_PASS, MiB, config, request, run
 
-from sandbox.results import ExecResult
-from sandbox.testing.fake import FakeFactory
-from scoring import load_spec
-from scoring.run.dimensions import NOT_A_NUMBER
-from tasks.budgets import exceeded
-from tasks.messages import RunResult, cap_size
-from tasks.pipeline import run_pipeline
+from evalfleet.sandbox.results import ExecResult
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.scoring import load_spec
+from evalfleet.scoring.run.dimensions import NOT_A_NUMBER
+from evalfleet.tasks.budgets import exceeded
+from evalfleet.tasks.messages import RunResult, cap_size
+from evalfleet.tasks.pipeline import run_pipeline
 
 
 def test_a_result_past_its_size_with_a_text_payload_is_published_slimmed() -> None:

@@ -12,13 +12,13 @@ import pytest
 from unit.tasks.checking_support import card, result, subject
 from unit.tasks.pipeline_support import PACK, TESTS_PASS, config, request
 
-from sandbox.testing.fake import FakeFactory
-from tasks.checking import check_pack
-from tasks.messages import RunResult
-from tasks.packs import pack_digest
-from tasks.pipeline import run_pipeline
-from tasks.preflight import Mode, PreflightGate, PreflightRecord, PreflightStore
-from tasks.redis_keys import preflight_key
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.tasks.checking import check_pack
+from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.packs import pack_digest
+from evalfleet.tasks.pipeline import run_pipeline
+from evalfleet.tasks.preflight import Mode, PreflightGate, PreflightRecord, PreflightStore
+from evalfleet.tasks.redis_keys import preflight_key
 
 IMAGE = "sha256:f00d"
 CHECKED = datetime(2026, 11, 24, 9, 30, tzinfo=UTC)

@@ -7,10 +7,10 @@ import copy
 import pytest
 from pipeline_support import PACK, request, run
 
-from scoring import load_pack
-from scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
-from tasks.messages import RunResult
-from tasks.provenance import evalfleet_version, provenance
+from evalfleet.scoring import load_pack
+from evalfleet.scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
+from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.provenance import evalfleet_version, provenance
 
 
 def test_a_scored_run_records_code_semantics_and_pack_hash() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.queueing import transport_options
+from evalfleet.tasks.queueing import transport_options
 
 
 @pytest.mark.parametrize(("visibility_s", "sweep_s"), [(3, 1), (6, 1), (120, 12), (3600, 60)])

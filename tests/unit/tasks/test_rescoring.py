@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 from pipeline_support import PACK, request, run
 
-from scoring import load_pack
-from tasks.messages import RunResult
-from tasks.redis_keys import RESULTS_STREAM, result_key
-from tasks.rescoring import Change, rescore, stream_results
-from workers.cli import main
+from evalfleet.scoring import load_pack
+from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.redis_keys import RESULTS_STREAM, result_key
+from evalfleet.tasks.rescoring import Change, rescore, stream_results
+from evalfleet.workers.cli import main
 
 
 def scored(**overrides: Any) -> RunResult:

@@ -11,14 +11,14 @@ import pytest
 from redis.exceptions import OutOfMemoryError
 from unit.tasks.pipeline_support import TESTS_PASS, request
 
-from sandbox.errors import SandboxConfigError, SandboxUnavailable
-from sandbox.profile import Profile
-from sandbox.testing.fake import FakeFactory
-from tasks.messages import RunResult
-from tasks.patience import Patience
-from tasks.pipeline import PipelineConfig, ProfileBounds
-from tasks.run import execute
-from tasks.runtime import Runtime
+from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
+from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.patience import Patience
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds
+from evalfleet.tasks.run_task import execute
+from evalfleet.tasks.task_context import Runtime
 
 
 class MemoryRedis:

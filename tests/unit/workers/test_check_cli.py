@@ -9,10 +9,10 @@ from click.testing import CliRunner
 from rich.console import Console
 from unit.tasks.checking_support import PACK, card, result, subject
 
-from tasks.checking import check_pack
-from tasks.forgeries import FORGERIES
-from workers.check_cli import render
-from workers.cli import main
+from evalfleet.tasks.checking import check_pack
+from evalfleet.tasks.forgeries.battery import FORGERIES
+from evalfleet.workers.check_cli import render
+from evalfleet.workers.cli import main
 
 
 def write_pack(tmp_path: Path, **sandbox: object) -> Path:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from workers.cli import main
+from evalfleet.workers.cli import main
 
 PACKS = Path(__file__).parents[3] / "examples" / "packs"
 
@@ -263,7 +263,7 @@ def test_score_refuses_an_ambiguous_bare_case_key(tmp_path: Path) -> None:
 
 def test_a_pack_file_is_sent_as_agentclash_reads_it(tmp_path: Path) -> None:
     """``evalfleet run/submit`` send the pack as yaml.v3 decodes it, not as YAML 1.1 would."""
-    from workers.fleet_cli import pack_mapping
+    from evalfleet.workers.fleet_cli import pack_mapping
 
     pack = tmp_path / "pack.yaml"
     pack.write_text(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tasks.messages import RunResult
-from workers.devtools.demo import runtime_summary
+from evalfleet.tasks.messages import RunResult
+from evalfleet.workers.devtools.demo import runtime_summary
 
 
 def result(runtime: str | None) -> RunResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers.consumer import EVENT_BATCH_S, EventBatchingConsumer
+from evalfleet.workers.event_batching import EVENT_BATCH_S, EventBatchingConsumer
 
 
 class Hub:
@@ -77,3 +77,16 @@ def test_events_still_waiting_leave_before_the_connection_closes() -> None:
     found._pending_operations = []
     found.shutdown()
     assert steps == ["flush", "close"]
+
+
+def test_the_celery_app_names_this_consumer_by_a_path_that_resolves() -> None:
+    """Celery imports ``worker_consumer`` by name only when a worker starts: the name must
+    be the namespace's, or every worker dies at boot."""
+    from kombu.utils.imports import symbol_by_name
+
+    from evalfleet.workers.app import make_app
+    from evalfleet.workers.settings import Settings
+
+    app = make_app(Settings(metrics_port=0))
+
+    assert symbol_by_name(app.conf.worker_consumer) is EventBatchingConsumer

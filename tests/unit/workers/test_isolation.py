@@ -8,9 +8,17 @@ from typing import Any
 
 import pytest
 
-from sandbox.docker.runtimes import RuntimeInfo, offered
-from workers.isolation import AUTO, Isolation, IsolationError, apply, choose, resolve, served
-from workers.settings import ProfileSettings, Settings
+from evalfleet.sandbox.docker.runtimes import RuntimeInfo, offered
+from evalfleet.workers.isolation import (
+    AUTO,
+    Isolation,
+    IsolationError,
+    apply,
+    choose,
+    resolve,
+    served,
+)
+from evalfleet.workers.settings import ProfileSettings, Settings
 
 RUNC = RuntimeInfo("runc", "runc")
 RUNSC = RuntimeInfo("runsc", "/usr/bin/runsc", ("--network=none", "--oci-seccomp"))
@@ -82,7 +90,7 @@ def test_apply_pins_the_runtime_and_warns_once_per_fallback(
         caplog: pytest.LogCaptureFixture) -> None:
     settings = Settings(profiles={"default": ProfileSettings(), "web": ProfileSettings(
         allow_network=True)}, queues=["default", "web"])
-    with caplog.at_level(logging.INFO, logger="workers.isolation"):
+    with caplog.at_level(logging.INFO, logger="evalfleet.workers.isolation"):
         apply(settings, resolve(settings.profiles, served(settings), engine(RUNC, RUNSC)))
     assert settings.profiles["default"].runtime == "runsc"
     assert settings.profiles["web"].runtime == "runc"
@@ -110,7 +118,7 @@ def test_served_profiles_are_the_queues_with_a_profile() -> None:
 
 
 def test_the_isolation_metric_labels_each_profile() -> None:
-    from workers.metrics import IsolationCollector
+    from evalfleet.workers.metrics import IsolationCollector
 
     found: Any = next(iter(IsolationCollector([
         Isolation("default", "runsc", True),

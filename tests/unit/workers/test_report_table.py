@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from rich.console import Console
 from terminal import in_terminal
 
-from scoring import load_pack
-from tasks.messages import FieldProblem, Preflight, RunResult
-from workers.cli import main
-from workers.run_report import chosen_format, failed_tests, run_report
+from evalfleet.scoring import load_pack
+from evalfleet.tasks.messages import FieldProblem, Preflight, RunResult
+from evalfleet.workers.cli import main
+from evalfleet.workers.terminal_report import chosen_format, failed_tests, run_report
 
 PACKS = Path(__file__).parents[3] / "examples" / "packs"
 FIZZBUZZ = PACKS / "fizzbuzz-coding"

@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
-from workers.metrics import ReuseCollector
-from workers.reuse_check import ReuseCheck, apply
-from workers.settings import Settings
+from evalfleet.workers.metrics import ReuseCollector
+from evalfleet.workers.reuse_check import ReuseCheck, apply
+from evalfleet.workers.settings import Settings
 
 
 def test_unverified_reuse_is_turned_off_loudly(monkeypatch: pytest.MonkeyPatch,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.settings import Settings
+from evalfleet.workers.settings import Settings
 
 MiB = 1024 * 1024
 
@@ -67,7 +67,7 @@ class _Redis:
 def test_workers_of_one_redis_share_a_stored_fleet_id_and_stacks_do_not() -> None:
     """Unset, the fleet is the id stored once in the shared Redis: same Redis, same id;
     two stacks whose Redis URLs read the same still get different ids."""
-    from workers.worker import resolve_fleet
+    from evalfleet.workers.worker import resolve_fleet
 
     stack_a, stack_b = _Redis(), _Redis()
     url = "redis://redis:6379/0"
@@ -85,7 +85,7 @@ def test_the_preflight_requirement_comes_from_the_environment(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``EVALFLEET_PREFLIGHT__MODE`` and ``__SECTIONS`` build the worker's gate; off (the
     default) builds none; an unknown mode fails at start-up."""
-    from workers.worker import preflight_gate
+    from evalfleet.workers.worker import preflight_gate
 
     assert preflight_gate(Settings(), redis=None, factory=None) is None
     monkeypatch.setenv("EVALFLEET_PREFLIGHT__MODE", "require")
@@ -111,7 +111,7 @@ def test_a_worker_started_while_redis_is_full_adopts_the_stored_fleet_id() -> No
     """The id is read before any write: a full Redis, which refuses the SET, still gives a
     new worker its fleet's id (not a name of its own, under which the fleet's reapers would
     not see its sandboxes)."""
-    from workers.worker import resolve_fleet
+    from evalfleet.workers.worker import resolve_fleet
 
     full = _FullRedis()
     full.data["evalfleet:fleet"] = b"fleet-0123456789ab"

@@ -9,8 +9,13 @@ import pytest
 from celery.signals import task_prerun
 from celery.worker import state
 
-from tasks.queueing import TASK_NAME
-from workers.metrics import LAST_RUN_STARTED, POOL_TAKES, ActiveRunsCollector, FleetMetrics
+from evalfleet.tasks.queueing import TASK_NAME
+from evalfleet.workers.metrics import (
+    LAST_RUN_STARTED,
+    POOL_TAKES,
+    ActiveRunsCollector,
+    FleetMetrics,
+)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scoring.spec.models import EvaluationSpec
+from evalfleet.scoring.spec.models import EvaluationSpec
 
 T0 = "2026-01-01T00:00:00+00:00"
 VALIDATOR = {"key": "answer", "type": "exact_match", "target": "final_output",

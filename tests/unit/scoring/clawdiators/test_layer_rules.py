@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from layer_helpers import evaluator_event, layer_spec, manifest_event, run, scores
 
-from scoring import evaluate
-from scoring.clawdiators.efficiency import call_efficiency, token_efficiency
-from scoring.errors import SpecError
-from scoring.spec.loading import load_spec
+from evalfleet.scoring import evaluate
+from evalfleet.scoring.clawdiators.efficiency import call_efficiency, token_efficiency
+from evalfleet.scoring.errors import SpecError
+from evalfleet.scoring.spec.loading import load_spec
 
 CHECK = {"key": "has_main", "type": "required_files", "paths": ["main.py"],
          "guards": ["correctness"]}

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from layer_helpers import layer_spec, run
 
-from scoring import evaluate
-from scoring.clawdiators.rules import weights_sum_to_one
-from scoring.clawdiators.speed import legacy_linear, linear, power
-from scoring.errors import SpecError
-from scoring.run.scorecard import to_points
-from scoring.spec.loading import load_spec
+from evalfleet.scoring import evaluate
+from evalfleet.scoring.clawdiators.rules import weights_sum_to_one
+from evalfleet.scoring.clawdiators.speed import legacy_linear, linear, power
+from evalfleet.scoring.errors import SpecError
+from evalfleet.scoring.run.scorecard import to_points
+from evalfleet.scoring.spec.loading import load_spec
 
 
 @pytest.mark.parametrize(("used", "limit", "points"), [

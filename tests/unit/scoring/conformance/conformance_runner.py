@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from scoring import Case, Scorecard, SpecError, evaluate, load_pack
+from evalfleet.scoring import Case, Scorecard, SpecError, evaluate, load_pack
 
 VALIDATOR_FIELDS = ("key", "type", "verdict", "state", "outcome_class", "reason",
                     "normalized_score", "source")

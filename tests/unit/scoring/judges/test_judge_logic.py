@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from scoring.judges import aggregate
-from scoring.judges.budget import MESSAGE_OVERHEAD_TOKENS, Budget
-from scoring.judges.calls import order_candidates, plan_judge
-from scoring.judges.parsing import JudgeParseError, parse_ranking, parse_score, sanitize
-from scoring.judges.prompts import Candidate, judge_message, n_wise_message
-from scoring.spec.models import EvaluationSpec, JudgeDecl, PriceRow
+from evalfleet.scoring.judges import aggregate
+from evalfleet.scoring.judges.budget import MESSAGE_OVERHEAD_TOKENS, Budget
+from evalfleet.scoring.judges.calls import order_candidates, plan_judge
+from evalfleet.scoring.judges.parsing import JudgeParseError, parse_ranking, parse_score, sanitize
+from evalfleet.scoring.judges.prompts import Candidate, judge_message, n_wise_message
+from evalfleet.scoring.spec.models import EvaluationSpec, JudgeDecl, PriceRow
 
 
 def decl(**extra: Any) -> JudgeDecl:
@@ -186,8 +186,8 @@ def test_shuffle_is_seeded() -> None:
 
 def test_plan_caps_samples_and_is_model_major() -> None:
     """samples × models calls, capped by max_samples_per_judge, AgentClash's order."""
-    from scoring.run.evidence import Evidence
-    from scoring.spec.models import JudgeLimits
+    from evalfleet.scoring.run.evidence import Evidence
+    from evalfleet.scoring.spec.models import JudgeLimits
 
     judge = decl(model="", models=["gpt-4o", "claude-x"], samples=5,
                  consensus={"aggregation": "mean"})
@@ -198,7 +198,7 @@ def test_plan_caps_samples_and_is_model_major() -> None:
 
 
 def test_n_wise_alone_is_unavailable() -> None:
-    from scoring.run.evidence import Evidence
+    from evalfleet.scoring.run.evidence import Evidence
 
     plan = plan_judge(decl(mode="n_wise", prompt="p"), Evidence(), "run")
     assert (

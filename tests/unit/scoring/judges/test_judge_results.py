@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-import scoring
-from scoring.judges import CALL_COMPLETED, CALL_SKIPPED
+from evalfleet import scoring
+from evalfleet.scoring.judges import CALL_COMPLETED, CALL_SKIPPED
 
 SPEC = {
     "name": "s", "version_number": 1, "judge_mode": "hybrid",
@@ -206,9 +206,9 @@ def test_a_model_listed_twice_keeps_its_later_score() -> None:
 def test_an_n_wise_context_error_is_worded_as_agentclash_words_it() -> None:
     """``buildNWiseCandidates``: a run's malformed context is "resolve n_wise context for
     <id>: <err>", and the judge "errored"; a missing one is "judge context unavailable"."""
-    from scoring.judges.calls import n_wise_reason
-    from scoring.judges.prompts import Context
-    from scoring.run import event_types
+    from evalfleet.scoring.judges.calls import n_wise_reason
+    from evalfleet.scoring.judges.prompts import Context
+    from evalfleet.scoring.run import event_types
 
     assert n_wise_reason("r1", Context(reason="boom", error=True)) == (
         "resolve n_wise context for r1: boom")

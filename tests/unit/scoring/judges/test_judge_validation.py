@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-import scoring
-from scoring.judges.rules import has_secret_reference
-from scoring.spec.rules import validate_spec
+from evalfleet import scoring
+from evalfleet.scoring.judges.rules import has_secret_reference
+from evalfleet.scoring.spec.rules import validate_spec
 
 UNKNOWN = ("must be inferable to a known judge provider (claude-*, gpt-*, gemini-*, grok-*, "
            "mistral-*, openrouter/* slugs)")
@@ -152,7 +152,7 @@ def test_judge_limits_rules_still_apply() -> None:
 ])
 def test_provider_by_prefix(model: str, provider: str) -> None:
     """The §3 prefix table, lower-cased."""
-    from scoring.judges.providers import infer_provider
+    from evalfleet.scoring.judges.providers import infer_provider
 
     assert provider == infer_provider(model)
 

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.compat.generation import InvalidReferences, parse_references
-from scoring.errors import FieldError
-from scoring.validators import bleu_score
+from evalfleet.scoring.compat.generation import InvalidReferences, parse_references
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.validators import bleu_score
 
 PATH = "evaluation_spec.validators[0].config"
 CAT = "the cat sat on the mat"

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.errors import FieldError
-from scoring.validators import chrf_score
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.validators import chrf_score
 
 PATH = "evaluation_spec.validators[0].config"
 

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured, executed, spec_body
 
-from scoring.errors import FieldError
-from scoring.run.records import ValidatorResult
-from scoring.spec.models import EvaluationSpec
-from scoring.spec.rules import validate_spec
-from scoring.validators import code_execution
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.run.records import ValidatorResult
+from evalfleet.scoring.spec.models import EvaluationSpec
+from evalfleet.scoring.spec.rules import validate_spec
+from evalfleet.scoring.validators import code_execution
 
 PATH = "evaluation_spec.validators[0].config"
 CONFIG = {"test_command": "pytest -q"}

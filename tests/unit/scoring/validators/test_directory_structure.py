@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured, listed
 
-from scoring.compat import gopath
-from scoring.run.records import ValidatorResult
+from evalfleet.scoring.compat import gopath
+from evalfleet.scoring.run.records import ValidatorResult
 
 ROOT = "/workspace"
 FILES = [{"path": "/workspace/src/main.py", "size": 10},

@@ -35,7 +35,7 @@ def test_numbers_in_case_data_are_stringified_the_go_way() -> None:
               "expectations": [{"key": "answer", "value": 1000000}]}]
     from unit.scoring.helpers import evidence_of, spec_with
 
-    from scoring.run.validator_run import run_validator
+    from evalfleet.scoring.run.validator_run import run_validator
 
     spec = spec_with({"key": "v", "type": "exact_match", "target": "final_output",
                       "expected_from": "case.expectations.answer"})

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured
 
-from scoring.run.records import ValidatorResult
+from evalfleet.scoring.run.records import ValidatorResult
 
 
 def match(content: str, expected: str, config: Any = None) -> ValidatorResult:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, captured, listed, spec_body
 
-from scoring.spec.models import EvaluationSpec
-from scoring.spec.rules import validate_spec
+from evalfleet.scoring.spec.models import EvaluationSpec
+from evalfleet.scoring.spec.rules import validate_spec
 
 PRESENT = [captured("out", "hello")]
 ABSENT = [captured("out", exists=False)]

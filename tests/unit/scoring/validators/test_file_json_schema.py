@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import T0, completed, run_one
 
-from scoring.run.records import ValidatorResult
-from scoring.validators import lookup
+from evalfleet.scoring.run.records import ValidatorResult
+from evalfleet.scoring.validators import lookup
 
 OBJECT_WITH_ID = {"type": "object", "required": ["id"],
                   "properties": {"id": {"type": "integer"}}}

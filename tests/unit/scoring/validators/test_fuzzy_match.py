@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.errors import FieldError
-from scoring.spec.models import EvaluationSpec
-from scoring.spec.rules import validate_spec
-from scoring.validators import fuzzy_match
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.spec.models import EvaluationSpec
+from evalfleet.scoring.spec.rules import validate_spec
+from evalfleet.scoring.validators import fuzzy_match
 
 PATH = "evaluation_spec.validators[0].config"
 

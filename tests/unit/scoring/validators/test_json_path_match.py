@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.compat.goquote import QuoteError, unquote
-from scoring.compat.jsondoc import parse_document
-from scoring.compat.jsonpath import PathError, lookup
+from evalfleet.scoring.compat.goquote import QuoteError, unquote
+from evalfleet.scoring.compat.jsondoc import parse_document
+from evalfleet.scoring.compat.jsonpath import PathError, lookup
 
 DOC = json.dumps({
     "name": "ada", "n": 10, "f": 2.5, "big": 42, "tags": ["x", 1, {"k": "v"}],

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.validators.schema_decode import KIND_OF
+from evalfleet.scoring.validators.schema_decode import KIND_OF
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 DRAFT_07_TLS = "https://json-schema.org/draft-07/schema#"

@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one, spec_with
 
-from scoring.compat.mathcanon import canonical, evaluate, key
-from scoring.compat.mathexpr import MathSyntaxError, parse
-from scoring.compat.mathnorm import normalize
-from scoring.errors import FieldError
-from scoring.spec.rules import validate_spec
-from scoring.validators.math_equivalence import KIND, MathEquivalenceConfig
+from evalfleet.scoring.compat.mathcanon import canonical, evaluate, key
+from evalfleet.scoring.compat.mathexpr import MathSyntaxError, parse
+from evalfleet.scoring.compat.mathnorm import normalize
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.spec.rules import validate_spec
+from evalfleet.scoring.validators.math_equivalence import KIND, MathEquivalenceConfig
 
 
 @pytest.mark.parametrize(("raw", "normalized"), [

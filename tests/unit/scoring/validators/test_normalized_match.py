@@ -10,15 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.compat.textnorm import (
+from evalfleet.scoring.compat.textnorm import (
     STEPS,
     apply_pipeline,
     collapse_ascii_whitespace,
     split_words,
     trim,
 )
-from scoring.errors import FieldError
-from scoring.validators import normalized_match
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.validators import normalized_match
 
 PATH = "evaluation_spec.validators[0].config"
 

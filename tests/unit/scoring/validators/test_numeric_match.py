@@ -11,9 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 
-from scoring.compat.gofloat import go_pow10, parse_float, round_half_away, round_significant
-from scoring.errors import FieldError
-from scoring.validators import numeric_match
+from evalfleet.scoring.compat.gofloat import (
+    go_pow10,
+    parse_float,
+    round_half_away,
+    round_significant,
+)
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.validators import numeric_match
 
 PATH = "evaluation_spec.validators[0].config"
 

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from unit.scoring.helpers import T0, completed, run_one, spec_with
 
-from scoring.errors import FieldError
-from scoring.run.records import ValidatorResult
-from scoring.spec.rules import validate_spec
-from scoring.validators.postcondition import KIND, PostconditionConfig
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.run.records import ValidatorResult
+from evalfleet.scoring.spec.rules import validate_spec
+from evalfleet.scoring.validators.postcondition import KIND, PostconditionConfig
 
 CONFIG_JSON = '{"name": "svc", "port": 8080, "ratio": 0.5, "tags": ["a", "b"]}'
 

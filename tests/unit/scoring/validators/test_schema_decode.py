@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from scoring.validators.schema_decode import DECODE_TARGET, DecodeError, decode_schema
-from scoring.validators.schemas import parse_schema_text
+from evalfleet.scoring.validators.schema_decode import DECODE_TARGET, DecodeError, decode_schema
+from evalfleet.scoring.validators.schemas import parse_schema_text
 
 EMBEDDED = "Go struct field .schemaWithoutMethods"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.validators.schema_decode import decode_schema
-from scoring.validators.schema_resolve import ResolveError, resolve
-from scoring.validators.schemas import parse_schema_text
+from evalfleet.scoring.validators.schema_decode import decode_schema
+from evalfleet.scoring.validators.schema_resolve import ResolveError, resolve
+from evalfleet.scoring.validators.schemas import parse_schema_text
 
 ANON = "jsonschema.Schema: <anonymous schema>: "
 

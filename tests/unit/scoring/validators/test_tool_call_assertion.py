@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from unit.scoring.helpers import run_one
 from unit.scoring.validators.grader_events import JSON_VALUES, spec_body, tool_call
 
-from scoring.errors import FieldError
-from scoring.run.records import ValidatorResult
-from scoring.spec.models import EvaluationSpec
-from scoring.spec.rules import validate_spec
-from scoring.validators import tool_call_assertion
-from scoring.validators.tool_call_assertion import contains
+from evalfleet.scoring.errors import FieldError
+from evalfleet.scoring.run.records import ValidatorResult
+from evalfleet.scoring.spec.models import EvaluationSpec
+from evalfleet.scoring.spec.rules import validate_spec
+from evalfleet.scoring.validators import tool_call_assertion
+from evalfleet.scoring.validators.tool_call_assertion import contains
 
 PATH = "evaluation_spec.validators[0].config"
 TRACE = [

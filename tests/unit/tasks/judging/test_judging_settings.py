@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.settings import Settings
+from evalfleet.workers.settings import Settings
 
 
 def test_env_builds_endpoints_and_hides_keys(monkeypatch: pytest.MonkeyPatch) -> None:

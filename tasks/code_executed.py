@@ -2,7 +2,7 @@
 event, with counts and per-test verdicts read by scoring's rules.
 
 The sandbox hands back what the test did (:class:`~sandbox.execution.TestRun`); this module
-counts (:mod:`scoring.run.test_counts`: from the output, or from the JUnit report of a test
+counts (:mod:`scoring.run.tally`: from the output, or from the JUnit report of a test
 that has one) and keeps a bounded head and tail of each output stream.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from sandbox.execution import TestRun
-from sandbox.results import FileRead, text
-from scoring.run import grader_events
-from scoring.run.test_counts import (
+from evalfleet.sandbox.execution import TestRun
+from evalfleet.sandbox.results import FileRead, text
+from evalfleet.scoring.run import grader_events
+from evalfleet.scoring.run.tally import (
     TestCounts,
     TestVerdict,
     junit_verdicts,

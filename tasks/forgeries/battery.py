@@ -17,12 +17,12 @@ import posixpath
 import textwrap
 from typing import Any
 
-from scoring import Pack
+from evalfleet.scoring import Pack
 
-from .forgeries_fleet import FLEET
-from .forgery import PASS_LINE, Builder, Forgery, Target, planted, relative, submission
-from .messages import RunResult
-from .packs import sandbox_block
+from ..messages import RunResult
+from ..packs import sandbox_block
+from .fleet import FLEET
+from .kit import PASS_LINE, Builder, Forgery, Target, planted, relative, submission
 
 __all__ = ["FORGERIES", "Forgery", "Target", "battery", "exposure", "refused", "target", "wins"]
 
@@ -257,7 +257,7 @@ def _unwritable_deliverable(aim: Target) -> Forgery:
 
 
 #: Every forgery of the battery, by name (registry order is the report's order): the test
-#: frameworks' here, then the fleet's (:mod:`tasks.forgeries_fleet`).
+#: frameworks' here, then the fleet's (:mod:`tasks.forgeries.fleet`).
 FORGERIES: dict[str, Builder] = {
     "pytest hook": _pytest_hook,
     "shadowed runner": _shadowed_runner,

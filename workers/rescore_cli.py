@@ -21,11 +21,11 @@ from typing import Any, NoReturn
 import click
 from pydantic import ValidationError
 
-from scoring import Pack, SpecError, load_pack
-from scoring.compat.gojson import UnmarshalError, unmarshal
-from tasks.messages import RunResult
-from tasks.packs import registered_pack
-from tasks.rescoring import Rescored, rescore, stream_results, summary
+from evalfleet.scoring import Pack, SpecError, load_pack
+from evalfleet.scoring.compat.gojson import UnmarshalError, unmarshal
+from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.packs import registered_pack
+from evalfleet.tasks.rescoring import Rescored, rescore, stream_results, summary
 
 from .settings import Settings
 

@@ -31,9 +31,9 @@ from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from sandbox.errors import SandboxConfigError, SandboxUnavailable
+from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
 
-from . import runtime
+from . import task_context
 from .closing import close_now
 from .decoding import decode_loosely, fallback_run_id
 from .messages import RunResult, cap_size
@@ -51,10 +51,10 @@ DEADLINE_MARGIN_S = 10.0
              ignore_result=True, max_retries=None)
 def run(self: Any, request: str | dict[str, Any], enqueued_at: float | None = None) -> str:
     """Evaluate one run request and publish its result; returns the outcome."""
-    return execute(runtime.current(), self, request, enqueued_at)
+    return execute(task_context.current(), self, request, enqueued_at)
 
 
-def execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None) -> str:
+def execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float | None) -> str:
     """The task body, with the runtime passed in (testable without a worker).
 
     Raises:
@@ -71,7 +71,7 @@ def execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None
         raise Reject(str(err), requeue=True) from err
 
 
-def _execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | None,
+def _execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float | None,
              deadline: float) -> str:
     run_id = fallback_run_id(decode_loosely(body))
     attempt = rt.patience.persist("delivery", lambda: rt.publisher.admit(run_id), deadline)
@@ -101,7 +101,7 @@ def _execute(rt: runtime.Runtime, task: Any, body: Any, enqueued_at: float | Non
     return _publish(rt, result, attempt, enqueued_at, _queue(task), deadline)
 
 
-def _retry_or_give_up(rt: runtime.Runtime, task: Any, delivery: tuple[str, int],
+def _retry_or_give_up(rt: task_context.Runtime, task: Any, delivery: tuple[str, int],
                       outcome: Any, err: BaseException, deadline: float) -> RunResult:
     (run_id, attempt), reason = delivery, f"{type(err).__name__}: {err}"
     if attempt >= rt.delivery_cap:
@@ -126,13 +126,13 @@ def _send_retry(task: Any, err: BaseException, countdown: float) -> BaseExceptio
     return sent
 
 
-def failed(run_id: str, outcome: Any, reason: str, rt: runtime.Runtime) -> RunResult:
+def failed(run_id: str, outcome: Any, reason: str, rt: task_context.Runtime) -> RunResult:
     """A run that ends without a scorecard (never the candidate's fault)."""
     return RunResult(run_id=run_id, outcome=outcome, reason=reason, worker=rt.config.worker_id,
                      provenance=provenance())
 
 
-def _publish(rt: runtime.Runtime, result: RunResult, attempt: int, enqueued_at: float | None,
+def _publish(rt: task_context.Runtime, result: RunResult, attempt: int, enqueued_at: float | None,
              queue: str, deadline: float) -> str:
     result.attempt = attempt
     if enqueued_at is not None:

@@ -8,13 +8,19 @@ from types import SimpleNamespace
 
 import pytest
 
-from sandbox.docker import outcome
-from sandbox.execution import CodeExecution, TestRun
-from sandbox.results import ExecResult, FileRead
-from scoring.run import grader_events
-from scoring.validators import code_execution
-from scoring.validators.code_execution import CodeExecutionConfig
-from tasks.test_records import KEPT_OUTPUT_BYTES, NO_EVIDENCE, kept, record, report_evidence
+from evalfleet.sandbox.docker import outcome
+from evalfleet.sandbox.execution import CodeExecution, TestRun
+from evalfleet.sandbox.results import ExecResult, FileRead
+from evalfleet.scoring.run import grader_events
+from evalfleet.scoring.validators import code_execution
+from evalfleet.scoring.validators.code_execution import CodeExecutionConfig
+from evalfleet.tasks.code_executed import (
+    KEPT_OUTPUT_BYTES,
+    NO_EVIDENCE,
+    kept,
+    record,
+    report_evidence,
+)
 
 SPEC = CodeExecution(validator_key="tests", target="file:sol", target_path="/workspace/sol.py",
                      test_command="pytest -q -x", timeout_ms=1000, pass_threshold=0.5,

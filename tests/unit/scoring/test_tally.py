@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.run.test_counts import (
+from evalfleet.scoring.run.tally import (
     TestCounts,
     TestVerdict,
     junit_verdicts,

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sandbox.capture import CaptureCheck, Check, ListingCheck
-from sandbox.command import Command, SeedFile
-from sandbox.execution import CodeExecution
-from sandbox.paths import PathRejected, seeded_as, workspace_path
-from sandbox.plan import Plan
-from sandbox.profile import WORKSPACE
-from sandbox.room import Probe
-from scoring import Case, EvaluationSpec
-from scoring.run.placeholders import render
+from evalfleet.sandbox.capture import CaptureCheck, Check, ListingCheck
+from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.execution import CodeExecution
+from evalfleet.sandbox.paths import PathRejected, seeded_as, workspace_path
+from evalfleet.sandbox.plan import Plan
+from evalfleet.sandbox.profile import WORKSPACE
+from evalfleet.sandbox.room import Probe
+from evalfleet.scoring import Case, EvaluationSpec
+from evalfleet.scoring.run.placeholders import render
 
 from . import pack_environment
 from .clawdiators import evaluator_run

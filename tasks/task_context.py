@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sandbox.base import SandboxFactory
+from evalfleet.sandbox.base import SandboxFactory
 
 from .closing import Closer
 from .messages import RunResult

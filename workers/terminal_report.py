@@ -18,10 +18,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from scoring import EvaluationSpec, Scorecard
-from scoring.run import event_types
-from scoring.spec.models import Dimension
-from tasks.messages import RunResult
+from evalfleet.scoring import EvaluationSpec, Scorecard
+from evalfleet.scoring.run import event_types
+from evalfleet.scoring.spec.models import Dimension
+from evalfleet.tasks.messages import RunResult
 
 #: Lines of a failing step's output shown under it.
 OUTPUT_LINES = 6
