@@ -2,7 +2,8 @@
 
 A real service that is missing **skips** a test on a laptop but **fails** it in CI
 (``CI=true``), in the manner of dramatiq's ``check_redis``. Lanes are given by folder:
-``tests/unit`` → ``unit``, ``tests/contract`` and ``tests/integration`` → ``integration``.
+``tests/unit`` → ``unit``, ``tests/contract`` and ``tests/integration`` → ``integration``
+(but the contract's checks against the in-memory fake, which are ``unit``).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "int
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test with the lane of the folder it lives in."""
+    """Mark every test with the lane of the folder it lives in, unless it names its own
+    (the sandbox contract's checks against the in-memory fake are ``unit``)."""
     for item in items:
         folder = Path(str(item.fspath)).relative_to(TESTS).parts[0]
         lane = LANE_BY_FOLDER.get(folder)
-        if lane and lane not in {m.name for m in item.iter_markers()}:
+        if lane and not {m.name for m in item.iter_markers()} & set(LANE_BY_FOLDER.values()):
             item.add_marker(getattr(pytest.mark, lane))
 
 

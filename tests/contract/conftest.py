@@ -20,12 +20,14 @@ DRIVERS = {"fake": None, "docker-python": image("python"),
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Every driver once; the Docker ones under every runtime (``runc``, ``runsc``)."""
+    """Every driver once; the Docker ones under every runtime (``runc``, ``runsc``). The
+    fake's checks need no service: they run in the fast lane (``unit``)."""
     if "target" in metafunc.fixturenames:
         ids = [f"{name}-{runtime}" if DRIVERS[name] else name
                for name in sorted(DRIVERS) for runtime in RUNTIMES
                if DRIVERS[name] or runtime == RUNTIMES[0]]
-        metafunc.parametrize("target", ids, indirect=True, scope="session")
+        params = [pytest.param(i, marks=pytest.mark.unit if i == "fake" else ()) for i in ids]
+        metafunc.parametrize("target", params, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
