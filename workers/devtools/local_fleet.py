@@ -108,6 +108,9 @@ class WorkerNode:
     metrics_port: int
     args: list[str] = field(default_factory=lambda: ["-c", "1"])
     process: subprocess.Popen[bytes] | None = None
+    python: str = sys.executable
+    """The interpreter that runs it (another virtualenv's, to test an installed wheel)."""
+    cwd: Path | None = None
 
     def start(self, ready_timeout: float = 30) -> WorkerNode:
         """Start it and wait for Celery's "ready".
@@ -122,8 +125,8 @@ class WorkerNode:
         """Start the process (without waiting for it to be ready)."""
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "evalfleet.workers", "worker", *self.args], env=self.env,
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                [self.python, "-m", "evalfleet.workers", "worker", *self.args], env=self.env,
+                cwd=self.cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         return self
 
     def wait_ready(self, ready_timeout: float = 30) -> WorkerNode:
