@@ -23,14 +23,44 @@ LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "int
                   "reliability": "integration"}
 
 
+#: Where tests start under pytest-xdist, first to last: the longest first (the chaos soak
+#: alone takes minutes), the many short unit tests last, where they fill the gaps.
+START_ORDER = ("reliability/test_chaos.py", "reliability/test_soak.py", "reliability/",
+               "integration/deploy/", "integration/check/", "integration/", "contract/",
+               "unit/")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test with the lane of the folder it lives in, unless it names its own
-    (the sandbox contract's checks against the in-memory fake are ``unit``)."""
+    """Mark every test with the lane of its folder (unless it names its own: the sandbox
+    contract's checks against the in-memory fake are ``unit``), keep the tests of a module
+    with module-scoped fixtures on one xdist worker, and order the run by
+    :data:`START_ORDER`."""
     for item in items:
-        folder = Path(str(item.fspath)).relative_to(TESTS).parts[0]
+        folder = _path(item).parts[0]
         lane = LANE_BY_FOLDER.get(folder)
         if lane and not {m.name for m in item.iter_markers()} & set(LANE_BY_FOLDER.values()):
             item.add_marker(getattr(pytest.mark, lane))
+        if _has_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(_path(item).as_posix()))
+    items.sort(key=_start_rank)
+
+
+def _path(item: pytest.Item) -> Path:
+    return Path(str(item.fspath)).relative_to(TESTS)
+
+
+def _has_module_fixture(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a module-scoped fixture (a compose stack, a fleet): its module
+    then runs on one xdist worker (``--dist loadgroup``), which builds that fixture once."""
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
+
+
+def _start_rank(item: pytest.Item) -> int:
+    path = _path(item).as_posix()
+    return next((i for i, prefix in enumerate(START_ORDER) if path.startswith(prefix)),
+                len(START_ORDER))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -35,6 +35,13 @@ def section(report: dict[str, Any], key: str, case: int = 0) -> dict[str, Any]:
     return next(s for s in report["cases"][case]["sections"] if s["key"] == key)
 
 
+def failing(report: dict[str, Any]) -> list[tuple[int, str, list[Any]]]:
+    """Each failed section of each case, with its findings (what a failed check shows)."""
+    return [(case, s["key"], s["findings"]) for case, found in enumerate(report["cases"])
+            for s in found["sections"] if s.get("passed") is False or any(
+                f["level"] == "error" for f in s["findings"])]
+
+
 def errors(report: dict[str, Any], key: str, case: int = 0) -> list[str]:
     return [f["message"] for f in section(report, key, case)["findings"]
             if f["level"] == "error"]
@@ -118,7 +125,7 @@ def test_every_example_pack_passes_its_check(pack: str, docker_client: Any,
     status, report = check_json(EXAMPLES / pack / "pack.yaml", "--jobs", "2",
                                 **stub_judge_settings(stub_judge.url))
 
-    assert status == 0, report
+    assert status == 0, failing(report)
     assert report["passed"] and all(report["sections"].values())
     for case in range(len(report["cases"])):
         assert [row[3] for row in section(report, "reference", case)["rows"]] == ["win"] * 5
