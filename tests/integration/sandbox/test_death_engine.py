@@ -15,7 +15,14 @@ from sandbox_support import IMAGES, TEST_LABELS, left_over
 from evalfleet.sandbox.docker import death
 from evalfleet.sandbox.docker.labels import LABEL_RUN
 
-BOMB = "a = []\nwhile True: a.append(bytearray(8 << 20))"
+#: The bomb waits for ``/tmp/go``, written once ``start`` has returned: the engine's shim
+#: starts watching the container's memory cgroup for OOM kills only once the container has
+#: started, and a bomb that fires before that leaves neither the flag nor the ``oom``
+#: event (1 of 12 on a loaded host). A sandbox's candidate always runs well after its
+#: start; a pid 1 that blows up at once is this test's own artefact.
+BOMB = ("import os, time\n"
+        "while not os.path.exists('/tmp/go'): time.sleep(0.01)\n"
+        "a = []\nwhile True: a.append(bytearray(8 << 20))")
 
 
 @pytest.fixture
@@ -40,6 +47,7 @@ def make(docker_client: Any, runtime: str) -> Iterator[Any]:
 
 def test_a_memory_bomb_died_of_memory(docker_client: Any, make: Any) -> None:
     container = make("python3", "-c", BOMB)
+    container.exec_run(["touch", "/tmp/go"], user="1000:1000")
     assert container.wait(timeout=60)["StatusCode"] == 137
     assert death.died_of_memory(docker_client, container)
     state = death.stopped_state(container)
