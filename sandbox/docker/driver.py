@@ -201,11 +201,11 @@ class DockerSandbox(Sandbox):
         test: nothing to write or remove, its stdin ``/dev/null``;
         :func:`seeding.with_test`)."""
         limits = self.profile.limits
-        root, limit = ((room.ROOM, limits.room_bytes) if clean
-                       else (self.profile.workdir, limits.seed_bytes))
+        root, limit, most = ((room.ROOM, limits.room_bytes, None) if clean
+                             else (self.profile.workdir, limits.seed_bytes, limits.seed_files))
         command = Sandbox.judge_command(self, spec, index=0, clean=clean)
         return seeding.with_test(self.conduit, files, command, root=root, limit=limit,
-                                 bare=self._bare(files, spec))
+                                 bare=self._bare(files, spec), most=most)
 
     def _bare(self, files: Sequence[SeedFile], spec: CodeExecution) -> bool:
         """Whether the first test may start by itself: nothing to write, no report to

@@ -23,6 +23,7 @@ from evalfleet.sandbox.command import SeedFile
 from evalfleet.sandbox.errors import SandboxConfigError
 from evalfleet.sandbox.paths import relative_to, workspace_path
 from evalfleet.sandbox.results import FileRead, Listing, ListingEntry, count
+from evalfleet.sandbox.seed_limits import entries, parents
 
 #: Bytes of tar framing read past a file's cap (header, a long-name header, padding).
 TAR_SLACK = 8 * 1024
@@ -35,48 +36,53 @@ PATH_MAX = 4096
 MAX_LINE = 8 * 1024
 
 
-def seed_archive(files: Sequence[SeedFile], workspace: str, max_bytes: int) -> bytes:
+def seed_archive(files: Sequence[SeedFile], workspace: str, max_bytes: int,
+                 max_entries: int | None = None) -> bytes:
     """A tar of ``files`` with names relative to ``workspace`` (parents included).
 
     Raises:
-        SandboxConfigError: a path breaks the rules or the total passes ``max_bytes``.
+        SandboxConfigError: a path breaks the rules, the total passes ``max_bytes`` or the
+            entries (files and their directories) pass ``max_entries``.
     """
     buffer = io.BytesIO()
     now = time.time()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
-        for name, mode, data in _entries(files, workspace, max_bytes):
+        for name, mode, data in _entries(files, workspace, max_bytes, max_entries):
             kind = tarfile.DIRTYPE if data is None else tarfile.REGTYPE
             archive.addfile(_info(name, kind, mode, len(data or b""), now),
                             None if data is None else io.BytesIO(data))
     return buffer.getvalue()
 
 
-def seed_records(files: Sequence[SeedFile], workspace: str, max_bytes: int) -> bytes:
+def seed_records(files: Sequence[SeedFile], workspace: str, max_bytes: int,
+                 max_entries: int | None = None) -> bytes:
     """The same entries as :func:`seed_archive`, as the supervisor's seed records
     (protocol 5): ``[b"D" or b"F"][mode: 4][size: 4] name NUL [data]`` each.
 
     Raises:
-        SandboxConfigError: a path breaks the rules or the total passes ``max_bytes``.
+        SandboxConfigError: as :func:`seed_archive`.
     """
     return b"".join(_RECORD.pack(b"D" if data is None else b"F", mode, len(data or b""))
                     + name.encode() + b"\0" + (data or b"")
-                    for name, mode, data in _entries(files, workspace, max_bytes))
+                    for name, mode, data in _entries(files, workspace, max_bytes, max_entries))
 
 
 #: A seed record's head: its type, mode and size.
 _RECORD = struct.Struct(">cII")
 
 
-def _entries(files: Sequence[SeedFile], workspace: str,
-             max_bytes: int) -> Iterator[tuple[str, int, bytes | None]]:
+def _entries(files: Sequence[SeedFile], workspace: str, max_bytes: int,
+             max_entries: int | None) -> Iterator[tuple[str, int, bytes | None]]:
     """``(name, mode, data)`` per directory (``data`` ``None``, mode 0755) and file, each
     directory once and before what is in it; names relative to ``workspace``."""
     if sum(len(file.data) for file in files) > max_bytes:
         raise SandboxConfigError(f"seed files exceed {max_bytes} bytes")
     names = [relative_to(workspace_path(file.path, workspace), workspace) for file in files]
+    if max_entries is not None and entries(names) > max_entries:
+        raise SandboxConfigError(f"seed files make more than {max_entries} entries")
     made: set[str] = set()
     for name, file in zip(names, files, strict=True):
-        for parent in _parents(name):
+        for parent in parents(name):
             if parent not in made:
                 made.add(parent)
                 yield parent, 0o755, None
@@ -146,11 +152,6 @@ def _refusal(member: tarfile.TarInfo, expected: str) -> str | None:
     if not member.isreg():
         return "not captured: not a regular file"
     return None
-
-
-def _parents(name: str) -> list[str]:
-    parts = name.split("/")[:-1]
-    return ["/".join(parts[:index]) for index in range(1, len(parts) + 1)]
 
 
 def _info(name: str, kind: bytes, mode: int, size: int, mtime: float) -> tarfile.TarInfo:

@@ -69,6 +69,16 @@ def test_seed_total_cap(build: Any) -> None:
         build([SeedFile("a", b"x" * 60), SeedFile("b", b"x" * 41)], "/w", 100)
 
 
+@pytest.mark.parametrize("build", [transfer.seed_archive, transfer.seed_records])
+def test_seed_entry_cap(build: Any) -> None:
+    """More than ``max_entries`` files and directories is a config error; each directory
+    counts once (``a/b``, ``a/c``: three entries)."""
+    files = [SeedFile("a/b", "x"), SeedFile("a/c", "y")]
+    assert build(files, "/w", 100, 3)
+    with pytest.raises(SandboxConfigError, match="more than 2 entries"):
+        build(files, "/w", 100, 2)
+
+
 def test_read_archive_keeps_limit_bytes_and_full_size() -> None:
     """The header's size is the full size; only ``limit`` bytes are read."""
     read = transfer.read_archive(archive(("./f", tarfile.REGTYPE, b"abcdef")), "/w/f", 4)
