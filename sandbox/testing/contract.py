@@ -122,9 +122,11 @@ def check_bad_seed_files_are_config_errors(target: Target) -> None:
 
 def check_files_the_workspace_cannot_hold_are_refused(target: Target) -> None:
     """A name over 255 bytes, and a path that would be both a file and a directory, fail
-    in the sandbox: ``SeedRefused`` (the pipeline's pre-check keeps a submission's away)."""
+    in the sandbox: ``SeedRefused`` (the pipeline's pre-check keeps a submission's away).
+    ``a/b`` then ``a``: the other order, GNU tar replaces the file ``a`` with the
+    directory ``a/b`` needs, and the file is lost without a failure."""
     with target.sandbox() as sandbox:
-        for files in ([SeedFile("n" * 256, "x")], [SeedFile("a", "x"), SeedFile("a/b", "y")]):
+        for files in ([SeedFile("n" * 256, "x")], [SeedFile("a/b", "x"), SeedFile("a", "y")]):
             expect_raises(SeedRefused, lambda: sandbox.write_files(files))  # noqa: B023 - run at once
 
 
