@@ -104,6 +104,23 @@ def command_failed(index: int, exit_code: int | None, *, timed_out: bool, oom_ki
             "duration_ms": duration_ms, "error": error}
 
 
+def submission_refused(path: str, reason: str) -> dict[str, Any]:
+    """A ``grader.submission.refused`` payload (evalfleet's): the submission's file the
+    sandbox could not hold (``""`` when the sandbox did not say which), and why."""
+    return {"path": path, "reason": reason}
+
+
+#: The reason of a ``grader.submission.refused`` event that gives none as text.
+UNHELD = "the sandbox could not hold the submission's files"
+
+
+def refusal(payload: Any) -> str:
+    """The reason a ``grader.submission.refused`` payload gives (:data:`UNHELD` without
+    one): whatever it holds, the event books the run as the candidate's loss."""
+    reason = payload.get("reason") if isinstance(payload, dict) else None
+    return reason if isinstance(reason, str) and reason.strip() else UNHELD
+
+
 def evaluator_completed(runtime: str, exit_code: int | None, *, stdout: str, stderr: str,
                         timed_out: bool, error: str, truncated: bool, timeout_ms: int,
                         duration_ms: float) -> dict[str, Any]:

@@ -37,3 +37,10 @@ def test_a_code_execution_payload_has_exactly_agentclashs_fields_then_verdicts()
     assert list(written) == [*grader_events.CODE_EXECUTION, "test_cases"]
     read = grader_events.code_execution(written)
     assert read is not None and (read["validator_key"], read["passed_tests"]) == ("v", 1)
+
+
+def test_a_refusal_reads_back_its_reason() -> None:
+    written = grader_events.submission_refused("a/b", "the sandbox cannot hold `a/b`")
+    assert written == {"path": "a/b", "reason": "the sandbox cannot hold `a/b`"}
+    assert grader_events.refusal(written) == "the sandbox cannot hold `a/b`"
+    assert grader_events.refusal({"path": "a/b"}) == grader_events.UNHELD
