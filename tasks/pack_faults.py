@@ -8,7 +8,8 @@ cannot have caused (a candidate must never be able to turn a loss into no contes
 * its environment cannot work: the probe of :mod:`tasks.pack_environment` found the
   workspace unwritable, too small for the pack's files, or a tool the pack's own commands
   name missing (reason ``pack environment: …``);
-* a setup command did not succeed: it ran before anything of the candidate's existed;
+* the pack's files could not be written, or a setup command did not succeed: both come
+  before anything of the candidate's exists;
 * the custom-script evaluator timed out or could not run (one that ran to its end read the
   candidate's files, so its crash is the candidate's: the dimension scores 0,
   ``scoring.clawdiators``; the FIFO a candidate could hang it on is removed first);
@@ -63,6 +64,8 @@ def no_contest(card: Scorecard, reason: str) -> Scorecard:
 
 
 def _setup(result: PlanResult) -> list[str]:
+    if result.setup_refused:
+        return [f"the pack's files could not be written: {result.setup_refused}"]
     failed = result.setup_failure
     if failed is None:
         return []

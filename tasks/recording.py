@@ -83,6 +83,15 @@ def run_story(recorder: Recorder, started: datetime, result: PlanResult,
     recorder.add(event_types.RUN_COMPLETED, payload, started + timedelta(milliseconds=latency_ms))
 
 
+def submission_refused(recorder: Recorder, path: str, reason: str) -> None:
+    """The submission's files the sandbox could not hold (:mod:`tasks.refusals`):
+    evalfleet's ``grader.submission.refused``, which scores the run as the candidate's
+    loss (docs/scoring.md §18), then AgentClash's ``system.run.failed`` with the reason
+    (the run did not complete)."""
+    recorder.add(event_types.SUBMISSION_REFUSED, payloads.submission_refused(path, reason))
+    recorder.add(event_types.RUN_FAILED, {"reason": reason, "error": reason})
+
+
 def grader_events(recorder: Recorder, result: PlanResult) -> None:
     """Code-execution records first, then captures and listings in declaration order, then
     the custom-script evaluator's record."""
