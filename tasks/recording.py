@@ -113,9 +113,12 @@ def file_captured(capture: FileCapture) -> dict[str, Any]:
 
 
 def directory_listed(listing: DirectoryListing) -> dict[str, Any]:
+    """The listing's event, with its cut and its error: a listing that hides either reads
+    as a whole one, and ``forbidden_files`` would pass on what it never saw."""
     entries = ((e.path, e.size, e.is_dir) for e in listing.entries)
-    return payloads.directory_listed(listing.key, listing.path, entries,
-                                          listing.truncated, listing.max_entries)
+    return payloads.directory_listed(listing.key, listing.path, entries, listing.truncated,
+                                     listing.max_entries, dropped=listing.dropped,
+                                     error=listing.error or "")
 
 
 def evaluator_completed(done: EvaluatorRecord) -> dict[str, Any]:

@@ -32,7 +32,8 @@ PAGE = 4096
 #: Longest path the judge's ``tar`` can create (``PATH_MAX`` with its NUL): a deliverable
 #: whose path in the room is longer is left behind, never a failed room.
 PATH_MAX = 4096
-#: Longest listing line we accept (``size|type|path``); longer ones are dropped.
+#: Longest listing line we accept (``size|type|path``); longer ones are dropped, and the
+#: listing says so (:func:`parse_listing`).
 MAX_LINE = 8 * 1024
 
 
@@ -122,23 +123,35 @@ def read_archive(data: bytes, path: str, limit: int) -> FileRead:
 DIRECTORY_KINDS = frozenset({"directory", "d"})
 
 
-def parse_listing(output: bytes, root: str, max_entries: int) -> Listing:
+def parse_listing(output: bytes, root: str, max_entries: int, *, cut: bool = False) -> Listing:
     """Entries from ``scripts.LIST`` output; absolute paths, sorted, at most ``max_entries``.
     One entry per line, split at newlines only: a carriage return (or any other break
     ``str.splitlines`` knows) is part of a name, and reading it as a break would list an
-    entry that is not there."""
-    entries: list[ListingEntry] = []
-    for line in output.decode(errors="replace").split("\n"):
-        size, _, rest = line.partition("|")
-        kind, _, name = rest.partition("|")
-        bytes_ = count(size)
-        if bytes_ is None or not name.startswith("./") or len(line) > MAX_LINE:
-            continue
-        is_dir = kind in DIRECTORY_KINDS
-        entries.append(ListingEntry(path=posixpath.join(root, name[2:]),
-                                    size=0 if is_dir else bytes_, is_dir=is_dir))
+    entry that is not there.
+
+    Nothing is left out unsaid: a line longer than :data:`MAX_LINE`, or one that does not
+    read as an entry, is counted in ``dropped``; a last line without its newline (the
+    output was ``cut`` short: its cap, a timeout) is left out. Either marks the listing
+    ``truncated``, as more entries than ``max_entries`` do: the sandbox's ``head`` counted
+    those lines towards the cap, so what lies past it is unknown."""
+    *lines, tail = output.decode(errors="replace").split("\n")
+    entries = [entry for line in lines if (entry := _entry(line, root)) is not None]
+    dropped = len(lines) - len(entries)
     entries.sort(key=lambda entry: entry.path)
-    return Listing(entries=tuple(entries[:max_entries]), truncated=len(entries) > max_entries)
+    truncated = len(entries) > max_entries or dropped > 0 or cut or bool(tail)
+    return Listing(entries=tuple(entries[:max_entries]), truncated=truncated, dropped=dropped)
+
+
+def _entry(line: str, root: str) -> ListingEntry | None:
+    """One ``size|type|./name`` line as an entry; ``None`` for any other line."""
+    size, _, rest = line.partition("|")
+    kind, _, name = rest.partition("|")
+    bytes_ = count(size)
+    if bytes_ is None or not name.startswith("./") or len(line) > MAX_LINE:
+        return None
+    is_dir = kind in DIRECTORY_KINDS
+    return ListingEntry(path=posixpath.join(root, name[2:]), size=0 if is_dir else bytes_,
+                        is_dir=is_dir)
 
 
 def _refusal(member: tarfile.TarInfo, expected: str) -> str | None:

@@ -19,7 +19,10 @@ History:
   score scores its dimension 0 rather than ``error``; the Clawdiators layer's scores stay within 0-1
   (negative counts or times score 0).
 * ``"4"`` — ``"3"`` with a submission the sandbox could not hold (``grader.submission.refused``)
-  the candidate's loss whatever else its events say (issue 38).
+  the candidate's loss whatever else its events say; and a directory listing that is not
+  whole (its event's ``truncated``, ``dropped`` or ``error``) shows no file absent: its
+  ``forbidden_files`` fail, and what it misses is named as missing from that listing
+  (issue 38).
 """
 
 from __future__ import annotations
