@@ -18,7 +18,10 @@ RUNTIMES = ("runc", "runsc")
 #: fixtures sweep at the end of the session. Several test runs on one engine (several
 #: worktrees) each give theirs its own (``EVALFLEET_TEST_LABEL=evalfleet.test=alice``), so
 #: that one run's sweep never removes the containers of another still running.
-TEST_LABEL = os.environ.get("EVALFLEET_TEST_LABEL") or "evalfleet.test=1"
+#: Under pytest-xdist each worker process (``gw0``, ``gw1``) sweeps its own label.
+TEST_LABEL = ((os.environ.get("EVALFLEET_TEST_LABEL") or "evalfleet.test=1")
+              + (f"-{os.environ['PYTEST_XDIST_WORKER']}"
+                 if os.environ.get("PYTEST_XDIST_WORKER") else ""))
 TEST_LABELS = dict([TEST_LABEL.split("=", 1) if "=" in TEST_LABEL else (TEST_LABEL, "1")])
 #: Tag of the sandbox images the sandbox and contract tests run (``evalfleet/python:TAG``,
 #: ``evalfleet/busybox:TAG``): ``IMAGE_TAG=mine bash scripts/build-images.sh`` builds a

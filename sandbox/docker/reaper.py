@@ -13,7 +13,7 @@ workers as dead and removes their running sandboxes.
 
 One exception is safe across fleets: with ``abandoned_after_s`` set, a pass also removes
 every evalfleet sandbox on the engine that is that long past its deadline, whatever its
-fleet. Its own worker's timer killed it long ago, so nothing can still need it; without
+fleet (its other ``extra_filters`` still apply). Its own worker's timer killed it long ago, so nothing can still need it; without
 this, the sandboxes of a fleet that no longer exists under its name (its Redis flushed,
 so its id changed) would stay on the engine forever.
 """
@@ -31,7 +31,7 @@ from typing import Any
 import docker.errors
 
 from evalfleet.sandbox.docker.failure import classify
-from evalfleet.sandbox.docker.labels import LABEL_DEADLINE, LABEL_WORKER
+from evalfleet.sandbox.docker.labels import LABEL_DEADLINE, LABEL_FLEET, LABEL_WORKER
 from evalfleet.sandbox.docker.listing import labelled, labels_of
 
 log = logging.getLogger(__name__)
@@ -122,8 +122,10 @@ class Reaper:
         return thread
 
     def _containers(self, *, scoped: bool = True) -> list[Any]:
+        """Containers with a worker label and :attr:`extra_filters`; unscoped, whatever
+        their fleet (the other filters still hold: a reaper confined to tests stays so)."""
         labels = [LABEL_WORKER] + [f"{k}={v}" for k, v in self.extra_filters.items()
-                                   if scoped]
+                                   if scoped or k != LABEL_FLEET]
         try:
             return labelled(self.client, labels)
         except (docker.errors.DockerException, OSError) as error:

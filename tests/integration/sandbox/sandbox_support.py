@@ -28,8 +28,9 @@ def sweep(client: Any, label: str = TEST_LABEL) -> None:
 
 
 def left_over(client: Any, run_id: str) -> list[Any]:
-    """Containers of ``run_id`` still on the host."""
-    return labelled(client, [f"{LABEL_RUN}={run_id}"])
+    """Containers of ``run_id`` that this test run made, still on the host (a run id such
+    as ``warm`` is shared by every test run on the engine: other runs' are theirs)."""
+    return labelled(client, [f"{LABEL_RUN}={run_id}", TEST_LABEL])
 
 
 def wait_for(condition: Callable[[], Any], timeout_s: float = 30.0) -> None:

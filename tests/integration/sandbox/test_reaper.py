@@ -99,13 +99,19 @@ def test_any_fleets_sandbox_long_past_its_deadline_is_abandoned(docker_client: A
     removed once it is ``abandoned_after_s`` past its deadline, and not a moment before.
 
     The deadlines lie ahead in real time and the reaper's clock runs ahead of them: any
-    other reaper on a shared engine (every worker has one) leaves these two alone."""
-    labels = {**TEST_LABELS, "evalfleet.fleet": f"gone-{os.getpid()}"}
-    factory = DockerFactory(docker_client, worker="gone-worker", extra_labels=labels)
+    other reaper on a shared engine (every worker has one) leaves these two alone; and this
+    one, confined to this test run's label, leaves alone what is not under it (another
+    test run's sandboxes on the engine, here one labelled for a run that is not this)."""
+    fleet = {"evalfleet.fleet": f"gone-{os.getpid()}"}
+    factory = DockerFactory(docker_client, worker="gone-worker",
+                            extra_labels={**TEST_LABELS, **fleet})
+    elsewhere = DockerFactory(docker_client, worker="gone-worker",
+                              extra_labels={**fleet, "evalfleet.test": f"other-{os.getpid()}"})
     later = time.time() + 10_000
     box = profile("busybox", runtime)
     abandoned, _ = factory.start(box, Ownership("gone-worker", "a", later - 7200))
     recent, _ = factory.start(box, Ownership("gone-worker", "b", later - 60))
+    foreign, _ = elsewhere.start(box, Ownership("gone-worker", "c", later - 7200))
     try:
         reaper = Reaper(docker_client, is_alive=lambda worker: True, clock=lambda: later,
                         extra_filters={**TEST_LABELS, "evalfleet.fleet": "this-fleet"},
@@ -113,8 +119,9 @@ def test_any_fleets_sandbox_long_past_its_deadline_is_abandoned(docker_client: A
         report = reaper.reap_once()
         assert abandoned.id in report.abandoned and recent.id not in report.abandoned
         assert not exists(docker_client, abandoned.id) and exists(docker_client, recent.id)
+        assert foreign.id not in report.abandoned and exists(docker_client, foreign.id)
         assert (report.orphaned, report.expired) == ((), ())  # nothing of this fleet
     finally:
-        for container in (abandoned, recent):
+        for container in (abandoned, recent, foreign):
             if exists(docker_client, container.id):
                 container.remove(force=True)
