@@ -13,9 +13,10 @@ workers as dead and removes their running sandboxes.
 
 One exception is safe across fleets: with ``abandoned_after_s`` set, a pass also removes
 every evalfleet sandbox on the engine that is that long past its deadline, whatever its
-fleet (its other ``extra_filters`` still apply). Its own worker's timer killed it long ago, so nothing can still need it; without
-this, the sandboxes of a fleet that no longer exists under its name (its Redis flushed,
-so its id changed) would stay on the engine forever.
+fleet (its other ``extra_filters`` still apply). Its own worker's timer killed it long
+ago, so nothing can still need it; without this, the sandboxes of a fleet that no longer
+exists under its name (its Redis flushed, so its id changed) would stay on the engine
+forever.
 """
 
 from __future__ import annotations
