@@ -22,7 +22,7 @@ from evalfleet.sandbox import envprobe, plan_steps, room
 from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from evalfleet.sandbox.errors import SandboxUnavailable
+from evalfleet.sandbox.errors import SandboxUnavailable, SeedRefused
 from evalfleet.sandbox.evaluator import EvaluatorRecord, EvaluatorRun, not_run
 from evalfleet.sandbox.execution import CodeExecution, TestRun, command_for_test
 from evalfleet.sandbox.paths import PathRejected, sandbox_path
@@ -157,7 +157,7 @@ class Sandbox(ABC):
             listing = Listing(error=str(rejected))
         return DirectoryListing(key=check.key, path=check.path, entries=listing.entries,
                                 max_entries=cap, truncated=listing.truncated,
-                                error=listing.error)
+                                error=listing.error, dropped=listing.dropped)
 
     def code_execution(self, spec: CodeExecution, *, index: int = 0,
                        clean: bool = False) -> TestRun:
@@ -210,7 +210,10 @@ class Sandbox(ABC):
                      else self.list_directory(c) for c in checks)
 
     def run_plan(self, plan: Plan) -> PlanResult:
-        """Carry out a whole :class:`~sandbox.plan.Plan` and return one result.
+        """Carry out a whole :class:`~sandbox.plan.Plan` and return one result. Files the
+        sandbox refuses end it there: the pack's
+        (:attr:`~sandbox.plan.PlanResult.setup_refused`) or the submission's
+        (:attr:`~sandbox.plan.PlanResult.files_refused`).
 
         Raises:
             SandboxConfigError: a seed file breaks the rules.
@@ -221,7 +224,11 @@ class Sandbox(ABC):
                   else self.pristine_environment(plan.environment))
         if report is not None and report.problems:  # nothing seeded, nothing run
             return self._result(plan, started, (), (), (), environment=report)
-        setup = plan_steps.setup(self, plan)
+        try:
+            setup = plan_steps.setup(self, plan)
+        except SeedRefused as refused:  # the pack's own files: the pack's error
+            return self._result(plan, started, (), (), (), environment=report,
+                                setup_refused=refused.detail)
         if setup and not setup[-1].ok:  # the pack's setup failed: the candidate never runs
             return self._result(plan, started, setup, (), (), environment=report,
                                 files_written=len(plan.setup_files))
@@ -229,7 +236,17 @@ class Sandbox(ABC):
         if report is not None and report.problems:
             return self._result(plan, started, setup, (), (), environment=report,
                                 files_written=len(plan.setup_files))
-        commands = setup + plan_steps.commands(self, plan)
+        return self._candidates_turn(plan, started, setup, report)
+
+    def _candidates_turn(self, plan: Plan, started: float, setup: tuple[ExecResult, ...],
+                         report: EnvironmentReport | None) -> PlanResult:
+        """The plan from the submission's files on, once the pack's part went well."""
+        try:
+            commands = setup + plan_steps.commands(self, plan)
+        except SeedRefused as refused:  # the submission's own files: the candidate's loss
+            return self._result(plan, started, setup, (), (), environment=report,
+                                files_written=len(plan.setup_files),
+                                files_refused=refused.detail)
         budget = CaptureBudget(plan.capture_total_bytes)
         # In the clean room the candidate's code runs again (the probes) before the tests:
         # the captures come first, so that they show the files the tests judge.

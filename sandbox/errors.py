@@ -7,9 +7,13 @@ the worker can decide whether to retry:
 ``SandboxError``
     ``SandboxUnavailable``  engine down, container vanished, engine call failed: retry.
     ``SandboxConfigError``  image missing, bad limits, bad paths, seed too large: don't.
-    ``SeedRefused``         the pack's hidden test files could not be written where the
-                            candidate's workspace is (full, or something in the way): the
-                            candidate's doing, so the tests count as failed (a result).
+    ``SeedRefused``         ``tar`` ran in the sandbox and could not write the files (the
+                            workspace full, something in the way). For the submission's
+                            own files, :meth:`~sandbox.base.Sandbox.run_plan` records it
+                            (:attr:`~sandbox.plan.PlanResult.files_refused`: the
+                            candidate's loss); for the pack's hidden test files, the
+                            candidate's leftovers are to blame, so the tests count as
+                            failed (a result).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ class SandboxError(Exception):
 
     def __init__(self, message: str, *, sandbox_id: str | None = None) -> None:
         self.sandbox_id = sandbox_id
+        self.detail = message
+        """The message without the sandbox's id."""
         suffix = f" (sandbox {sandbox_id[:12]})" if sandbox_id else ""
         super().__init__(f"{message}{suffix}")
 

@@ -104,6 +104,14 @@ class PlanResult:
     one whose findings ended the plan, if any did."""
     setup_commands: int = 0
     """How many of :attr:`commands` (the first ones) are the pack's setup commands."""
+    setup_refused: str = ""
+    """Why the sandbox could not write :attr:`Plan.setup_files`, the pack's own
+    (:class:`~sandbox.errors.SeedRefused`), or ``""``. The plan ended there, before
+    anything of the submission's."""
+    files_refused: str = ""
+    """Why the sandbox could not write :attr:`Plan.files`, the submission's (``tar``'s
+    :class:`~sandbox.errors.SeedRefused`: the workspace full, say), or ``""``. The plan
+    ended there: none of the submission's commands ran, no test, capture or listing."""
 
     @property
     def setup_failure(self) -> ExecResult | None:

@@ -44,6 +44,9 @@ class Limits:
     :mod:`sandbox.room`): test files, copied deliverables, probe outputs, the tests' home."""
     seed_bytes: int = 32 * MiB
     """Cap on the total size of files written into one sandbox by one call."""
+    seed_files: int = 10_000
+    """Cap on the entries written into the workspace by one call: the files and the
+    directories their paths imply, each counted once (:mod:`sandbox.seed_limits`)."""
     nofile: int = 1024
     """Open file descriptors per process."""
     fsize_bytes: int = 64 * MiB
@@ -53,8 +56,8 @@ class Limits:
 
     def __post_init__(self) -> None:
         for name in ("memory_bytes", "pids", "output_cap_bytes", "workspace_bytes",
-                     "tmp_bytes", "room_bytes", "seed_bytes", "nofile", "fsize_bytes",
-                     "listing_entries"):
+                     "tmp_bytes", "room_bytes", "seed_bytes", "seed_files", "nofile",
+                     "fsize_bytes", "listing_entries"):
             if getattr(self, name) <= 0:
                 raise SandboxConfigError(f"limit {name} must be positive")
         for name in ("cpus", "wall_timeout_s", "exec_timeout_s"):

@@ -92,7 +92,11 @@ class Listing:
 
     entries: tuple[ListingEntry, ...] = ()
     truncated: bool = False
+    """Not every entry is here: more than the cap, ``dropped`` ones, an output cut short."""
     error: str | None = None
+    """Why the listing failed (the entries, if any, are what it gave before)."""
+    dropped: int = 0
+    """Entries the sandbox printed that were left out (a line over 8 KiB)."""
 
 
 @dataclass(frozen=True)
@@ -104,5 +108,10 @@ class DirectoryListing:
     entries: tuple[ListingEntry, ...]
     max_entries: int
     truncated: bool = False
+    """Not every entry is listed: the cap was hit, entries were ``dropped``, or the
+    listing's output was cut short."""
     error: str | None = None
-    """Why the listing is empty (missing path, not a directory, rejected path)."""
+    """Why the listing failed (missing path, not a directory, rejected path, its output
+    past its cap, a timeout); its entries are what it gave before, if anything."""
+    dropped: int = 0
+    """Entries left out because the sandbox's line for them was over 8 KiB."""

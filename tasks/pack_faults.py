@@ -8,15 +8,17 @@ cannot have caused (a candidate must never be able to turn a loss into no contes
 * its environment cannot work: the probe of :mod:`tasks.pack_environment` found the
   workspace unwritable, too small for the pack's files, or a tool the pack's own commands
   name missing (reason ``pack environment: …``);
-* a setup command did not succeed: it ran before anything of the candidate's existed;
+* the pack's files could not be written, or a setup command did not succeed: both come
+  before anything of the candidate's exists;
 * the custom-script evaluator timed out or could not run (one that ran to its end read the
   candidate's files, so its crash is the candidate's: the dimension scores 0,
   ``scoring.clawdiators``; the FIFO a candidate could hang it on is removed first);
 * a capture or listing of a path outside what the candidate may write (the workspace and
   ``/tmp``) that is in a kernel pseudo-filesystem (``/proc/self/mem``, ``/dev/stdout``),
-  is not a regular file (a FIFO), or — a listing — hit its entry cap (``/``). Inside the
-  workspace or ``/tmp`` the same oddities may be the candidate's doing (a FIFO planted at
-  the captured path), so they stay the candidate's there.
+  is not a regular file (a FIFO), or — a listing — is not whole (its entry cap hit at
+  ``/``, entries left out, a failure). Inside the workspace or ``/tmp`` the same oddities
+  may be the candidate's doing (a FIFO planted at the captured path), so they stay the
+  candidate's there.
 
 A hidden test that times out or prints past the output cap stays the candidate's (its
 validator fails, as in AgentClash): the candidate's code runs under it and can hang it or
@@ -63,6 +65,8 @@ def no_contest(card: Scorecard, reason: str) -> Scorecard:
 
 
 def _setup(result: PlanResult) -> list[str]:
+    if result.setup_refused:
+        return [f"the pack's files could not be written: {result.setup_refused}"]
     failed = result.setup_failure
     if failed is None:
         return []
@@ -101,9 +105,17 @@ def _checks(result: PlanResult, workspace: str) -> list[str]:
         elif isinstance(check, FileCapture) and check.error:
             found.append(f"capture `{check.key}` of {check.path}: {check.error}")
         elif isinstance(check, DirectoryListing) and (check.truncated or check.error):
-            why = check.error or f"more than {check.max_entries} entries"
-            found.append(f"listing `{check.key}` of {check.path}: {why}")
+            found.append(f"listing `{check.key}` of {check.path}: {_gap(check)}")
     return found
+
+
+def _gap(listing: DirectoryListing) -> str:
+    """What keeps a listing from being whole, in a reason."""
+    if listing.error:
+        return listing.error
+    if listing.dropped:
+        return f"{listing.dropped} entries left out (their lines were over 8 KiB)"
+    return f"more than {listing.max_entries} entries"
 
 
 def _kind(check: FileCapture | DirectoryListing) -> str:

@@ -1,11 +1,12 @@
 """The run pipeline as a plain function: request in, :class:`RunResult` out. No Celery.
 
 validate (spec errors stop here, before any container) → acquire a sandbox (none when the
-plan has nothing to execute) → run the plan (seed → commands → stop the candidate → tests →
-captures) → close → score. A candidate's failure is a scored result; a bad request is a
-``rejected`` result; our infrastructure's failure is an exception
-(:class:`~sandbox.errors.SandboxUnavailable`) for the caller to retry. ``run_pipeline`` is
-what the Celery task and ``evalfleet run`` both call.
+plan has nothing to execute, or the submission's files cannot be held: :mod:`tasks.refusals`)
+→ run the plan (seed → commands → stop the candidate → tests → captures) → close → score. A
+candidate's failure is a scored result; a bad request is a ``rejected`` result; our
+infrastructure's failure is an exception (:class:`~sandbox.errors.SandboxUnavailable`) for
+the caller to retry. ``run_pipeline`` is what the Celery task and ``evalfleet run`` both
+call.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from evalfleet.scoring.run import event_types
 from evalfleet.scoring.run.prerun import prerun_check
 from evalfleet.scoring.spec.cases import find_case
 
-from . import clawdiators, recording
+from . import clawdiators, recording, refusals
 from .budgets import enforce_budgets
 from .closing import close_now
 from .decoding import decode_loosely, fallback_run_id, parse_request
@@ -43,6 +44,7 @@ from .pack_faults import no_contest, pack_fault
 from .packs import SandboxBlock, resolve_pack, sandbox_block
 from .plan_builder import build_plan, step_env
 from .provenance import provenance
+from .refusals import Refusal
 
 MiB = 1024 * 1024
 Clock = Callable[[], datetime]
@@ -132,11 +134,14 @@ class Prepared:
     stop_reason: str | None = None
     """Why the submitted events end the run before any container (scoring's pre-run check:
     a Clawdiators constraint the pack enforces), or None."""
+    refusal: Refusal | None = None
+    """The submission's file the sandbox cannot hold (:mod:`tasks.refusals`): the
+    candidate's loss before any container, or None."""
 
     @property
     def skip_sandbox(self) -> bool:
-        """The pre-run check ended the run: no sandbox starts."""
-        return self.stop_reason is not None
+        """The pre-run check or the submission's files ended the run: no sandbox starts."""
+        return self.stop_reason is not None or self.refusal is not None
 
 
 #: Decides, before any container starts, a run's preflight standing and whether to refuse it.
@@ -156,7 +161,8 @@ def prepare(request: RunRequest, config: PipelineConfig) -> Prepared:
     plan = build_plan(pack.spec, case, block, request, profile.limits.output_cap_bytes,
                       profile.workdir)
     stop_reason = prerun_check(pack.spec, request.submission.events or [])
-    return Prepared(request, pack, case, block, profile, plan, stop_reason)
+    return Prepared(request, pack, case, block, profile, plan, stop_reason,
+                    refusals.before_run(plan, profile))
 
 
 def pick_case(pack: Pack, case_key: str | None) -> Case | None:
@@ -266,9 +272,8 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
            clock: Clock, judging: JudgingConfig | None = None) -> RunResult:
     mark = time.perf_counter()
     request, pack, case = run.request, run.pack, run.case
-    events = _events(run, plan_result, started, clock)
-    if run.skip_sandbox:
-        events = _ended_early(events, run, clock)
+    refusal = run.refusal or refusals.in_sandbox(plan_result)
+    events = _ended(_events(run, plan_result, started, clock), run, refusal, clock)
     if pack.spec.llm_judges:  # the sandbox is closed: judge calls run in the worker
         events = judged_events(pack.spec, events, [case] if case else [], request.run_id,
                                judging or JudgingConfig(), clock, peers=request.peers)
@@ -281,7 +286,8 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
     timer.phases["total"] = round((time.perf_counter() - timer.started) * 1000, 3)
     resources = _resources(plan_result)
     return RunResult(
-        run_id=request.run_id, outcome="scored", reason=fault or "", scorecard=card,
+        run_id=request.run_id, outcome="scored",
+        reason=fault or (refusal.reason if refusal else ""), scorecard=card,
         pack=pack.spec.name,
         case_key=case.case_key if case else None, input_set=case.input_set if case else None,
         metadata=request.metadata,
@@ -302,11 +308,18 @@ def _events(run: Prepared, result: PlanResult, started: datetime,
     return enforce_budgets(recorder, spec)
 
 
-def _ended_early(events: list[dict[str, Any]], run: Prepared, clock: Clock
-                 ) -> list[dict[str, Any]]:
+def _ended(events: list[dict[str, Any]], run: Prepared, refusal: Refusal | None,
+           clock: Clock) -> list[dict[str, Any]]:
+    """``events``, ended by the submission's files the sandbox could not hold, else by the
+    pre-run check's reason, when either ended the run."""
+    if refusal is None and run.stop_reason is None:
+        return events
     recorder = recording.Recorder(events, clock())
-    reason = run.stop_reason or ""
-    recorder.add(event_types.RUN_FAILED, {"reason": reason, "error": reason})
+    if refusal is not None:
+        recording.submission_refused(recorder, refusal.path, refusal.reason)
+    else:
+        reason = run.stop_reason or ""
+        recorder.add(event_types.RUN_FAILED, {"reason": reason, "error": reason})
     return recorder.events
 
 

@@ -83,6 +83,15 @@ def run_story(recorder: Recorder, started: datetime, result: PlanResult,
     recorder.add(event_types.RUN_COMPLETED, payload, started + timedelta(milliseconds=latency_ms))
 
 
+def submission_refused(recorder: Recorder, path: str, reason: str) -> None:
+    """The submission's files the sandbox could not hold (:mod:`tasks.refusals`):
+    evalfleet's ``grader.submission.refused``, which scores the run as the candidate's
+    loss (docs/scoring.md §18), then AgentClash's ``system.run.failed`` with the reason
+    (the run did not complete)."""
+    recorder.add(event_types.SUBMISSION_REFUSED, payloads.submission_refused(path, reason))
+    recorder.add(event_types.RUN_FAILED, {"reason": reason, "error": reason})
+
+
 def grader_events(recorder: Recorder, result: PlanResult) -> None:
     """Code-execution records first, then captures and listings in declaration order, then
     the custom-script evaluator's record."""
@@ -104,9 +113,12 @@ def file_captured(capture: FileCapture) -> dict[str, Any]:
 
 
 def directory_listed(listing: DirectoryListing) -> dict[str, Any]:
+    """The listing's event, with its cut and its error: a listing that hides either reads
+    as a whole one, and ``forbidden_files`` would pass on what it never saw."""
     entries = ((e.path, e.size, e.is_dir) for e in listing.entries)
-    return payloads.directory_listed(listing.key, listing.path, entries,
-                                          listing.truncated, listing.max_entries)
+    return payloads.directory_listed(listing.key, listing.path, entries, listing.truncated,
+                                     listing.max_entries, dropped=listing.dropped,
+                                     error=listing.error or "")
 
 
 def evaluator_completed(done: EvaluatorRecord) -> dict[str, Any]:

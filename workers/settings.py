@@ -37,6 +37,9 @@ class ProfileSettings(BaseModel):
     max_wall_s: float = Field(600.0, gt=0)
     """Ceiling of a run's wall time on this profile (the request and pack may lower it)."""
     workspace_mb: int = Field(64, gt=0)
+    seed_files: int = Field(10_000, gt=0)
+    """The most entries (files and the directories their paths imply) a submission's files
+    may make in the workspace; a submission with more is the candidate's loss."""
     output_cap_kb: int = Field(1024, gt=0)
     allow_network: bool = False
     """Only a profile marked so may run a pack with ``network_access: true``."""
@@ -60,7 +63,7 @@ class ProfileSettings(BaseModel):
         limits = Limits(memory_bytes=self.memory_mb * MiB, cpus=self.cpus, pids=self.pids,
                         wall_timeout_s=self.max_wall_s,
                         workspace_bytes=self.workspace_mb * MiB,
-                        output_cap_bytes=self.output_cap_kb * 1024)
+                        seed_files=self.seed_files, output_cap_bytes=self.output_cap_kb * 1024)
         runtime = None if self.runtime == "auto" else self.runtime
         profile = Profile(name=name, image=self.image, limits=limits, runtime=runtime,
                           reuse_runs=self.reuse_runs)

@@ -169,7 +169,8 @@ def _listing(reader: _Reader, index: int, check: ListingCheck, path: str,
                                 max_entries=max_entries, error="cannot open directory")
     listing = transfer.parse_listing(body, path, max_entries)
     return DirectoryListing(key=check.key, path=check.path, entries=listing.entries,
-                            max_entries=max_entries, truncated=listing.truncated)
+                            max_entries=max_entries, truncated=listing.truncated,
+                            dropped=listing.dropped)
 
 
 def _refused(check: CaptureCheck | ListingCheck, why: str, max_entries: int) -> Result:

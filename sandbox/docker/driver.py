@@ -201,11 +201,11 @@ class DockerSandbox(Sandbox):
         test: nothing to write or remove, its stdin ``/dev/null``;
         :func:`seeding.with_test`)."""
         limits = self.profile.limits
-        root, limit = ((room.ROOM, limits.room_bytes) if clean
-                       else (self.profile.workdir, limits.seed_bytes))
+        root, limit, most = ((room.ROOM, limits.room_bytes, None) if clean
+                             else (self.profile.workdir, limits.seed_bytes, limits.seed_files))
         command = Sandbox.judge_command(self, spec, index=0, clean=clean)
         return seeding.with_test(self.conduit, files, command, root=root, limit=limit,
-                                 bare=self._bare(files, spec))
+                                 bare=self._bare(files, spec), most=most)
 
     def _bare(self, files: Sequence[SeedFile], spec: CodeExecution) -> bool:
         """Whether the first test may start by itself: nothing to write, no report to
@@ -270,15 +270,20 @@ class DockerSandbox(Sandbox):
 
     def list_dir(self, path: str, max_entries: int) -> Listing:
         """List below ``path`` with ``find`` + ``stat`` in the sandbox, capped in entries.
+        A listing that fails keeps what it gave before, and says why: its output past
+        its cap (lines over 8 KiB), its timeout, the directory not there.
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
+        cap = (max_entries + 1) * transfer.MAX_LINE
         raw = self._internal(("sh", "-c", scripts.LIST, "sh", path, str(max_entries + 1)),
-                             cap=(max_entries + 1) * transfer.MAX_LINE)
-        if raw.exit_code != 0:
-            return Listing(error=first_line(raw.stderr) or "cannot list directory")
-        return transfer.parse_listing(raw.stdout, path, max_entries)
+                             cap=cap)
+        cut = raw.stdout_truncated or raw.timed_out or raw.exit_code is None
+        listing = transfer.parse_listing(raw.stdout, path, max_entries, cut=cut)
+        if raw.exit_code == 0 and not cut:
+            return listing
+        return dataclasses.replace(listing, error=_listing_error(raw, cap))
 
     def stop_and_write(self, files: Sequence[SeedFile]) -> None:
         """Stop the candidate and extract ``files`` in one request (see :class:`Sandbox`),
@@ -405,3 +410,12 @@ class DockerSandbox(Sandbox):
     def _kill_candidate(self) -> None:
         """Called from the stream when a command passes its timeout or its output cap."""
         stopping.kill_candidate(self.conduit)
+
+
+def _listing_error(raw: RawExec, cap: int) -> str:
+    """Why a listing failed, as its request ended (``cap``: its output's)."""
+    if raw.stdout_truncated:
+        return f"the listing's output passed its cap of {cap} bytes"
+    if raw.timed_out:
+        return "the listing timed out"
+    return first_line(raw.stderr) or raw.start_error or "cannot list directory"

@@ -33,10 +33,11 @@ def archive(conduit: Conduit, files: Sequence[SeedFile]) -> tuple[bytes, list[st
     """A tar of ``files`` for the workspace, and their paths relative to it.
 
     Raises:
-        SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+        SandboxConfigError: a path breaks the rules or the files pass ``seed_bytes`` or
+            ``seed_files``.
     """
-    workdir = conduit.profile.workdir
-    built = transfer.seed_archive(files, workdir, conduit.profile.limits.seed_bytes)
+    workdir, limits = conduit.profile.workdir, conduit.profile.limits
+    built = transfer.seed_archive(files, workdir, limits.seed_bytes, limits.seed_files)
     return built, [relative_to(workspace_path(f.path, workdir), workdir) for f in files]
 
 
@@ -48,36 +49,38 @@ def with_command(conduit: Conduit, files: Sequence[SeedFile], command: Command, 
     the supervisor's own seed records, a failure of which is a start error.
 
     Raises:
-        SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+        SandboxConfigError: a path breaks the rules or the files pass ``seed_bytes`` or
+            ``seed_files``.
     """
-    workdir, limit = conduit.profile.workdir, conduit.profile.limits.seed_bytes
-    records = transfer.seed_records(files, workdir, limit) if native else b""
+    workdir, limits = conduit.profile.workdir, conduit.profile.limits
+    limit, most = limits.seed_bytes, limits.seed_files
+    records = transfer.seed_records(files, workdir, limit, most) if native else b""
     if native and len(records) <= NATIVE_SEED_MAX:
         request = outcome.request(conduit, command, command.as_argv(), stdin=b"")
         return "", dataclasses.replace(request, null_stdin=True, seed=records)
     nonce = secrets.token_hex(8)
     argv = ("sh", "-c", scripts.SEED_THEN_EXEC, "sh", workdir, nonce, *command.as_argv())
     return nonce, outcome.request(conduit, command, argv,
-                                  stdin=transfer.seed_archive(files, workdir, limit))
+                                  stdin=transfer.seed_archive(files, workdir, limit, most))
 
 
 def with_test(conduit: Conduit, files: Sequence[SeedFile], command: Command, *, root: str,
-              limit: int, bare: bool) -> tuple[str, ExecRequest]:
+              limit: int, bare: bool, most: int | None = None) -> tuple[str, ExecRequest]:
     """The first test's request (``command``: the test as the judge) and the nonce of its
     driver script: ``bare`` (nothing to write or remove; nonce ``""``), the test itself
     with a null stdin; else :data:`scripts.SEED_THEN_TEST`, which writes ``files`` (at
-    most ``limit`` bytes) into ``root`` (the workspace, or the judge's room) from a tar on
-    stdin, enters the test's directory and becomes the test. Either stops every process
-    first.
+    most ``limit`` bytes and ``most`` entries) into ``root`` (the workspace, or the judge's
+    room) from a tar on stdin, enters the test's directory and becomes the test. Either
+    stops every process first.
 
     Raises:
-        SandboxConfigError: a path breaks the rules or the total passes the limit.
+        SandboxConfigError: a path breaks the rules or the files pass a limit.
     """
     if bare:
         request = outcome.request(conduit, command, command.as_argv(), stdin=b"",
                                   stop_first=True)
         return "", dataclasses.replace(request, null_stdin=True)
-    archive = transfer.seed_archive(files, root, limit) if files else b""
+    archive = transfer.seed_archive(files, root, limit, most) if files else b""
     nonce = secrets.token_hex(8)
     argv = ("sh", "-c", scripts.SEED_THEN_TEST, "sh", root, nonce, "1" if files else "0",
             command.workdir or root, *command.as_argv())

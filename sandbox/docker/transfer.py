@@ -23,6 +23,7 @@ from evalfleet.sandbox.command import SeedFile
 from evalfleet.sandbox.errors import SandboxConfigError
 from evalfleet.sandbox.paths import relative_to, workspace_path
 from evalfleet.sandbox.results import FileRead, Listing, ListingEntry, count
+from evalfleet.sandbox.seed_limits import entries, parents
 
 #: Bytes of tar framing read past a file's cap (header, a long-name header, padding).
 TAR_SLACK = 8 * 1024
@@ -31,52 +32,58 @@ PAGE = 4096
 #: Longest path the judge's ``tar`` can create (``PATH_MAX`` with its NUL): a deliverable
 #: whose path in the room is longer is left behind, never a failed room.
 PATH_MAX = 4096
-#: Longest listing line we accept (``size|type|path``); longer ones are dropped.
+#: Longest listing line we accept (``size|type|path``); longer ones are dropped, and the
+#: listing says so (:func:`parse_listing`).
 MAX_LINE = 8 * 1024
 
 
-def seed_archive(files: Sequence[SeedFile], workspace: str, max_bytes: int) -> bytes:
+def seed_archive(files: Sequence[SeedFile], workspace: str, max_bytes: int,
+                 max_entries: int | None = None) -> bytes:
     """A tar of ``files`` with names relative to ``workspace`` (parents included).
 
     Raises:
-        SandboxConfigError: a path breaks the rules or the total passes ``max_bytes``.
+        SandboxConfigError: a path breaks the rules, the total passes ``max_bytes`` or the
+            entries (files and their directories) pass ``max_entries``.
     """
     buffer = io.BytesIO()
     now = time.time()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
-        for name, mode, data in _entries(files, workspace, max_bytes):
+        for name, mode, data in _entries(files, workspace, max_bytes, max_entries):
             kind = tarfile.DIRTYPE if data is None else tarfile.REGTYPE
             archive.addfile(_info(name, kind, mode, len(data or b""), now),
                             None if data is None else io.BytesIO(data))
     return buffer.getvalue()
 
 
-def seed_records(files: Sequence[SeedFile], workspace: str, max_bytes: int) -> bytes:
+def seed_records(files: Sequence[SeedFile], workspace: str, max_bytes: int,
+                 max_entries: int | None = None) -> bytes:
     """The same entries as :func:`seed_archive`, as the supervisor's seed records
     (protocol 5): ``[b"D" or b"F"][mode: 4][size: 4] name NUL [data]`` each.
 
     Raises:
-        SandboxConfigError: a path breaks the rules or the total passes ``max_bytes``.
+        SandboxConfigError: as :func:`seed_archive`.
     """
     return b"".join(_RECORD.pack(b"D" if data is None else b"F", mode, len(data or b""))
                     + name.encode() + b"\0" + (data or b"")
-                    for name, mode, data in _entries(files, workspace, max_bytes))
+                    for name, mode, data in _entries(files, workspace, max_bytes, max_entries))
 
 
 #: A seed record's head: its type, mode and size.
 _RECORD = struct.Struct(">cII")
 
 
-def _entries(files: Sequence[SeedFile], workspace: str,
-             max_bytes: int) -> Iterator[tuple[str, int, bytes | None]]:
+def _entries(files: Sequence[SeedFile], workspace: str, max_bytes: int,
+             max_entries: int | None) -> Iterator[tuple[str, int, bytes | None]]:
     """``(name, mode, data)`` per directory (``data`` ``None``, mode 0755) and file, each
     directory once and before what is in it; names relative to ``workspace``."""
     if sum(len(file.data) for file in files) > max_bytes:
         raise SandboxConfigError(f"seed files exceed {max_bytes} bytes")
     names = [relative_to(workspace_path(file.path, workspace), workspace) for file in files]
+    if max_entries is not None and entries(names) > max_entries:
+        raise SandboxConfigError(f"seed files make more than {max_entries} entries")
     made: set[str] = set()
     for name, file in zip(names, files, strict=True):
-        for parent in _parents(name):
+        for parent in parents(name):
             if parent not in made:
                 made.add(parent)
                 yield parent, 0o755, None
@@ -116,23 +123,35 @@ def read_archive(data: bytes, path: str, limit: int) -> FileRead:
 DIRECTORY_KINDS = frozenset({"directory", "d"})
 
 
-def parse_listing(output: bytes, root: str, max_entries: int) -> Listing:
+def parse_listing(output: bytes, root: str, max_entries: int, *, cut: bool = False) -> Listing:
     """Entries from ``scripts.LIST`` output; absolute paths, sorted, at most ``max_entries``.
     One entry per line, split at newlines only: a carriage return (or any other break
     ``str.splitlines`` knows) is part of a name, and reading it as a break would list an
-    entry that is not there."""
-    entries: list[ListingEntry] = []
-    for line in output.decode(errors="replace").split("\n"):
-        size, _, rest = line.partition("|")
-        kind, _, name = rest.partition("|")
-        bytes_ = count(size)
-        if bytes_ is None or not name.startswith("./") or len(line) > MAX_LINE:
-            continue
-        is_dir = kind in DIRECTORY_KINDS
-        entries.append(ListingEntry(path=posixpath.join(root, name[2:]),
-                                    size=0 if is_dir else bytes_, is_dir=is_dir))
+    entry that is not there.
+
+    Nothing is left out unsaid: a line longer than :data:`MAX_LINE`, or one that does not
+    read as an entry, is counted in ``dropped``; a last line without its newline (the
+    output was ``cut`` short: its cap, a timeout) is left out. Either marks the listing
+    ``truncated``, as more entries than ``max_entries`` do: the sandbox's ``head`` counted
+    those lines towards the cap, so what lies past it is unknown."""
+    *lines, tail = output.decode(errors="replace").split("\n")
+    entries = [entry for line in lines if (entry := _entry(line, root)) is not None]
+    dropped = len(lines) - len(entries)
     entries.sort(key=lambda entry: entry.path)
-    return Listing(entries=tuple(entries[:max_entries]), truncated=len(entries) > max_entries)
+    truncated = len(entries) > max_entries or dropped > 0 or cut or bool(tail)
+    return Listing(entries=tuple(entries[:max_entries]), truncated=truncated, dropped=dropped)
+
+
+def _entry(line: str, root: str) -> ListingEntry | None:
+    """One ``size|type|./name`` line as an entry; ``None`` for any other line."""
+    size, _, rest = line.partition("|")
+    kind, _, name = rest.partition("|")
+    bytes_ = count(size)
+    if bytes_ is None or not name.startswith("./") or len(line) > MAX_LINE:
+        return None
+    is_dir = kind in DIRECTORY_KINDS
+    return ListingEntry(path=posixpath.join(root, name[2:]), size=0 if is_dir else bytes_,
+                        is_dir=is_dir)
 
 
 def _refusal(member: tarfile.TarInfo, expected: str) -> str | None:
@@ -146,11 +165,6 @@ def _refusal(member: tarfile.TarInfo, expected: str) -> str | None:
     if not member.isreg():
         return "not captured: not a regular file"
     return None
-
-
-def _parents(name: str) -> list[str]:
-    parts = name.split("/")[:-1]
-    return ["/".join(parts[:index]) for index in range(1, len(parts) + 1)]
 
 
 def _info(name: str, kind: bytes, mode: int, size: int, mtime: float) -> tarfile.TarInfo:

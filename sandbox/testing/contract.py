@@ -17,7 +17,12 @@ from typing import Any
 from evalfleet.sandbox.base import Sandbox, SandboxFactory
 from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from evalfleet.sandbox.command import Command, SeedFile
-from evalfleet.sandbox.errors import SandboxConfigError, SandboxError, SandboxUnavailable
+from evalfleet.sandbox.errors import (
+    SandboxConfigError,
+    SandboxError,
+    SandboxUnavailable,
+    SeedRefused,
+)
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.profile import Profile
@@ -109,6 +114,20 @@ def check_bad_seed_files_are_config_errors(target: Target) -> None:
             seed = [SeedFile(path, "")]
             expect_raises(SandboxConfigError, lambda: sandbox.write_files(seed))  # noqa: B023 - run at once
         expect_raises(SandboxConfigError, lambda: sandbox.write_files([SeedFile("f", b"x" * 101)]))
+    with target.sandbox(seed_files=3) as sandbox:  # a/b/c and a/d: a, a/b, a/b/c, a/d
+        deep = [SeedFile("a/b/c", "1"), SeedFile("a/d", "2")]
+        expect_raises(SandboxConfigError, lambda: sandbox.write_files(deep))
+        sandbox.write_files([SeedFile("a/b/c", "1")])
+
+
+def check_files_the_workspace_cannot_hold_are_refused(target: Target) -> None:
+    """A name over 255 bytes, and a path that would be both a file and a directory, fail
+    in the sandbox: ``SeedRefused`` (the pipeline's pre-check keeps a submission's away).
+    ``a/b`` then ``a``: the other order, GNU tar replaces the file ``a`` with the
+    directory ``a/b`` needs, and the file is lost without a failure."""
+    with target.sandbox() as sandbox:
+        for files in ([SeedFile("n" * 256, "x")], [SeedFile("a/b", "x"), SeedFile("a", "y")]):
+            expect_raises(SeedRefused, lambda: sandbox.write_files(files))  # noqa: B023 - run at once
 
 
 def check_capture_reports_size_and_existence(target: Target) -> None:
@@ -322,6 +341,7 @@ CHECKS: tuple[Callable[[Target], None], ...] = (
     check_missing_workdir_is_a_result,
     check_files_are_written,
     check_bad_seed_files_are_config_errors,
+    check_files_the_workspace_cannot_hold_are_refused,
     check_capture_reports_size_and_existence,
     check_capture_caps,
     check_capture_never_follows_links,

@@ -18,11 +18,12 @@ from evalfleet.sandbox import envprobe, room
 from evalfleet.sandbox.base import Sandbox
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
-from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
+from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable, SeedRefused
 from evalfleet.sandbox.evaluator import GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, record
-from evalfleet.sandbox.paths import workspace_path
+from evalfleet.sandbox.paths import relative_to, workspace_path
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult, FileRead, Listing
+from evalfleet.sandbox.seed_limits import entries, unholdable
 from evalfleet.sandbox.testing.fake_fs import FakeFS
 from evalfleet.sandbox.testing.fake_programs import PROGRAMS
 from evalfleet.sandbox.testing.fake_shell import (
@@ -61,17 +62,27 @@ class FakeSandbox(Sandbox):
         """Write files into the in-memory workspace.
 
         Raises:
-            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxConfigError: a path breaks the rules or the files pass ``seed_bytes`` or
+                ``seed_files``.
+            SeedRefused: the workspace cannot hold them (full, a name too long, a path
+                both a file and a directory).
             SandboxUnavailable: the sandbox was closed.
         """
         self._check_open()
-        if sum(len(f.data) for f in files) > self.profile.limits.seed_bytes:
+        limits, workdir = self.profile.limits, self.profile.workdir
+        if sum(len(f.data) for f in files) > limits.seed_bytes:
             raise SandboxConfigError("seed files exceed the seed_bytes limit", sandbox_id=self.id)
+        names = [relative_to(workspace_path(f.path, workdir), workdir) for f in files]
+        if entries(names) > limits.seed_files:
+            raise SandboxConfigError("seed files exceed the seed_files limit", sandbox_id=self.id)
+        found = unholdable(files, workdir, limits)
+        if found is not None:  # what tar in a real sandbox fails on
+            raise SeedRefused(f"cannot write {found}", sandbox_id=self.id)
         for file in files:
-            path = workspace_path(file.path, self.profile.workdir)
+            path = workspace_path(file.path, workdir)
             self.fs.remove(path)
             if not self.fs.write(path, file.data, mode=file.mode):
-                raise SandboxConfigError("seed files do not fit the workspace", sandbox_id=self.id)
+                raise SeedRefused("no space left in the workspace", sandbox_id=self.id)
 
     def exec(self, command: Command) -> ExecResult:
         """Run a command: scripted result first, else the tiny shell.

@@ -80,7 +80,16 @@ def evaluate(spec: EvaluationSpec, events: Iterable[Any], cases: Iterable[Any] |
     warnings = _warnings(spec, evidence.warnings, dimensions) + judged.warnings
     document = _document(spec, verdict, validators, metrics, dimensions, warnings,
                          judged.results)
-    return _with_additions(document, scored.additions)
+    return _with_additions(_refused(document, evidence.refused), scored.additions)
+
+
+def _refused(document: card.Scorecard, why: str | None) -> card.Scorecard:
+    """The scorecard of a run whose submission the sandbox could not hold (``why``): the
+    candidate's loss, whatever else the evidence says (docs/scoring.md §18)."""
+    if why is None:
+        return document
+    return document.model_copy(update={"passed": False, "overall_reason": why, "score": 0,
+                                       "result": "loss"})
 
 
 def _adjusted(spec: EvaluationSpec, evidence: Evidence, readings: Mapping[str, object],

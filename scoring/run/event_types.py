@@ -36,6 +36,9 @@ JUDGE_CALL_COMPLETED: Final = "grader.judge.call_completed"
 JUDGE_CALL_SKIPPED: Final = "grader.judge.call_skipped"
 JUDGE_UNAVAILABLE: Final = "grader.judge.unavailable"
 
+# evalfleet's own: the submission's files the sandbox could not hold (the candidate's loss).
+SUBMISSION_REFUSED: Final = "grader.submission.refused"
+
 # evalfleet's own: the Clawdiators layer's evidence.
 EVALUATOR_COMPLETED: Final = "grader.evaluator.completed"
 SUBMISSION_MANIFEST: Final = "grader.submission.manifest"

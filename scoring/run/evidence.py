@@ -92,6 +92,9 @@ class Evidence:
     listings: dict[str, dict[str, Any]] = field(default_factory=dict)
     code_executions: dict[str, dict[str, Any]] = field(default_factory=dict)
     turns: list[Turn] = field(default_factory=list)
+    refused: str | None = None
+    """Why the sandbox could not hold the submission's files (evalfleet's
+    ``grader.submission.refused``): the run is the candidate's loss (docs/scoring.md §18)."""
     step_durations: dict[int, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     sources: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
@@ -272,6 +275,11 @@ def _sandbox_failed(ev: Evidence, event: Event) -> None:
     ev.failure_count += 1
 
 
+def _submission_refused(ev: Evidence, event: Event) -> None:
+    if ev.refused is None:
+        ev.refused = grader_events.refusal(event.payload)
+
+
 def _text(payload: dict[str, Any], key: str) -> str:
     """Go's ``stringValue``: the loose string of ``payload[key]``, else ``""``."""
     return loose_string(payload.get(key)) or "" if key in payload else ""
@@ -357,6 +365,7 @@ HANDLERS = {
     event_types.TOOL_CALL_COMPLETED: _tool_call,
     event_types.TOOL_CALL_FAILED: _tool_call,
     event_types.COMMAND_FAILED: _sandbox_failed,
+    event_types.SUBMISSION_REFUSED: _submission_refused,
     event_types.MODEL_CALL_COMPLETED: _model_call_completed,
     event_types.MODEL_CALL_STARTED: _model_call_started,
     "race.standings.injected": _race_standings,

@@ -49,8 +49,23 @@ def listing(payload: Any) -> dict[str, Any] | None:
     rows = [lenient.decode(entry, "DirectoryEntry", ENTRY) for entry in entries or []]
     if any(row.error is not None for row in rows):
         return None
-    cut = {"truncated": True} if payload.get("truncated") is True else {}  # evalfleet's
-    return {**values, "entries": [row.values for row in rows], **cut}
+    return {**values, "entries": [row.values for row in rows], **listing_gaps(payload)}
+
+
+def listing_gaps(payload: dict[str, Any]) -> dict[str, Any]:
+    """evalfleet's own fields of a listing that does not show every entry (AgentClash's
+    listings have no cap): ``truncated``, ``dropped`` (entries left out) and ``error`` (it
+    failed), each only when set and of its type."""
+    gaps: dict[str, Any] = {}
+    if payload.get("truncated") is True:
+        gaps["truncated"] = True
+    dropped = payload.get("dropped")
+    if isinstance(dropped, int) and not isinstance(dropped, bool) and dropped > 0:
+        gaps["dropped"] = dropped
+    error = payload.get("error")
+    if isinstance(error, str) and error:
+        gaps["error"] = error
+    return gaps
 
 
 def code_execution(payload: Any) -> dict[str, Any] | None:
@@ -75,14 +90,20 @@ def file_captured(key: str, path: str, exists: bool, size: int, content: str,
 
 
 def directory_listed(key: str, path: str, entries: Iterable[tuple[str, int, bool]],
-                     truncated: bool, max_entries: int) -> dict[str, Any]:
+                     truncated: bool, max_entries: int, *, dropped: int = 0,
+                     error: str = "") -> dict[str, Any]:
     """A ``grader.verification.directory_listed`` payload: ``(path, size, is_dir)``
-    entries (``is_dir`` written only when true), the cap shown when it was hit."""
+    entries (``is_dir`` written only when true); then evalfleet's own, each only when set:
+    ``truncated`` with the cap, the entries ``dropped``, the ``error`` it failed with."""
     rows = [{"path": p, "size": size, **({"is_dir": True} if is_dir else {})}
             for p, size, is_dir in entries]
     payload: dict[str, Any] = {"key": key, "path": path, "entries": rows}
     if truncated:
         payload.update(truncated=True, max_entries=max_entries)
+    if dropped:
+        payload["dropped"] = dropped
+    if error:
+        payload["error"] = error
     return payload
 
 
@@ -102,6 +123,23 @@ def command_failed(index: int, exit_code: int | None, *, timed_out: bool, oom_ki
             "oom_killed": oom_killed, "stdout": stdout, "stderr": stderr,
             "stdout_truncated": stdout_truncated, "stderr_truncated": stderr_truncated,
             "duration_ms": duration_ms, "error": error}
+
+
+def submission_refused(path: str, reason: str) -> dict[str, Any]:
+    """A ``grader.submission.refused`` payload (evalfleet's): the submission's file the
+    sandbox could not hold (``""`` when the sandbox did not say which), and why."""
+    return {"path": path, "reason": reason}
+
+
+#: The reason of a ``grader.submission.refused`` event that gives none as text.
+UNHELD = "the sandbox could not hold the submission's files"
+
+
+def refusal(payload: Any) -> str:
+    """The reason a ``grader.submission.refused`` payload gives (:data:`UNHELD` without
+    one): whatever it holds, the event books the run as the candidate's loss."""
+    reason = payload.get("reason") if isinstance(payload, dict) else None
+    return reason if isinstance(reason, str) and reason.strip() else UNHELD
 
 
 def evaluator_completed(runtime: str, exit_code: int | None, *, stdout: str, stderr: str,

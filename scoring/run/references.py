@@ -267,13 +267,15 @@ def source(kind: str, pointer: tuple[int, str], field_path: str) -> dict[str, An
 
 def listing_json(listing: dict[str, Any]) -> str:
     """A decoded directory listing as ``json.Marshal`` writes the Go struct (field order;
-    absent entries are ``null``), and evalfleet's ``"truncated":true`` after them when the
-    listing stopped at its cap (AgentClash's listings have no cap)."""
+    absent entries are ``null``), then evalfleet's own when the listing does not show every
+    entry (AgentClash's listings have no cap): ``"truncated":true``, ``"dropped":N``,
+    ``"error":"…"``."""
     rows = listing["entries"]
     entries = "null" if rows is None else "[" + ",".join(_entry_json(e) for e in rows) + "]"
     key, path = go_json(listing["key"]), go_json(listing["path"])
-    cut = ',"truncated":true' if listing.get("truncated") else ""
-    return f'{{"key":{key},"path":{path},"entries":{entries}{cut}}}'
+    gaps = "".join(f",{go_json(name)}:{go_json(listing[name])}"
+                   for name in ("truncated", "dropped", "error") if name in listing)
+    return f'{{"key":{key},"path":{path},"entries":{entries}{gaps}}}'
 
 
 def _entry_json(entry: dict[str, Any]) -> str:

@@ -18,13 +18,18 @@ History:
   than unavailable; a custom-script evaluator that ran to its end but gave no usable
   score scores its dimension 0 rather than ``error``; the Clawdiators layer's scores stay within 0-1
   (negative counts or times score 0).
+* ``"4"`` — ``"3"`` with a submission the sandbox could not hold (``grader.submission.refused``)
+  the candidate's loss whatever else its events say; and a directory listing that is not
+  whole (its event's ``truncated``, ``dropped`` or ``error``) shows no file absent: its
+  ``forbidden_files`` fail, and what it misses is named as missing from that listing
+  (issue 38).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-SEMANTICS_VERSION: Final = "3"
+SEMANTICS_VERSION: Final = "4"
 AGENTCLASH_REPOSITORY: Final = "agentclash/agentclash"
 AGENTCLASH_COMMIT: Final = "439e20ba98d49ed3f0e49067cfa416267c5b1a61"
 """The reference engine's commit whose ``runtime/scoring`` these semantics follow."""

@@ -8,6 +8,10 @@ fails, the listed path again). Paths match exactly: no globs, and directories ar
 inferred from file paths (``src/main.py`` does not make ``src/`` present). A required
 directory, with one trailing ``/`` stripped, is present when it names an entry flagged
 ``is_dir`` or any indexed entry. The production capture never sets ``is_dir``.
+
+evalfleet's rule for a listing that is not whole (its ``error``, ``dropped`` or
+``truncated``; docs/scoring.md §5.18): ``forbidden_files`` fail unless one is seen anyway,
+and what is missing is said to be missing *from* that listing; what is seen counts.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ class Index:
 
     paths: set[str] = field(default_factory=set)
     directories: set[str] = field(default_factory=set)
-    cut: bool = False
-    """The listing stopped at its entry cap (evalfleet's ``truncated``; AgentClash's
-    listings have no cap and no such field)."""
+    gap: str = ""
+    """What keeps the listing from being whole, as a reason says it (``""``: nothing):
+    evalfleet's ``error``, ``dropped`` or ``truncated`` (AgentClash's listings have no cap
+    and no such fields)."""
 
     def add(self, root: str, path: str, is_dir: bool) -> None:
         try:
@@ -68,7 +73,7 @@ def parse_listing(text: str) -> Index:
     if entries is not None and not isinstance(entries, list):
         raise ListingError(f"json: cannot unmarshal {lenient.json_kind(entries)} into Go struct "
                            "field DirectoryListingResult.entries of type []scoring.DirectoryEntry")
-    index = Index(cut=isinstance(raw, dict) and raw.get("truncated") is True)
+    index = Index(gap=gap(raw if isinstance(raw, dict) else {}))
     for entry in entries or []:
         fields = _decoded(entry, "DirectoryEntry", _ENTRY)
         index.add(listing["path"], fields["path"], fields["is_dir"])
@@ -82,10 +87,30 @@ def _decoded(raw: Any, struct: str, fields: lenient.Fields) -> dict[str, Any]:
     return decoded.values
 
 
-def _reasons(missing: Sequence[str], forbidden: Sequence[str], missing_dirs: Sequence[str]) -> str:
+def gap(listing: dict[str, Any]) -> str:
+    """What keeps a listing (its JSON, decoded) from showing every entry, as a reason
+    names it; ``""`` for a whole listing."""
+    error, dropped = listing.get("error"), listing.get("dropped")
+    if isinstance(error, str) and error:
+        return f"a listing that failed ({error})"
+    if isinstance(dropped, int) and not isinstance(dropped, bool) and dropped > 0:
+        return (f"a listing that left out {dropped} entries (their lines were over "
+                f"{MAX_LINE_KIB} KiB)")
+    return "a listing cut at its entry cap" if listing.get("truncated") is True else ""
+
+
+#: The longest listing line the worker keeps (``sandbox.docker.transfer.MAX_LINE``).
+MAX_LINE_KIB = 8
+
+
+def _reasons(index: Index, missing: Sequence[str], forbidden: Sequence[str],
+             missing_dirs: Sequence[str], unproven: Sequence[str]) -> str:
+    """Each finding; what was missing is said to be missing *from* the listing's gap."""
+    where = f" from {index.gap}" if index.gap else ""
     parts = [f"{label}: {', '.join(paths)}" for label, paths in (
-        ("missing required files", missing), ("forbidden files present", forbidden),
-        ("missing required directories", missing_dirs)) if paths]
+        (f"missing required files{where}", missing), ("forbidden files present", forbidden),
+        (f"missing required directories{where}", missing_dirs),
+        (f"{ABSENT} {index.gap}", unproven)) if paths]
     return "; ".join(parts)
 
 
@@ -103,15 +128,15 @@ def check(given: CheckInput) -> Outcome:
     forbidden = [path for path in config.values["forbidden_files"] if path in index.paths]
     missing_dirs = [path for path in config.values["required_directories"]
                     if not index.has_directory(path)]
-    unproven = [] if forbidden or not index.cut else config.values["forbidden_files"]
-    reason = _reasons(missing, forbidden, missing_dirs) or (
-        f"{CUT}: {', '.join(unproven)}" if unproven else "")
+    unproven = [] if forbidden or not index.gap else config.values["forbidden_files"]
+    reason = _reasons(index, missing, forbidden, missing_dirs, unproven)
     return Outcome.check(not (missing or forbidden or missing_dirs or unproven), "", reason)
 
 
-#: Why forbidden files fail a listing cut at its cap: what is past the cut is unknown, and
-#: a submission could make enough entries to push them there (found by a red-team pass).
-CUT = "forbidden files cannot be shown absent from a listing cut at its entry cap"
+#: Why forbidden files fail a listing that is not whole: what it left out is unknown, and a
+#: submission could push them there — past the entry cap (found by a red-team pass), into
+#: lines over 8 KiB, or by making the listing fail (issue 38).
+ABSENT = "forbidden files cannot be shown absent from"
 
 
 KIND = Kind("directory_structure", check, strictness="lenient", expected="ignored",

@@ -73,8 +73,9 @@ def exposure(pack: Pack) -> list[str]:
 def absence_passes(kind: str, config: Any) -> str:
     """Why a validator that passes on what is *absent* from a capture can be made to pass
     by padding (``""`` for any other): a capture is cut at its caps, and validators see
-    only what is left (AgentClash's capture rules, docs/scoring.md §7.2). A listing cut at
-    its cap fails ``forbidden_files`` instead (evalfleet's rule)."""
+    only what is left (AgentClash's capture rules, docs/scoring.md §7.2). A listing that is
+    not whole (cut at its cap, entries left out, failed) fails ``forbidden_files`` instead
+    (evalfleet's rule, §5.18)."""
     config = config if isinstance(config, dict) else {}
     if (kind, config.get("match_mode")) == ("file_content_match", "not_contains") or (
             (kind, config.get("condition")) == ("postcondition", "not_contains")):

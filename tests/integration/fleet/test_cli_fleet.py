@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
+from terminal import in_terminal
 
 PACKS = Path(__file__).parents[3] / "examples" / "packs"
 HYBRID = PACKS / "support-reply-hybrid"
@@ -28,6 +33,48 @@ def test_run_evaluates_in_process_in_a_real_sandbox(docker_client: Any) -> None:
     # gives a point per 1.2 s of the run's wall time (999 on a loaded machine)
     score = re.fullmatch(r"cli-\w+: (\d+)/1000 win \(valid\)\n", done.stdout)
     assert score and int(score.group(1)) >= 990, done.stdout
+
+
+FIZZBUZZ = PACKS / "fizzbuzz-coding"
+HELD = {"fizzbuzz.py": (FIZZBUZZ / "submissions" / "pass" / "fizzbuzz.py").read_text()}
+
+
+@pytest.mark.parametrize(("files", "env", "reason"), [
+    ({"n" * 256: "x"}, {}, "the sandbox cannot hold the submission: file `nnn"),
+    ({"a/b": "1", "a/c": "2"}, {"EVALFLEET_PROFILES__DEFAULT__SEED_FILES": "3"},
+     "the sandbox cannot hold the submission: file `a/c` makes the files more than 3 "
+     "entries"),
+    ({"big.bin": "x" * (2 * 1024 * 1024)}, {"EVALFLEET_PROFILES__DEFAULT__WORKSPACE_MB": "1"},
+     "the sandbox could not write the submission's files: "),
+])
+def test_run_prints_the_loss_of_files_the_sandbox_cannot_hold(
+        docker_client: Any, tmp_path: Path, files: dict[str, str], env: dict[str, str],
+        reason: str) -> None:
+    """Issue 38: `evalfleet run` printed a traceback (``SeedRefused``) for these; now the
+    line of a scored loss, exit 0. The first two are found before any sandbox, the last
+    by the sandbox (its workspace made smaller than the submission)."""
+    submission = tmp_path / "submission.json"
+    submission.write_text(json.dumps({"files": {**HELD, **files},
+                                      "commands": [{"run": "python3 fizzbuzz.py"}]}))
+
+    done = evalfleet("run", str(FIZZBUZZ / "pack.yaml"), "-s", str(submission),
+                     env={**os.environ, **env})
+
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert re.fullmatch(rf"cli-\w+: 0/1000 loss \(\w+\) {re.escape(reason)}.*\n",
+                        done.stdout), done.stdout
+
+
+def test_run_reports_such_a_loss_on_a_terminal(docker_client: Any, tmp_path: Path) -> None:
+    """The report a person sees: the loss and its reason, not a traceback."""
+    submission = tmp_path / "submission.json"
+    submission.write_text(json.dumps({"files": {**HELD, "lib": "x", "lib/util.py": "y"}}))
+
+    shown = in_terminal("run", str(FIZZBUZZ / "pack.yaml"), "-s", str(submission))
+
+    assert "0/1000 loss" in shown and "Traceback" not in shown
+    assert "file `lib/util.py` lies below `lib`, a file" in shown
 
 
 def test_submit_wait_result_and_watch(fleet: list[Any]) -> None:

@@ -55,6 +55,18 @@ def test_parse_applies_the_budget() -> None:
     assert budget.charged == 105
 
 
+def test_a_listing_in_the_stream_says_what_it_dropped() -> None:
+    """A line over 8 KiB in the stream is dropped and said (issue 38), as check by check."""
+    checks = (ListingCheck("d", "d"),)
+    sent = collect.request(checks, "/w", CaptureBudget(), 10)
+    long = b"0|directory|./" + b"d" * 8192 + b"\n"
+    data = stream(sent.nonce, b"@N 0 list\n1|regular file|./x\n", long, b"@N 0 end\n")
+    (listing,) = collect.parse(data, checks, sent, CaptureBudget(), 10)
+    assert isinstance(listing, DirectoryListing)
+    assert ([e.path for e in listing.entries], listing.truncated, listing.dropped) == (
+        ["/w/d/x"], True, 1)
+
+
 @pytest.mark.parametrize("data", [
     b"@bad 0 file 10\nabcd",  # a forged nonce
     b"@N 1 file 10\nabcd",  # out of step

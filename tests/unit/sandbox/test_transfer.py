@@ -11,6 +11,7 @@ import pytest
 from evalfleet.sandbox.command import SeedFile
 from evalfleet.sandbox.docker import transfer
 from evalfleet.sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.results import Listing
 
 
 def archive(*members: tuple[str, bytes, bytes]) -> bytes:
@@ -69,6 +70,16 @@ def test_seed_total_cap(build: Any) -> None:
         build([SeedFile("a", b"x" * 60), SeedFile("b", b"x" * 41)], "/w", 100)
 
 
+@pytest.mark.parametrize("build", [transfer.seed_archive, transfer.seed_records])
+def test_seed_entry_cap(build: Any) -> None:
+    """More than ``max_entries`` files and directories is a config error; each directory
+    counts once (``a/b``, ``a/c``: three entries)."""
+    files = [SeedFile("a/b", "x"), SeedFile("a/c", "y")]
+    assert build(files, "/w", 100, 3)
+    with pytest.raises(SandboxConfigError, match="more than 2 entries"):
+        build(files, "/w", 100, 2)
+
+
 def test_read_archive_keeps_limit_bytes_and_full_size() -> None:
     """The header's size is the full size; only ``limit`` bytes are read."""
     read = transfer.read_archive(archive(("./f", tarfile.REGTYPE, b"abcdef")), "/w/f", 4)
@@ -106,7 +117,33 @@ def test_parse_listing() -> None:
     listing = transfer.parse_listing(output, "/w", 3)
     assert [(e.path, e.size, e.is_dir) for e in listing.entries] == [
         ("/w/d", 0, True), ("/w/d/x y", 3, False), ("/w/e", 0, False)]
-    assert listing.truncated
+    assert listing.truncated and listing.dropped == 1  # the junk line
+
+
+def test_a_whole_listing_is_not_truncated() -> None:
+    listing = transfer.parse_listing(b"1|f|./a\n2|f|./b\n", "/w", 2)
+    assert (len(listing.entries), listing.truncated, listing.dropped) == (2, False, 0)
+    assert transfer.parse_listing(b"", "/w", 2) == Listing()
+
+
+def test_a_line_over_8_kib_is_dropped_and_said() -> None:
+    """Issue 38: a line over :data:`MAX_LINE` was dropped after the sandbox's ``head``
+    counted it towards the cap, and the listing was not marked truncated: entries past
+    the cap went unseen, unsaid. Now it counts as dropped and marks the listing cut."""
+    long = "./" + "d" * transfer.MAX_LINE
+    listing = transfer.parse_listing(f"1|f|./a\n0|d|{long}\n".encode(), "/w", 10)
+    assert [e.path for e in listing.entries] == ["/w/a"]
+    assert (listing.truncated, listing.dropped) == (True, 1)
+
+
+@pytest.mark.parametrize(("output", "cut"), [(b"1|f|./a\n2|f|./b", False),
+                                             (b"1|f|./a\n", True)])
+def test_a_cut_output_marks_the_listing_truncated(output: bytes, cut: bool) -> None:
+    """An output cut short (its cap, a timeout): the last line, without its newline, is
+    not read as an entry (its name may be cut), and the listing is truncated."""
+    listing = transfer.parse_listing(output, "/w", 10, cut=cut)
+    assert [e.path for e in listing.entries] == ["/w/a"]
+    assert listing.truncated and listing.dropped == 0
 
 
 @pytest.mark.parametrize("brk", ["\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"])
@@ -126,3 +163,4 @@ def test_parse_listing_takes_only_ascii_sizes() -> None:
     output = "5|f|./a\n²|f|./b\n٣|f|./c\n99999999999999999999|f|./d\n".encode()
     listing = transfer.parse_listing(output, "/w", 10)
     assert [(e.path, e.size) for e in listing.entries] == [("/w/a", 5)]
+    assert (listing.truncated, listing.dropped) == (True, 3)

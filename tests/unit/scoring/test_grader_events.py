@@ -29,6 +29,19 @@ def test_a_listing_reads_back_with_its_entries() -> None:
     assert read is not None and [e["is_dir"] for e in read["entries"]] == [False, True]
 
 
+def test_a_listing_reads_back_what_it_left_out() -> None:
+    """evalfleet's own fields: the entries dropped and the error, each only when set."""
+    written = grader_events.directory_listed("l", "src", [], truncated=True, max_entries=2,
+                                             dropped=3, error="the listing timed out")
+    assert (written["dropped"], written["error"]) == (3, "the listing timed out")
+    read = grader_events.listing(written)
+    assert read is not None and (read["truncated"], read["dropped"], read["error"]) == (
+        True, 3, "the listing timed out")
+    whole = grader_events.directory_listed("l", "src", [], truncated=False, max_entries=2)
+    assert whole == {"key": "l", "path": "src", "entries": []}
+    assert grader_events.listing(whole) == {"key": "l", "path": "src", "entries": []}
+
+
 def test_a_code_execution_payload_has_exactly_agentclashs_fields_then_verdicts() -> None:
     fields = {name: None for name in grader_events.CODE_EXECUTION} | {
         "validator_key": "v", "stdout": "1 passed", "passed_tests": 1, "extra": "dropped"}
@@ -37,3 +50,10 @@ def test_a_code_execution_payload_has_exactly_agentclashs_fields_then_verdicts()
     assert list(written) == [*grader_events.CODE_EXECUTION, "test_cases"]
     read = grader_events.code_execution(written)
     assert read is not None and (read["validator_key"], read["passed_tests"]) == ("v", 1)
+
+
+def test_a_refusal_reads_back_its_reason() -> None:
+    written = grader_events.submission_refused("a/b", "the sandbox cannot hold `a/b`")
+    assert written == {"path": "a/b", "reason": "the sandbox cannot hold `a/b`"}
+    assert grader_events.refusal(written) == "the sandbox cannot hold `a/b`"
+    assert grader_events.refusal({"path": "a/b"}) == grader_events.UNHELD

@@ -249,6 +249,12 @@ LISTING = {"type": "grader.verification.directory_listed", "occurred_at": T0,
     pytest.param("file:tree", [LISTING], OK,
                  '{"key":"tree","path":"/w","entries":[{"path":"/w/a.py","size":12},'
                  '{"path":"/w/src","size":0,"is_dir":true}]}', id="listing-json"),
+    pytest.param("file:tree", [{**LISTING, "payload": {
+        **LISTING["payload"], "truncated": True, "max_entries": 2, "dropped": 1,
+        "error": "the listing timed out"}}], OK,
+                 '{"key":"tree","path":"/w","entries":[{"path":"/w/a.py","size":12},'
+                 '{"path":"/w/src","size":0,"is_dir":true}],"truncated":true,"dropped":1,'
+                 '"error":"the listing timed out"}', id="listing-json-with-its-gaps"),
     pytest.param("file:out", [], GONE, 'file capture key "out" is unavailable',
                  id="no-capture-event"),
 ])

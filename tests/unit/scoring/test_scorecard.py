@@ -296,6 +296,43 @@ def test_an_unreadable_answer_with_a_pack_error_stays_no_contest() -> None:
     assert (got.validity, got.result) == ("invalid", None)
 
 
+REASON = "the sandbox cannot hold the submission's file `a`: a name over 255 bytes"
+
+
+def refused(**payload: Any) -> dict[str, Any]:
+    """The worker's ``grader.submission.refused`` event."""
+    return {"type": "grader.submission.refused", "occurred_at": "2026-01-01T00:00:02Z",
+            "payload": payload}
+
+
+def test_a_submission_the_sandbox_could_not_hold_loses() -> None:
+    """Whatever the rest of the evidence says (here: a winning answer), the run is the
+    candidate's loss, with the reason; AgentClash's other fields are left as computed."""
+    the_spec = spec("correctness")
+    winning = card(the_spec)
+    got = card(the_spec, [completed("x"), refused(path="a", reason=REASON)])
+    assert (winning.score, winning.result, winning.passed) == (1000, "win", True)
+    assert (got.score, got.result, got.passed, got.overall_reason) == (0, "loss", False,
+                                                                       REASON)
+    assert (got.overall_score, got.dimensions, got.validity) == (
+        winning.overall_score, winning.dimensions, winning.validity)
+
+
+def test_a_refused_submission_loses_next_to_a_pack_error_too() -> None:
+    """No contest needs the pack's fault alone; a submission the sandbox could not hold
+    never ran, and loses even where every run of the pack would be no contest."""
+    got = card(spec_with(BAD_METRIC, PREF), [completed("x"), refused(reason=REASON)],
+               human_preference=0.9)
+    assert (got.validity, got.score, got.result) == ("invalid", 0, "loss")
+
+
+@pytest.mark.parametrize("payload", [{}, {"reason": 7}, {"reason": "  "}])
+def test_a_refusal_without_a_reason_still_loses(payload: dict[str, Any]) -> None:
+    got = card(spec("correctness"), [completed("x"), refused(**payload)])
+    assert (got.result, got.overall_reason) == (
+        "loss", "the sandbox could not hold the submission's files")
+
+
 def test_weighted_gate_failure_lowers_passed_not_result() -> None:
     """Under weighted a failed gate sets passed=false but the result follows the score."""
     gate = {"key": "correctness", "source": "validators", "gate": True, "pass_threshold": 1.0}

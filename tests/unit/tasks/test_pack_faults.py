@@ -64,6 +64,18 @@ def test_a_setup_command_that_times_out_is_the_packs() -> None:
     assert_no_contest(result, "pack_error: setup command 1 timed out")
 
 
+def test_pack_files_the_sandbox_cannot_hold_are_the_packs() -> None:
+    """The pack's own files refused by the sandbox (a name over 255 bytes: no submission
+    file comes near them) are no contest, never the candidate's loss nor our bug."""
+    for sandbox in ({"files": {"n" * 256: "x"}},
+                    {"files": {"n" * 256: "x"}, "setup_commands": [{"run": "true"}]}):
+        result = run(sandbox)
+        assert result.reason.startswith("pack_error: the pack's files could not be written: "
+                                        "cannot write `nnn")
+        assert_no_contest(result, result.reason)
+        assert result.resources["commands_skipped"] == len(sandbox.get("setup_commands", [])) + 1
+
+
 def test_a_missing_tool_of_the_packs_tests_is_its_environment() -> None:
     script = {"environment": ExecResult(exit_code=0, stdout=b"missing pytest\nwritable\n")}
     check = {"key": "out", "type": "file_capture", "path": "out.txt"}

@@ -12,7 +12,7 @@ from redis.exceptions import OutOfMemoryError
 from unit.tasks.pipeline_support import TESTS_PASS, request
 
 from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
-from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.patience import Patience
@@ -104,10 +104,11 @@ class FakeTime:
         return self.now
 
 
-def runtime(factory: Any, cap: int = 3) -> tuple[Runtime, MemoryPublisher]:
+def runtime(factory: Any, cap: int = 3, **limits: Any) -> tuple[Runtime, MemoryPublisher]:
     redis = MemoryRedis()
     publisher = MemoryPublisher(redis)
-    config = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))})
+    profile = Profile("default", "fake", limits=Limits(**limits))
+    config = PipelineConfig(profiles={"default": ProfileBounds(profile)})
     time = FakeTime()
     built = Runtime(config=config, factory=factory, redis=redis,
                     publisher=publisher,  # type: ignore[arg-type]  (a stand-in)
@@ -136,6 +137,28 @@ def test_a_scored_run_is_published_with_its_attempt() -> None:
 
     assert outcome == "scored"
     assert [(r.run_id, r.attempt) for r in publisher.results] == [("run-1", 1)]
+
+
+@pytest.mark.parametrize(("files", "sandboxes"), [
+    ({"n" * 256: "x"}, 0),  # found on the host: no sandbox
+    ({"big.bin": "x" * 2000}, 1),  # found by the sandbox: its workspace full
+])
+def test_a_submission_the_sandbox_cannot_hold_is_a_loss_at_once(files: dict[str, str],
+                                                              sandboxes: int) -> None:
+    """Published as the candidate's loss on the first delivery, never retried: before, it
+    was our bug three times over (three deliveries, three sandboxes), then
+    ``internal_error``."""
+    factory = FakeFactory(script={"run-tests 7": TESTS_PASS})
+    rt, publisher = runtime(factory, workspace_bytes=1000)
+    body = request(submission={"files": {"answer.txt": "42", **files},
+                               "commands": [{"run": "echo 42"}]})
+    task = FakeTask()
+
+    assert execute(rt, task, body, enqueued_at=None) == "scored"
+
+    card = publisher.results[0].scorecard
+    assert card is not None and (card.result, card.score) == ("loss", 0)
+    assert task.retries == [] and len(factory.sandboxes) == sandboxes
 
 
 def test_an_already_published_run_is_not_run_again() -> None:

@@ -151,28 +151,57 @@ def test_never_raises(config: Any, root: str, entries: list[Any], content: str) 
     assert result.state in {"available", "error"}
 
 
-def cut_listing(config: Any, entries: list[Any] | None = None) -> ValidatorResult:
-    """directory_structure on a listing that stopped at its cap (evalfleet's payload)."""
+def gapped_listing(config: Any, gap: dict[str, Any],
+                   entries: list[Any] | None = None) -> ValidatorResult:
+    """directory_structure on a listing with evalfleet's ``gap`` fields in its event."""
     event = listed("tree", ROOT, FILES if entries is None else entries)
-    event["payload"].update(truncated=True, max_entries=2)
+    event["payload"].update(gap)
     return run_one("directory_structure", None, config=config, target="file:tree",
                    events=[event])
 
 
+CUT = {"truncated": True, "max_entries": 2}
+FAILED = {"error": "cannot open directory"}
+DROPPED = {"truncated": True, "max_entries": 10_000, "dropped": 3}
+GAPS = [(CUT, "a listing cut at its entry cap"),
+        (FAILED, "a listing that failed (cannot open directory)"),
+        (DROPPED, "a listing that left out 3 entries (their lines were over 8 KiB)")]
+
+
+@pytest.mark.parametrize(("gap", "named"), GAPS)
 @pytest.mark.parametrize(("config", "verdict", "reason"), [
     ({"forbidden_files": ["secrets.txt"]}, "fail",
-     "forbidden files cannot be shown absent from a listing cut at its entry cap: "
-     "secrets.txt"),
-    ({"forbidden_files": ["README.md"]}, "fail", "forbidden files present: README.md"),
-    ({"required_files": ["README.md"]}, "pass", ""),
+     "forbidden files cannot be shown absent from {named}: secrets.txt"),
+    ({"forbidden_files": ["README.md", "secrets.txt"]}, "fail",
+     "forbidden files present: README.md"),
+    ({"required_files": ["README.md"], "required_directories": ["src/main.py"]}, "pass", ""),
     ({"required_files": ["gone.py"], "forbidden_files": ["secrets.txt"]}, "fail",
-     "missing required files: gone.py"),
+     "missing required files from {named}: gone.py; forbidden files cannot be shown absent "
+     "from {named}: secrets.txt"),
+    ({"required_directories": ["lib"]}, "fail",
+     "missing required directories from {named}: lib"),
 ])
-def test_forbidden_files_on_a_listing_cut_at_its_cap(config: dict[str, Any], verdict: str,
-                                                     reason: str) -> None:
-    """Found by a red-team pass: a submission that makes enough entries pushes a forbidden
-    file past the listing's cap (10,000), where no one sees it; a listing that was cut
-    cannot show it absent. Required files and directories read as before."""
-    result = cut_listing(config)
-    assert (result.verdict, result.reason) == (verdict, reason)
-    assert structure({"forbidden_files": ["secrets.txt"]}).verdict == "pass"  # not cut
+def test_a_listing_that_is_not_whole_cannot_show_a_file_absent(
+        gap: dict[str, Any], named: str, config: dict[str, Any], verdict: str,
+        reason: str) -> None:
+    """Found by a red-team pass (the cut) and issue 38 (the rest): a submission that makes
+    enough entries pushes a forbidden file past the listing's cap (10,000); one that makes
+    lines over 8 KiB had them dropped, after the sandbox counted them towards the cap; one
+    that made the listing fail left an empty listing with no error. None of them can show
+    a file absent: ``forbidden_files`` fail, and what is missing is named as missing from
+    the gap. What is seen counts as seen."""
+    result = gapped_listing(config, gap)
+    assert (result.verdict, result.reason) == (verdict, reason.format(named=named))
+
+
+def test_a_whole_listing_reads_as_agentclashs() -> None:
+    assert structure({"forbidden_files": ["secrets.txt"]}).verdict == "pass"
+    assert gapped_listing({"forbidden_files": ["secrets.txt"]},
+                          {"truncated": False, "dropped": 0, "error": ""}).verdict == "pass"
+
+
+@pytest.mark.parametrize("gap", [{"truncated": "yes"}, {"dropped": True}, {"dropped": "3"},
+                                 {"error": 7}])
+def test_gap_fields_of_the_wrong_type_are_not_read(gap: dict[str, Any]) -> None:
+    """evalfleet's fields are read only as the worker writes them."""
+    assert gapped_listing({"forbidden_files": ["secrets.txt"]}, gap).verdict == "pass"
