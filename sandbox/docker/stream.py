@@ -20,8 +20,11 @@ from typing import Any
 
 #: Seconds to keep draining after ``on_limit`` before giving up on the stream.
 GRACE_S = 5.0
-#: Seconds to wait for Docker to publish an exec's exit code after its stream ends.
-EXIT_WAIT_S = 2.0
+#: Seconds to wait for Docker to publish an exec's exit code after its stream ends. The
+#: wait ends as soon as the engine has it (milliseconds on a quiet host); 2 s was not enough
+#: for a gVisor exec on a host busy with three test workers, and the listing it ended was
+#: read as failed.
+EXIT_WAIT_S = 10.0
 _HEADER = struct.Struct(">BxxxI")
 #: Docker writes this on stdout (exit 126, pid 0) when runc could not start the process.
 OCI_FAILURE = b"OCI runtime exec failed"

@@ -251,7 +251,8 @@ def check_plan_checks_match_step_by_step(target: Target) -> None:
         budget = CaptureBudget(total_bytes=1500)
         stepped = tuple(sandbox.capture(c, budget) if isinstance(c, CaptureCheck)
                         else sandbox.list_directory(c) for c in checks)
-        assert [_comparable(r) for r in planned] == [_comparable(r) for r in stepped]
+        assert [_comparable(r) for r in planned] == [_comparable(r) for r in stepped], (
+            planned, stepped)
         assert [getattr(r, "truncated", None) for r in planned[:2]] == [True, False]
         spent = planned[6]
         assert isinstance(spent, FileCapture) and spent.content == b"" and spent.truncated
