@@ -83,8 +83,15 @@ def test_an_empty_submission_that_wins_is_unsound_in_the_table(docker_client: An
     assert "✗ The empty submission loses" in done.stdout
     assert "validator no_secrets (directory_structure) passes the empty" in done.stdout
     # and every forgery of the battery wins such a pack too (the check lists each), but
-    # "grader events", which the intake refuses whatever the pack
-    assert f"UNSOUND: {len(FORGERIES)} problem(s)" in done.stdout
+    # "grader events", which the intake refuses whatever the pack, and, under gVisor (the
+    # check's runtime where the engine has it), "sandbox killer": the memory limit ends
+    # the sandbox whole, its listing fails, and a negative check cannot pass on a listing
+    # it did not get (docs/scoring.md §5.18)
+    gvisor = "runsc" in (docker_client.info().get("Runtimes") or {})
+    losing = {"grader events", "sandbox killer"} if gvisor else {"grader events"}
+    for name in FORGERIES:
+        assert (f"forgery '{name}'" in done.stdout) == (name not in losing), name
+    assert f"UNSOUND: {1 + len(FORGERIES) - len(losing)} problem(s)" in done.stdout
 
 
 def test_environmental_failures_are_named_with_their_runs(docker_client: Any) -> None:
