@@ -279,15 +279,24 @@ def test_space_held_in_tmp_withholds_the_evaluator(open_sandbox: Callable[..., D
                                                    runtime: str) -> None:
     """Found by a red-team pass: ``/tmp`` kept full by a file no name reaches made the
     evaluator's files fail to extract, booked as the pack's error (no contest). The seal
-    sees the space held and withholds the evaluator: every dimension of it scores 0."""
+    sees the space held and withholds the evaluator: every dimension of it scores 0.
+
+    Under runc the kernel's unix-socket collector may free the cycle before the seal looks
+    (it did once in three CI runs, on a busy host): then ``/tmp`` has room again and the
+    evaluator runs as usual. Either way the run is never no contest."""
     command = f"{CYCLE}; df /tmp | tail -n 1; echo '{{\"answer\": \"42\"}}' > answer.json"
     result = open_sandbox(runtime).run_plan(comparing(command))
     assert b" 100% " in result.commands[0].stdout, result.commands[0]
     record = result.evaluator
     assert record is not None and record.error == "", record
+    card = scored(result)
+    dimension = card.dimensions["correctness"]
+    if runtime == "runc" and not record.stderr.startswith("[evalfleet]"):
+        assert (record.exit_code, record.timed_out) == (0, False), record  # room again
+        assert card.score_breakdown["correctness"].score == 1000, card.score_breakdown
+        return
     assert record.stderr.startswith("[evalfleet] the evaluator did not run: "), record
     assert "KiB of /tmp held by files no name reaches" in record.stderr, record
-    dimension = scored(result).dimensions["correctness"]
     assert (dimension.state, dimension.score) == ("available", 0.0), dimension
 
 
