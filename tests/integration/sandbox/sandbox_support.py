@@ -69,3 +69,23 @@ def engine_actions(sandbox: DockerSandbox, since: float) -> list[str]:
         return [event["Action"] for event in events]
     finally:
         events.close()
+
+
+def hi_pack(slug: str) -> dict[str, Any]:
+    """A pack whose candidate must say "hi" and whose hidden test, on the captured
+    ``out.txt``, passes: a run that gets that far wins."""
+    return {
+        "pack": {"slug": slug},
+        "version": {
+            "sandbox": {},
+            "evaluation_spec": {
+                "name": slug, "version_number": 1, "judge_mode": "deterministic",
+                "post_execution_checks": [{"key": "out", "type": "file_capture",
+                                           "path": "out.txt"}],
+                "validators": [
+                    {"key": "hi", "type": "contains", "target": "final_output",
+                     "expected_from": "literal:hi"},
+                    {"key": "tests", "type": "code_execution", "target": "file:out",
+                     "config": {"test_command": "python3 -c 'print(\"1 passed\")'"}}],
+                "scorecard": {"dimensions": ["correctness"]}}},
+    }

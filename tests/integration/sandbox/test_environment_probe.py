@@ -10,28 +10,14 @@ import uuid
 from typing import Any
 
 import pytest
-from sandbox_support import left_over, profile
+from sandbox_support import hi_pack, left_over, profile
 
 from evalfleet.sandbox.docker.factory import DockerFactory
 from evalfleet.sandbox.errors import SandboxUnavailable
 from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 MiB = 1024 * 1024
-PACK: dict[str, Any] = {
-    "pack": {"slug": "probe"},
-    "version": {
-        "sandbox": {},
-        "evaluation_spec": {
-            "name": "probe", "version_number": 1, "judge_mode": "deterministic",
-            "post_execution_checks": [{"key": "out", "type": "file_capture",
-                                       "path": "out.txt"}],
-            "validators": [
-                {"key": "hi", "type": "contains", "target": "final_output",
-                 "expected_from": "literal:hi"},
-                {"key": "tests", "type": "code_execution", "target": "file:out",
-                 "config": {"test_command": "python3 -c 'print(\"1 passed\")'"}}],
-            "scorecard": {"dimensions": ["correctness"]}}},
-}
+PACK = hi_pack("probe")
 
 
 def run(factory: Any, runtime: str, *, sandbox: dict[str, Any] | None = None,

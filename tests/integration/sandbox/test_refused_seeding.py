@@ -9,27 +9,13 @@ import uuid
 from typing import Any
 
 import pytest
-from sandbox_support import left_over, profile
+from sandbox_support import hi_pack, left_over, profile
 
 from evalfleet.sandbox.docker.factory import DockerFactory
 from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 KiB, MiB = 1024, 1024 * 1024
-PACK: dict[str, Any] = {
-    "pack": {"slug": "seeding"},
-    "version": {
-        "sandbox": {},
-        "evaluation_spec": {
-            "name": "seeding", "version_number": 1, "judge_mode": "deterministic",
-            "post_execution_checks": [{"key": "out", "type": "file_capture",
-                                       "path": "out.txt"}],
-            "validators": [
-                {"key": "hi", "type": "contains", "target": "final_output",
-                 "expected_from": "literal:hi"},
-                {"key": "tests", "type": "code_execution", "target": "file:out",
-                 "config": {"test_command": "python3 -c 'print(\"1 passed\")'"}}],
-            "scorecard": {"dimensions": ["correctness"]}}},
-}
+PACK = hi_pack("seeding")
 
 
 @pytest.mark.parametrize("transport", ["supervisor", "exec"])
