@@ -53,11 +53,18 @@ class Limits:
     """Largest file a process may write (RLIMIT_FSIZE)."""
     listing_entries: int = 10_000
     """Entry cap of a directory listing (the cap and any truncation are reported)."""
+    tree_depth: int = 64
+    """How deep evalfleet's own steps go into the tree the candidate made: a listing lists
+    down to it and says that it left deeper entries out; the evaluator is withheld from a
+    workspace deeper than it (the candidate's loss)."""
+    tree_entries: int = 50_000
+    """Entries of the workspace the evaluator's preparation walks at most: past it, the
+    evaluator is withheld (the candidate's loss)."""
 
     def __post_init__(self) -> None:
         for name in ("memory_bytes", "pids", "output_cap_bytes", "workspace_bytes",
                      "tmp_bytes", "room_bytes", "seed_bytes", "seed_files", "nofile",
-                     "fsize_bytes", "listing_entries"):
+                     "fsize_bytes", "listing_entries", "tree_depth", "tree_entries"):
             if getattr(self, name) <= 0:
                 raise SandboxConfigError(f"limit {name} must be positive")
         for name in ("cpus", "wall_timeout_s", "exec_timeout_s"):

@@ -40,6 +40,12 @@ class ProfileSettings(BaseModel):
     seed_files: int = Field(10_000, gt=0)
     """The most entries (files and the directories their paths imply) a submission's files
     may make in the workspace; a submission with more is the candidate's loss."""
+    tree_depth: int = Field(64, gt=0)
+    """How deep evalfleet's own steps go into the tree the candidate made: listings stop
+    there (and say so); a deeper workspace withholds the evaluator (the candidate's loss)."""
+    tree_entries: int = Field(50_000, gt=0)
+    """The most workspace entries the evaluator's preparation walks; past them the
+    evaluator is withheld (the candidate's loss)."""
     output_cap_kb: int = Field(1024, gt=0)
     allow_network: bool = False
     """Only a profile marked so may run a pack with ``network_access: true``."""
@@ -63,7 +69,9 @@ class ProfileSettings(BaseModel):
         limits = Limits(memory_bytes=self.memory_mb * MiB, cpus=self.cpus, pids=self.pids,
                         wall_timeout_s=self.max_wall_s,
                         workspace_bytes=self.workspace_mb * MiB,
-                        seed_files=self.seed_files, output_cap_bytes=self.output_cap_kb * 1024)
+                        seed_files=self.seed_files, tree_depth=self.tree_depth,
+                        tree_entries=self.tree_entries,
+                        output_cap_bytes=self.output_cap_kb * 1024)
         runtime = None if self.runtime == "auto" else self.runtime
         profile = Profile(name=name, image=self.image, limits=limits, runtime=runtime,
                           reuse_runs=self.reuse_runs)

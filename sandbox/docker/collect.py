@@ -29,7 +29,7 @@ from evalfleet.sandbox.docker import scripts, transfer
 from evalfleet.sandbox.docker.conduit import internal_request
 from evalfleet.sandbox.docker.stream import ExecRequest, RawExec
 from evalfleet.sandbox.paths import PathRejected, sandbox_path
-from evalfleet.sandbox.profile import Profile
+from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.results import DirectoryListing, FileCapture, FileRead, count
 
 log = logging.getLogger(__name__)
@@ -59,10 +59,12 @@ class Request:
 
 
 def request(checks: Sequence[CaptureCheck | ListingCheck], workspace: str,
-            budget: CaptureBudget, max_entries: int) -> Request:
+            budget: CaptureBudget, limits: Limits) -> Request:
     """Build the arguments of :data:`~sandbox.docker.scripts.COLLECT`."""
     nonce = secrets.token_hex(16)
+    max_entries = limits.listing_entries
     argv: list[str] = [nonce, str(budget.remaining), str(max_entries + 1)]
+    listed = f"{limits.tree_depth + 1}:{transfer.MAX_LINE + 1}"
     paths: dict[int, str] = {}
     rejected: dict[int, str] = {}
     cap = 4096
@@ -73,9 +75,9 @@ def request(checks: Sequence[CaptureCheck | ListingCheck], workspace: str,
             rejected[index] = str(error)
             continue
         per_file = per_file_cap(check)
-        argv += ["F", paths[index], str(per_file)] if per_file else ["L", paths[index], "-"]
+        argv += ["F", paths[index], str(per_file)] if per_file else ["L", paths[index], listed]
         cap += 256 + (min(per_file, max(budget.total_bytes, 0)) if per_file
-                      else (max_entries + 1) * transfer.MAX_LINE)
+                      else (max_entries + 1) * (transfer.MAX_LINE + 2))
     return Request(nonce, tuple(argv), paths, rejected, cap)
 
 
@@ -92,7 +94,7 @@ def build(profile: Profile, checks: Sequence[CaptureCheck | ListingCheck],
           budget: CaptureBudget, collector: str | None) -> tuple[Request, ExecRequest]:
     """The request of every check in one (:func:`request`, :func:`command`), as the
     candidate's uid once every process is stopped; the collector's stdin is null."""
-    sent = request(checks, profile.workdir, budget, profile.limits.listing_entries)
+    sent = request(checks, profile.workdir, budget, profile.limits)
     built = internal_request(profile, command(sent, collector), cap=sent.cap, stop_first=True)
     return sent, dataclasses.replace(built, null_stdin=collector is not None)
 
@@ -106,7 +108,7 @@ def per_file_cap(check: CaptureCheck | ListingCheck) -> int:
 
 
 def answer(raw: RawExec, checks: Sequence[CaptureCheck | ListingCheck], sent: Request,
-           budget: CaptureBudget, max_entries: int, *, where: str) -> tuple[Result, ...] | None:
+           budget: CaptureBudget, limits: Limits, *, where: str) -> tuple[Result, ...] | None:
     """The checks' results from the request's raw answer, ``budget`` charged; ``None``
     (nothing charged) when the request failed or its stream is unusable (logged, naming
     ``where``: the sandbox): check one by one."""
@@ -115,7 +117,7 @@ def answer(raw: RawExec, checks: Sequence[CaptureCheck | ListingCheck], sent: Re
     trial = CaptureBudget(budget.total_bytes)
     trial.charged = budget.charged
     try:
-        results = parse(raw.stdout, checks, sent, trial, max_entries)
+        results = parse(raw.stdout, checks, sent, trial, limits)
     except StreamError as error:
         log.warning("collect stream of %s unusable (%s); checking one by one", where, error)
         return None
@@ -124,7 +126,7 @@ def answer(raw: RawExec, checks: Sequence[CaptureCheck | ListingCheck], sent: Re
 
 
 def parse(output: bytes, checks: Sequence[CaptureCheck | ListingCheck], sent: Request,
-          budget: CaptureBudget, max_entries: int) -> tuple[Result, ...]:
+          budget: CaptureBudget, limits: Limits) -> tuple[Result, ...]:
     """The checks' results from the stream, in order.
 
     Raises:
@@ -134,9 +136,9 @@ def parse(output: bytes, checks: Sequence[CaptureCheck | ListingCheck], sent: Re
     results: list[Result] = []
     for index, check in enumerate(checks):
         if index in sent.rejected:
-            results.append(_refused(check, sent.rejected[index], max_entries))
+            results.append(_refused(check, sent.rejected[index], limits.listing_entries))
         elif isinstance(check, ListingCheck):
-            results.append(_listing(reader, index, check, sent.paths[index], max_entries))
+            results.append(_listing(reader, index, check, sent.paths[index], limits))
         else:
             results.append(_capture(reader, index, check, budget))
     return tuple(results)
@@ -159,18 +161,19 @@ def _capture(reader: _Reader, index: int, check: CaptureCheck,
 
 
 def _listing(reader: _Reader, index: int, check: ListingCheck, path: str,
-             max_entries: int) -> DirectoryListing:
+             limits: Limits) -> DirectoryListing:
     status, _ = reader.header(index)
     if status != "list":
         raise StreamError(f"expected a listing, got {status!r}")
     body = reader.until(f"@{reader.nonce} {index} end\n".encode())
+    max_entries = limits.listing_entries
     if body.startswith(f"@{reader.nonce} {index} nodir\n".encode()):
         return DirectoryListing(key=check.key, path=check.path, entries=(),
                                 max_entries=max_entries, error="cannot open directory")
-    listing = transfer.parse_listing(body, path, max_entries)
+    listing = transfer.parse_listing(body, path, max_entries, depth=limits.tree_depth)
     return DirectoryListing(key=check.key, path=check.path, entries=listing.entries,
                             max_entries=max_entries, truncated=listing.truncated,
-                            dropped=listing.dropped)
+                            error=listing.error, dropped=listing.dropped)
 
 
 def _refused(check: CaptureCheck | ListingCheck, why: str, max_entries: int) -> Result:

@@ -45,7 +45,7 @@ from evalfleet.sandbox.docker import (
     transfer,
 )
 from evalfleet.sandbox.docker import evaluator as evaluator_step
-from evalfleet.sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from evalfleet.sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request
 from evalfleet.sandbox.docker.lifeline import Line
 from evalfleet.sandbox.docker.limits import room_parts
 from evalfleet.sandbox.docker.stream import ExecRequest, RawExec, first_line
@@ -276,11 +276,12 @@ class DockerSandbox(Sandbox):
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        cap = (max_entries + 1) * transfer.MAX_LINE
-        raw = self._internal(("sh", "-c", scripts.LIST, "sh", path, str(max_entries + 1)),
-                             cap=cap)
+        depth = self.profile.limits.tree_depth
+        cap = (max_entries + 1) * (transfer.MAX_LINE + 2)
+        raw = self._internal(("sh", "-c", scripts.LIST, "sh", path, str(max_entries + 1),
+                              str(depth + 1), str(transfer.MAX_LINE + 1)), cap=cap)
         cut = raw.stdout_truncated or raw.timed_out or raw.exit_code is None
-        listing = transfer.parse_listing(raw.stdout, path, max_entries, cut=cut)
+        listing = transfer.parse_listing(raw.stdout, path, max_entries, cut=cut, depth=depth)
         if raw.exit_code == 0 and not cut:
             return listing
         return dataclasses.replace(listing, error=_listing_error(raw, cap))
@@ -307,8 +308,8 @@ class DockerSandbox(Sandbox):
         """
         sent, request = self._collect_request(checks, budget)
         self._ahead.collect = None  # its nonce serves one request
-        raw = self._run(request, nothing) or PAST_DEADLINE
-        results = collect.answer(raw, checks, sent, budget, self.profile.limits.listing_entries,
+        raw = self._run(request, self._kill_candidate) or PAST_DEADLINE
+        results = collect.answer(raw, checks, sent, budget, self.profile.limits,
                                  where=self.id[:12])
         return results if results is not None else super().stop_and_collect(checks, budget)
 

@@ -9,7 +9,7 @@ import logging
 import secrets
 
 from evalfleet.sandbox.command import SeedFile
-from evalfleet.sandbox.docker import scripts, transfer
+from evalfleet.sandbox.docker import scripts, stopping, transfer
 from evalfleet.sandbox.docker.conduit import (
     INTERNAL_TIMEOUT_S,
     MEMORY,
@@ -28,10 +28,31 @@ from evalfleet.sandbox.evaluator import (
     withheld,
 )
 from evalfleet.sandbox.evaluator import record as record_evaluator
-from evalfleet.sandbox.profile import Hardening
+from evalfleet.sandbox.profile import Hardening, Profile
 from evalfleet.sandbox.results import ExecResult
 
 log = logging.getLogger(__name__)
+
+#: As the candidate's uid, first: stop its processes, open up its own directories (a
+#: ``chmod 000`` one hides what is below it from every walk but its owner's), then count
+#: the workspace's entries (``$1``), no more than ``$2`` + 1 of them and no deeper than
+#: ``$3`` + 1 levels (``find``'s ``-maxdepth``: a deeper tree costs nothing more), and
+#: exit :data:`LEFT_OVER` naming the bound passed. What follows walks the same tree, as
+#: the judge and as the candidate: the census is what makes their work bounded, whatever
+#: the tree's depth, name lengths or entry count (issue 38).
+CENSUS = scripts.STOP_FUNCTION + r"""
+stop_candidate || exit 97
+cd -- "$1" || exit 96
+chmod -R u+rwX . 2>/dev/null
+if find . -maxdepth 0 -printf '' 2>/dev/null; then
+  find . -mindepth 1 -maxdepth "$(($3 + 1))" -printf '%d\n' 2>/dev/null
+else
+  find . -mindepth 1 -maxdepth "$(($3 + 1))" 2>/dev/null | awk -F/ '{ print NF - 1 }'
+fi | head -n "$(($2 + 1))" | awk -v most="$2" -v deep="$3" '
+  $1 > deep { print "the workspace is deeper than " deep " levels" > "/dev/stderr"; exit 3 }
+  END { if (NR > most) { print "the workspace holds more than " most " entries" \
+                               > "/dev/stderr"; exit 3 } }'
+"""
 
 #: As the uid running it (the judge's, then the candidate's): stop its processes, empty
 #: what it left in ``/tmp`` and ``/dev/shm`` (a full ``/tmp`` would keep the evaluator's
@@ -70,8 +91,9 @@ chmod -R a+rX,a-w "$1" 2>/dev/null
 mkdir -m 755 "$2" && mkdir -m 1777 "$2/home" && exec tar -xf - -C "$2"
 """
 
-#: The seal's exit status when something the submission left could not be removed (both
-#: uids' clears ran, so it is the submission's doing): the evaluator is withheld.
+#: The exit status of the census when the tree passes a bound, and of the seal when
+#: something the submission left could not be removed (both uids' clears ran, so it is the
+#: submission's doing): the evaluator is withheld.
 LEFT_OVER = 3
 
 
@@ -130,22 +152,33 @@ def _ending(conduit: Conduit) -> str:
 
 
 def _prepare(conduit: Conduit, spec: EvaluatorRun, directory: str) -> tuple[str, bool]:
-    """Clear as the judge, then seal as the candidate: ``""`` when the evaluator can
-    start, else why not, and whether the submission is why (:data:`LEFT_OVER`)."""
-    profile = conduit.profile
-    clear = internal_request(profile, ("sh", "-c", CLEAR, "sh", profile.workdir),
-                             stop_first=True)
-    seal = internal_request(profile, ("sh", "-c", SEAL, "sh", profile.workdir, directory),
-                            stdin=archive(spec, directory, profile.limits.seed_bytes),
-                            stop_first=True)
-    for request in (dataclasses.replace(clear, user=profile.hardening.judge_user), seal):
-        done = conduit.run(request, nothing)
+    """Count the tree as the candidate, clear as the judge, then seal as the candidate:
+    ``""`` when the evaluator can start, else why not, and whether the submission is why
+    (:data:`LEFT_OVER`, or a step that passed its time bound over the candidate's tree)."""
+    for request in _steps(conduit.profile, spec, directory):
+        done = conduit.run(request, stopping.stopper(conduit, request.user))
         if done is None:
             return "", False  # the sandbox ended: see _ending()
+        if done.timed_out:
+            return (f"preparing the workspace took longer than {request.timeout_s:g} s "
+                    f"(the tree the submission left)"), True
         if done.exit_code != 0:
             why = first_line(done.stderr) or f"exit code {done.exit_code}"
-            return why, done.exit_code == LEFT_OVER  # only the seal exits so
+            return why, done.exit_code == LEFT_OVER  # only the census and the seal do
     return "", False
+
+
+def _steps(profile: Profile, spec: EvaluatorRun, directory: str) -> tuple[ExecRequest, ...]:
+    """The census and the seal as the candidate, the clear between them as the judge."""
+    limits, workdir = profile.limits, profile.workdir
+    census = internal_request(profile, ("sh", "-c", CENSUS, "sh", workdir,
+                                        str(limits.tree_entries), str(limits.tree_depth)),
+                              stop_first=True)
+    clear = internal_request(profile, ("sh", "-c", CLEAR, "sh", workdir), stop_first=True)
+    seal = internal_request(profile, ("sh", "-c", SEAL, "sh", workdir, directory),
+                            stdin=archive(spec, directory, limits.seed_bytes),
+                            stop_first=True)
+    return census, dataclasses.replace(clear, user=profile.hardening.judge_user), seal
 
 
 def archive(spec: EvaluatorRun, directory: str, max_bytes: int) -> bytes:

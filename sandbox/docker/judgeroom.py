@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from evalfleet.sandbox import room
 from evalfleet.sandbox.command import SeedFile
-from evalfleet.sandbox.docker import scripts, transfer
-from evalfleet.sandbox.docker.conduit import Conduit, internal_request, nothing
+from evalfleet.sandbox.docker import scripts, stopping, transfer
+from evalfleet.sandbox.docker.conduit import Conduit, internal_request
 from evalfleet.sandbox.docker.stream import ExecRequest, first_line
 from evalfleet.sandbox.errors import SandboxUnavailable
 from evalfleet.sandbox.results import FileRead
@@ -36,7 +36,7 @@ def export(conduit: Conduit, paths: Sequence[str]) -> tuple[SeedFile, ...] | Non
     cap = limit + transfer.TAR_SLACK
     request = internal_request(profile, ("sh", "-c", scripts.EXPORT, "sh", str(cap),
                                          profile.workdir, *paths), cap=cap, stop_first=True)
-    raw = conduit.run(request, nothing)
+    raw = conduit.run(request, stopping.stopper(conduit, request.user))
     if raw is None:
         return ()  # a limit ended the sandbox: nothing to deliver
     if raw.exit_code == NOT_STOPPED:
@@ -52,8 +52,9 @@ def write(conduit: Conduit, files: Sequence[SeedFile]) -> None:
         SandboxUnavailable: the engine, the container or ``tar`` failed.
     """
     archive = transfer.seed_archive(files, room.ROOM, conduit.profile.limits.room_bytes)
-    raw = conduit.run(as_judge(conduit, ("sh", "-c", scripts.ROOM_EXTRACT, "sh", room.ROOM),
-                               stdin=archive), nothing)
+    request = as_judge(conduit, ("sh", "-c", scripts.ROOM_EXTRACT, "sh", room.ROOM),
+                       stdin=archive)
+    raw = conduit.run(request, stopping.stopper(conduit, request.user))
     if raw is not None and raw.exit_code != 0:
         raise SandboxUnavailable(f"the judge's room could not be written: "
                                  f"{first_line(raw.stderr)}", sandbox_id=conduit.id)
@@ -65,8 +66,8 @@ def read(conduit: Conduit, path: str, limit: int) -> FileRead:
     Raises:
         SandboxUnavailable: the engine or the container is gone.
     """
-    raw = conduit.run(as_judge(conduit, transfer.capture_command(path),
-                               cap=limit + transfer.TAR_SLACK), nothing)
+    request = as_judge(conduit, transfer.capture_command(path), cap=limit + transfer.TAR_SLACK)
+    raw = conduit.run(request, stopping.stopper(conduit, request.user))
     if raw is None:
         return FileRead(exists=False, error="the sandbox ended")
     if raw.exit_code != 0 and not raw.stdout_truncated:

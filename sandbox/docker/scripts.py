@@ -74,6 +74,7 @@ exec tar -xf - -C .
 #: files only), cut at the cap inside the sandbox; nothing at all when none does. Without
 #: the cut, sparse files (gigabytes that take no space) kept the tar streaming past the
 #: host's grace period, and the channel was dropped: a run voided by the candidate.
+#: ``tar``'s complaints (a directory it cannot read, once per path) are not read.
 EXPORT = STOP_FUNCTION + r"""
 stop_candidate || exit 97
 cap=$1; shift
@@ -84,31 +85,38 @@ for p do
 done
 shift "$n"
 [ "$#" -gt 0 ] || exit 0
-tar -cf - -- "$@" | head -c "$cap"
+tar -cf - -- "$@" 2>/dev/null | head -c "$cap"
 """
 
 #: A function printing one ``size|type|./name`` line per entry below ``.``, never following
-#: links: GNU find's ``-printf`` where there is one (type ``f``, ``d``, ``l``, ...), else
-#: ``stat`` (type ``regular file``, ``directory``, ...). Not GNU ``stat``, which asks for
-#: ``statx`` with a flag that gVisor's 2022 builds refuse (EINVAL). An entry whose name
-#: holds a newline is left out, and everything below it: its path would read as two lines,
-#: the second one an entry of the candidate's choosing that is not there.
+#: links, down to ``$1`` levels, each line cut after ``$2`` bytes: GNU find's ``-printf``
+#: where there is one (type ``f``, ``d``, ``l``, ...), else ``stat`` (type ``regular
+#: file``, ``directory``, ...). Not GNU ``stat``, which asks for ``statx`` with a flag that
+#: gVisor's 2022 builds refuse (EINVAL). An entry whose name holds a newline is left out,
+#: and everything below it: its path would read as two lines, the second one an entry of
+#: the candidate's choosing that is not there. A directory that cannot be read (or
+#: entered) gets a second line, ``0|!|./name``: what is below it is not listed, and the
+#: host says so. The depth and the cut bound the work whatever the tree's shape: a path
+#: grows with its depth, and every line of an unbounded ``find`` repeats it.
 ENTRIES_FUNCTION = r"""
 entries() {
   nl='
 '
   if find . -maxdepth 0 -printf '' 2>/dev/null; then
-    find . -mindepth 1 -name "*$nl*" -prune -o -printf '%s|%y|%p\n' 2>/dev/null
+    find . -mindepth 1 -maxdepth "$1" -name "*$nl*" -prune -o -printf '%s|%y|%p\n' \
+      \( -type d \( ! -readable -o ! -executable \) -printf '0|!|%p\n' -o -true \) 2>/dev/null
   else
-    find . -mindepth 1 -name "*$nl*" -prune -o -exec stat -c '%s|%F|%n' {} + 2>/dev/null
-  fi
+    find . -mindepth 1 -maxdepth "$1" -name "*$nl*" -prune -o -exec stat -c '%s|%F|%n' {} + \
+      -type d ! -perm -u=rx -exec stat -c '0|!|%n' {} + 2>/dev/null
+  fi | cut -b "1-$2"
 }
 """
 
-#: ``$1`` = directory, ``$2`` = entry cap + 1; ``head`` stops ``find`` at the cap.
+#: ``$1`` = directory, ``$2`` = entry cap + 1, ``$3`` depth + 1, ``$4`` the line cut;
+#: ``head`` stops ``find`` at the cap.
 LIST = ENTRIES_FUNCTION + r"""
 cd -- "$1" 2>/dev/null || { echo "cannot open directory" >&2; exit 3; }
-entries | head -n "$2"
+entries "$3" "$4" | head -n "$2"
 """
 
 #: The memory cgroup's OOM-kill counter: cgroup v1 ``memory.oom_control``, v2 ``memory.events``.
@@ -134,7 +142,7 @@ exit 0
 """
 
 #: Stop the candidate, then every check in one stream. Arguments: nonce, capture budget
-#: left, listing cap + 1, then per check ``F path per-file-cap`` or ``L path -``. Each
+#: left, listing cap + 1, then per check ``F path per-file-cap`` or ``L path depth+1:cut``. Each
 #: check answers ``@nonce index status [size]``; a ``file`` is followed by exactly
 #: ``min(size, cap, budget left)`` bytes; a listing by ``LIST`` lines and an ``end`` line.
 #: The nonce is chosen by the host after the candidate stopped, so no file name can forge
@@ -147,7 +155,7 @@ while [ "$#" -ge 3 ]; do
   if [ "$kind" = L ]; then
     echo "@$nonce $i list"
     ( cd -- "$p" 2>/dev/null || { echo "@$nonce $i nodir"; exit 0; }
-      entries | head -n "$lcap" )
+      entries "${cap%:*}" "${cap#*:}" | head -n "$lcap" )
     echo "@$nonce $i end"
   elif [ -L "$p" ]; then echo "@$nonce $i link"
   elif [ ! -e "$p" ]; then echo "@$nonce $i missing"

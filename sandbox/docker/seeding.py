@@ -15,8 +15,8 @@ import secrets
 from collections.abc import Sequence
 
 from evalfleet.sandbox.command import Command, SeedFile
-from evalfleet.sandbox.docker import outcome, scripts, transfer
-from evalfleet.sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request, nothing
+from evalfleet.sandbox.docker import outcome, scripts, stopping, transfer
+from evalfleet.sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request
 from evalfleet.sandbox.docker.frames import STDIN_CHUNK
 from evalfleet.sandbox.docker.stream import ExecRequest, RawExec, first_line
 from evalfleet.sandbox.errors import SandboxUnavailable, SeedRefused
@@ -133,6 +133,9 @@ def check(conduit: Conduit, raw: RawExec) -> None:
     """
     if raw.exit_code == 0 or conduit.ended:
         return
+    if raw.timed_out:  # clearing what the candidate left in the way: a tree it made
+        raise SeedRefused("writing the files took longer than their time bound",
+                          sandbox_id=conduit.id)
     why = first_line(raw.stderr) or f"exit status {raw.exit_code}"
     if raw.start_error or raw.exit_code is None:
         raise SandboxUnavailable(f"seeding failed: {why}", sandbox_id=conduit.id)
@@ -141,4 +144,4 @@ def check(conduit: Conduit, raw: RawExec) -> None:
 
 def _run(conduit: Conduit, argv: Sequence[str], stdin: bytes, *, stop_first: bool) -> RawExec:
     request = internal_request(conduit.profile, argv, stdin=stdin, stop_first=stop_first)
-    return conduit.run(request, nothing) or PAST_DEADLINE
+    return conduit.run(request, stopping.stopper(conduit, request.user)) or PAST_DEADLINE

@@ -123,7 +123,8 @@ def read_archive(data: bytes, path: str, limit: int) -> FileRead:
 DIRECTORY_KINDS = frozenset({"directory", "d"})
 
 
-def parse_listing(output: bytes, root: str, max_entries: int, *, cut: bool = False) -> Listing:
+def parse_listing(output: bytes, root: str, max_entries: int, *, cut: bool = False,
+                  depth: int = 64) -> Listing:
     """Entries from ``scripts.LIST`` output; absolute paths, sorted, at most ``max_entries``.
     One entry per line, split at newlines only: a carriage return (or any other break
     ``str.splitlines`` knows) is part of a name, and reading it as a break would list an
@@ -133,13 +134,38 @@ def parse_listing(output: bytes, root: str, max_entries: int, *, cut: bool = Fal
     read as an entry, is counted in ``dropped``; a last line without its newline (the
     output was ``cut`` short: its cap, a timeout) is left out. Either marks the listing
     ``truncated``, as more entries than ``max_entries`` do: the sandbox's ``head`` counted
-    those lines towards the cap, so what lies past it is unknown."""
+    those lines towards the cap, so what lies past it is unknown. Directories that could
+    not be read (:data:`UNREAD` lines) and entries deeper than ``depth`` levels (the
+    sandbox lists one level more, to know) make it ``truncated`` too, with an ``error``
+    saying what was not listed."""
     *lines, tail = output.decode(errors="replace").split("\n")
-    entries = [entry for line in lines if (entry := _entry(line, root)) is not None]
-    dropped = len(lines) - len(entries)
-    entries.sort(key=lambda entry: entry.path)
-    truncated = len(entries) > max_entries or dropped > 0 or cut or bool(tail)
-    return Listing(entries=tuple(entries[:max_entries]), truncated=truncated, dropped=dropped)
+    unread = sum(line.startswith(UNREAD) for line in lines)
+    listed = [line for line in lines if not line.startswith(UNREAD)]
+    entries = [entry for line in listed if (entry := _entry(line, root)) is not None]
+    shallow = sorted((e for e in entries if _depth(e.path, root) <= depth),
+                     key=lambda entry: entry.path)
+    dropped, deep = len(listed) - len(entries), len(entries) > len(shallow)
+    truncated = (len(shallow) > max_entries or dropped > 0 or cut or bool(tail)
+                 or bool(unread) or deep)
+    return Listing(entries=tuple(shallow[:max_entries]), truncated=truncated, dropped=dropped,
+                   error=_unlisted(unread, deep, depth))
+
+
+#: How a listing line begins for a directory that could not be read or entered.
+UNREAD = "0|!|"
+
+
+def _depth(path: str, root: str) -> int:
+    """How many levels below ``root`` an entry's ``path`` is (1: directly in it)."""
+    return posixpath.relpath(path, root).count("/") + 1
+
+
+def _unlisted(unread: int, deep: bool, depth: int) -> str | None:
+    """Why part of the tree is not in the listing (``None``: all of it is)."""
+    parts = ([f"{unread} director{'y' if unread == 1 else 'ies'} could not be read"]
+             if unread else []) + ([f"entries deeper than {depth} levels are not listed"]
+                                   if deep else [])
+    return "; ".join(parts) or None
 
 
 def _entry(line: str, root: str) -> ListingEntry | None:

@@ -186,6 +186,18 @@ def check_listing_entries_and_cap(target: Target) -> None:
         assert missing.entries == () and missing.error
 
 
+def check_listing_depth(target: Target) -> None:
+    """A listing goes ``tree_depth`` levels down, and says that it left deeper entries
+    out: whatever the tree's depth, its work is bounded, and it is never read as whole."""
+    with target.sandbox(tree_depth=2) as sandbox:
+        sandbox.write_files([SeedFile("d/a/one", "1"), SeedFile("d/a/b/two", "22")])
+        listing = sandbox.list_directory(ListingCheck("l", "d"))
+        assert [e.path for e in listing.entries] == [
+            "/workspace/d/a", "/workspace/d/a/b", "/workspace/d/a/one"]
+        assert listing.truncated and listing.error == (
+            "entries deeper than 2 levels are not listed")
+
+
 def check_code_execution_runs_the_test(target: Target) -> None:
     """A test runs ``sh -lc`` in the workspace under its timeout; its run is handed back
     as it happened (counting is not the sandbox's business)."""
@@ -347,6 +359,7 @@ CHECKS: tuple[Callable[[Target], None], ...] = (
     check_capture_caps,
     check_capture_never_follows_links,
     check_listing_entries_and_cap,
+    check_listing_depth,
     check_code_execution_runs_the_test,
     check_stop_candidate_ends_background_processes,
     check_plan_records_every_step,

@@ -175,8 +175,15 @@ class FakeSandbox(Sandbox):
         self._check_open()
         if self.fs.kind(self.fs.resolve(path)) != "dir":
             return Listing(error=f"not a directory: {path}")
-        entries = self.fs.walk(self.fs.resolve(path))
-        return Listing(entries=tuple(entries[:max_entries]), truncated=len(entries) > max_entries)
+        root = self.fs.resolve(path)
+        depth = self.profile.limits.tree_depth
+        everything = self.fs.walk(root)
+        entries = [e for e in everything if e.path[len(root):].count("/") <= depth]
+        deep = len(entries) < len(everything)
+        return Listing(entries=tuple(entries[:max_entries]),
+                       truncated=len(entries) > max_entries or deep,
+                       error=f"entries deeper than {depth} levels are not listed" if deep
+                       else None)
 
     def check_environment(self, probe: EnvironmentProbe) -> EnvironmentReport:
         """The probe's answer scripted as ``script["environment"]`` (the output of

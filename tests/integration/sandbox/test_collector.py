@@ -15,6 +15,7 @@ from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker import collect, scripts
 from evalfleet.sandbox.docker.conduit import internal_request, nothing
+from evalfleet.sandbox.profile import Limits
 
 pytestmark = pytest.mark.integration
 
@@ -30,6 +31,8 @@ CHECKS = (CaptureCheck("a", "a.txt"), CaptureCheck("empty", "empty"),
           CaptureCheck("shut", "shut/f"), CaptureCheck("missing", "missing"),
           CaptureCheck("mem", "/proc/self/mem"), CaptureCheck("a-again", "a.txt"),
           CaptureCheck("over-budget", "big"))
+#: A listing cap of ten entries.
+TEN = Limits(listing_entries=10)
 
 
 @pytest.mark.parametrize("image", ["busybox", "python"])
@@ -43,7 +46,7 @@ def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, imag
     assert sandbox.collector is not None
     assert sandbox.exec(Command(LEAVE)).stdout == b"ok\n"
     checks = tuple(c for c in CHECKS if not (in_place and c.key == "mem"))
-    sent = collect.request(checks, sandbox.profile.workdir, CaptureBudget(3050), 10)
+    sent = collect.request(checks, sandbox.profile.workdir, CaptureBudget(3050), TEN)
     script = ("sh", "-c", scripts.COLLECT, "sh", *sent.argv)
     native = collect.command(sent, sandbox.collector)
     assert native[:2] == (sandbox.collector, "--collect")
@@ -56,7 +59,7 @@ def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, imag
     assert (answers[1].exit_code, answers[1].stdout) == (answers[0].exit_code,
                                                          answers[0].stdout)
     assert answers[0].exit_code == 0 and b" 0 file 5\nhello@" in answers[0].stdout
-    parsed = collect.parse(answers[1].stdout, checks, sent, CaptureBudget(3050), 10)
+    parsed = collect.parse(answers[1].stdout, checks, sent, CaptureBudget(3050), TEN)
     link, other = "not captured: the path is a link", "not captured: not a regular file"
     expected = [
         ("a", True, 5, 5, None), ("empty", True, 0, b"", None), ("big", True, 3000, 100, None),
@@ -96,7 +99,7 @@ def test_a_listing_goes_to_the_script(open_sandbox: OpenSandbox) -> None:
     same results."""
     sandbox = open_sandbox("busybox")
     checks = (CaptureCheck("a", "a.txt"), ListingCheck("ws", "."))
-    sent = collect.request(checks, sandbox.profile.workdir, CaptureBudget(1000), 10)
+    sent = collect.request(checks, sandbox.profile.workdir, CaptureBudget(1000), TEN)
     assert collect.command(sent, sandbox.collector)[:2] == ("sh", "-c")
     sandbox.exec(Command("printf hello > a.txt"))
 

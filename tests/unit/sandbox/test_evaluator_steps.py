@@ -1,8 +1,10 @@
-"""The evaluator's preparation on the host side, against a recording conduit: the judge
-clears first, then the candidate seals; a step that fails keeps the evaluator from
-running, with the step's reason (the engine tests are tests/integration/clawdiators). What
-the submission caused (the sandbox ended by its limits, something it left that could not
-be removed) withholds the evaluator, and every dimension of it scores 0."""
+"""The evaluator's preparation on the host side, against a recording conduit: the
+candidate's tree is counted first, then the judge clears, then the candidate seals; a step
+that fails keeps the evaluator from running, with the step's reason (the engine tests are
+tests/integration/clawdiators and tests/integration/sandbox/test_tree_shapes.py). What the
+submission caused (the sandbox ended by its limits, something it left that could not be
+removed, a tree past the bounds) withholds the evaluator, and every dimension of it scores
+0."""
 
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ from evalfleet.scoring.clawdiators.script import script_score
 SPEC = EvaluatorRun(runtime="python", script="print('{}')")
 
 
-def raw(exit_code: int | None = 0, stderr: bytes = b"") -> RawExec:
-    return RawExec(exit_code, b"", stderr, False, False, False, 0.01)
+def raw(exit_code: int | None = 0, stderr: bytes = b"", *, timed_out: bool = False) -> RawExec:
+    return RawExec(exit_code, b"", stderr, False, False, timed_out, 0.01)
 
 
 @dataclass
@@ -58,27 +60,50 @@ def scored(record: Any) -> tuple[float | None, str]:
     return found.score, found.reason
 
 
-def test_the_judge_clears_then_the_candidate_seals_then_the_evaluator_runs() -> None:
-    conduit = Conduit([raw(), raw(), raw()])
+def test_the_tree_is_counted_the_judge_clears_the_candidate_seals_the_evaluator_runs() -> None:
+    conduit = Conduit([raw(), raw(), raw(), raw()])
     record = evaluator.run(conduit, SPEC)  # type: ignore[arg-type]
-    hardening = conduit.profile.hardening
-    assert [r.user for r in conduit.sent] == [hardening.judge_user, hardening.user,
-                                              evaluator.user(hardening)]
-    assert [r.stop_first for r in conduit.sent[:2]] == [True, True]
+    hardening, limits = conduit.profile.hardening, conduit.profile.limits
+    assert [r.user for r in conduit.sent] == [hardening.user, hardening.judge_user,
+                                              hardening.user, evaluator.user(hardening)]
+    assert [r.stop_first for r in conduit.sent[:3]] == [True, True, True]
+    assert conduit.sent[0].argv[-2:] == (str(limits.tree_entries), str(limits.tree_depth))
     assert record.exit_code == 0 and record.error == ""
-    home = conduit.sent[2].env["HOME"]
+    home = conduit.sent[3].env["HOME"]
     assert home.startswith("/tmp/.evaluator-") and home.endswith("/home")
-    assert conduit.sent[2].env["TMPDIR"] == home
-    assert conduit.sent[2].env["PYTHONNOUSERSITE"] == "1"
+    assert conduit.sent[3].env["TMPDIR"] == home
+    assert conduit.sent[3].env["PYTHONNOUSERSITE"] == "1"
+
+
+@pytest.mark.parametrize(("answers", "why"), [
+    ([raw(evaluator.LEFT_OVER, b"the workspace is deeper than 64 levels\n")],
+     "the workspace is deeper than 64 levels"),
+    ([raw(evaluator.LEFT_OVER, b"the workspace holds more than 50000 entries\n")],
+     "the workspace holds more than 50000 entries"),
+    ([raw(None, timed_out=True)],
+     "preparing the workspace took longer than 30 s (the tree the submission left)"),
+    ([raw(), raw(None, timed_out=True)],
+     "preparing the workspace took longer than 30 s (the tree the submission left)"),
+], ids=["deep", "wide", "census-timed-out", "clear-timed-out"])
+def test_a_tree_past_the_bounds_withholds_the_evaluator(answers: list[RawExec],
+                                                       why: str) -> None:
+    """A tree the preparation cannot walk within its bounds (depth, entries, time) is
+    the submission's doing: the evaluator is withheld and scores 0 — never "could not
+    run", which blamed the pack (no contest)."""
+    conduit = Conduit(list(answers))
+    record = evaluator.run(conduit, SPEC)  # type: ignore[arg-type]
+    assert len(conduit.sent) == len(answers) and record.error == ""
+    assert record.stderr == f"[evalfleet] the evaluator did not run: {why}"
+    assert scored(record)[0] == 0.0
 
 
 def test_a_link_left_over_withholds_the_evaluator() -> None:
     """The seal's check found a link the submission left: no evaluator, the reason says
     which, and the dimension scores 0 (not the pack's error: no contest)."""
     left = b"a special file could not be removed: /workspace/answer.json\n"
-    conduit = Conduit([raw(), raw(evaluator.LEFT_OVER, left)])
+    conduit = Conduit([raw(), raw(), raw(evaluator.LEFT_OVER, left)])
     record = evaluator.run(conduit, SPEC)  # type: ignore[arg-type]
-    assert len(conduit.sent) == 2 and record.exit_code is None and record.error == ""
+    assert len(conduit.sent) == 3 and record.exit_code is None and record.error == ""
     assert record.stderr == ("[evalfleet] the evaluator did not run: a special file could not "
                              "be removed: /workspace/answer.json")
     score, reason = scored(record)
@@ -89,6 +114,7 @@ def test_a_link_left_over_withholds_the_evaluator() -> None:
     ([None], None, "the sandbox's wall deadline passed"),
     ([raw(), None], None, "the sandbox's wall deadline passed"),
     ([raw(), raw(), None], None, "the sandbox's wall deadline passed"),
+    ([raw(), raw(), raw(), None], None, "the sandbox's wall deadline passed"),
     ([None], "memory", "the sandbox was killed at its memory limit"),
     ([raw(), raw(), None], "memory", "the sandbox was killed at its memory limit"),
 ])

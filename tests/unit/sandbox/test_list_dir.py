@@ -11,10 +11,11 @@ import pytest
 from evalfleet.sandbox.docker import transfer
 from evalfleet.sandbox.docker.driver import DockerSandbox
 from evalfleet.sandbox.docker.stream import RawExec
+from evalfleet.sandbox.profile import Limits
 from evalfleet.sandbox.results import Listing
 
 LINES = b"1|regular file|./a\n2|regular file|./b\n"
-CAP = 3 * transfer.MAX_LINE  # two entries + 1, as list_dir asks
+CAP = 3 * (transfer.MAX_LINE + 2)  # two entries + 1, as list_dir asks
 
 
 class Answering:
@@ -22,6 +23,7 @@ class Answering:
 
     def __init__(self, raw: RawExec) -> None:
         self.raw = raw
+        self.profile = type("Profile", (), {"limits": Limits()})
 
     def _internal(self, argv: Any, **_: Any) -> RawExec:
         return self.raw

@@ -136,6 +136,21 @@ def test_a_line_over_8_kib_is_dropped_and_said() -> None:
     assert (listing.truncated, listing.dropped) == (True, 1)
 
 
+@pytest.mark.parametrize(("output", "error"), [
+    (b"0|d|./a\n0|!|./a\n1|f|./b\n", "1 directory could not be read"),
+    (b"0|d|./a\n0|d|./a/b\n0|d|./a/b/c\n", "entries deeper than 2 levels are not listed"),
+    (b"0|d|./a\n0|!|./a\n0|d|./c\n0|!|./c\n0|d|./b\n0|d|./b/b\n0|d|./b/b/b\n",
+     "2 directories could not be read; entries deeper than 2 levels are not listed"),
+], ids=["unread", "deep", "both"])
+def test_what_a_listing_could_not_reach_is_said(output: bytes, error: str) -> None:
+    """Issue 38: a directory below the listed one that the candidate locked hid what was
+    in it, unsaid. The sandbox marks it (``0|!|``) and lists one level past the depth, so
+    the host can say what it left out; the entries it did reach are kept."""
+    listing = transfer.parse_listing(output, "/w", 10, depth=2)
+    assert listing.error == error and listing.truncated and listing.dropped == 0
+    assert all(e.path.count("/") <= 3 for e in listing.entries) and listing.entries
+
+
 @pytest.mark.parametrize(("output", "cut"), [(b"1|f|./a\n2|f|./b", False),
                                              (b"1|f|./a\n", True)])
 def test_a_cut_output_marks_the_listing_truncated(output: bytes, cut: bool) -> None:

@@ -23,6 +23,17 @@ def test_nested_profile_settings_come_from_the_environment(
     assert settings.queues == ["default", "gpu"]
 
 
+def test_the_tree_bounds_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EVALFLEET_PROFILES__DEFAULT__TREE_DEPTH`` and ``__TREE_ENTRIES`` reach the limits
+    the sandbox's listings and the evaluator's preparation stop at."""
+    monkeypatch.setenv("EVALFLEET_PROFILES__DEFAULT__TREE_DEPTH", "12")
+    monkeypatch.setenv("EVALFLEET_PROFILES__DEFAULT__TREE_ENTRIES", "900")
+
+    limits = Settings().pipeline_config().profiles["default"].profile.limits
+
+    assert (limits.tree_depth, limits.tree_entries) == (12, 900)
+
+
 def test_bad_values_fail_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     """A nonsensical value is an error at start-up, naming the setting."""
     monkeypatch.setenv("EVALFLEET_DELIVERY_CAP", "0")
