@@ -302,10 +302,12 @@ def test_space_held_in_tmp_withholds_the_evaluator(open_sandbox: Callable[..., D
 
 def test_a_fifo_past_path_max_is_removed_before_the_script_runs(
         open_sandbox: Callable[..., DockerSandbox], runtime: str) -> None:
-    """A FIFO nested deeper than ``PATH_MAX`` is removed too (``find -delete``; GNU ``rm``
-    reached it as well), and the evaluator runs: a seal that failed would withhold it."""
-    deep = ("d=$(pwd); i=0; while [ $i -lt 220 ]; do mkdir nested_past_path_max &&"
-            " cd nested_past_path_max; i=$((i+1)); done && mkfifo fifo && cd \"$d\" &&"
+    """A FIFO nested deeper than ``PATH_MAX`` (60 levels of 80-byte names: within the
+    profile's ``tree_depth``) is removed too (``find -delete``; GNU ``rm`` reached it as
+    well), and the evaluator runs: a seal that failed would withhold it."""
+    name = "nested_past_path_max".ljust(80, "x")
+    deep = (f"d=$(pwd); i=0; while [ $i -lt 60 ]; do mkdir {name} &&"
+            f" cd {name}; i=$((i+1)); done && mkfifo fifo && cd \"$d\" &&"
             " echo '{\"answer\": \"41\"}' > answer.json")
     result = open_sandbox(runtime).run_plan(comparing(deep))
     assert result.commands[0].exit_code == 0, result.commands[0]
