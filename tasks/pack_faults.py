@@ -110,12 +110,15 @@ def _checks(result: PlanResult, workspace: str) -> list[str]:
 
 
 def _gap(listing: DirectoryListing) -> str:
-    """What keeps a listing from being whole, in a reason."""
-    if listing.error:
-        return listing.error
-    if listing.dropped:
-        return f"{listing.dropped} entries left out (their lines were over 8 KiB)"
-    return f"more than {listing.max_entries} entries"
+    """What keeps a listing from being whole, in a reason: its error (a failure, or what
+    it could not reach), the lines it left out, its entry cap hit, each that applies."""
+    capped = len(listing.entries) >= listing.max_entries or not (
+        listing.error or listing.dropped)
+    parts = [listing.error or "",
+             f"{listing.dropped} entries left out (their lines were over 8 KiB)"
+             if listing.dropped else "",
+             f"more than {listing.max_entries} entries" if capped else ""]
+    return "; ".join(part for part in parts if part)
 
 
 def _kind(check: FileCapture | DirectoryListing) -> str:

@@ -83,12 +83,13 @@ def test_an_empty_submission_that_wins_is_unsound_in_the_table(docker_client: An
     assert "✗ The empty submission loses" in done.stdout
     assert "validator no_secrets (directory_structure) passes the empty" in done.stdout
     # and every forgery of the battery wins such a pack too (the check lists each), but
-    # "grader events", which the intake refuses whatever the pack, and, under gVisor (the
-    # check's runtime where the engine has it), "sandbox killer": the memory limit ends
-    # the sandbox whole, its listing fails, and a negative check cannot pass on a listing
-    # it did not get (docs/scoring.md §5.18)
+    # "grader events", which the intake refuses whatever the pack; "deep fifo", whose 220
+    # levels pass the listing's tree_depth, so that the listing is not whole; and, under
+    # gVisor (the check's runtime where the engine has it), "sandbox killer": the memory
+    # limit ends the sandbox whole, its listing fails. A negative check cannot pass on a
+    # listing it did not get whole (docs/scoring.md §5.18)
     gvisor = "runsc" in (docker_client.info().get("Runtimes") or {})
-    losing = {"grader events", "sandbox killer"} if gvisor else {"grader events"}
+    losing = {"grader events", "deep fifo", *(["sandbox killer"] if gvisor else [])}
     for name in FORGERIES:
         assert (f"forgery '{name}'" in done.stdout) == (name not in losing), name
     assert f"UNSOUND: {1 + len(FORGERIES) - len(losing)} problem(s)" in done.stdout

@@ -6,9 +6,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from evalfleet.sandbox.profile import Profile
-from evalfleet.sandbox.results import ExecResult
+import pytest
+
+from evalfleet.sandbox.plan import PlanResult
+from evalfleet.sandbox.profile import Limits, Profile
+from evalfleet.sandbox.results import DirectoryListing, ExecResult, ListingEntry
 from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.tasks.pack_faults import pack_fault
 from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 CONFIG = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))})
@@ -114,3 +118,28 @@ def test_an_odd_file_where_the_candidate_writes_stays_the_candidates() -> None:
               {"key": "b", "type": "directory_listing", "path": "/workspace"}]
     result = run(checks=checks)
     assert result.scorecard is not None and result.scorecard.validity == "valid"
+
+
+#: Ten entries of a listing of ``/``.
+ENTRIES = tuple(ListingEntry(f"/e{index}", 0, False) for index in range(10))
+
+
+@pytest.mark.parametrize(("listing", "gap"), [
+    (DirectoryListing("root", "/", (), 10, truncated=True, error="cannot open directory"),
+     "cannot open directory"),
+    (DirectoryListing("root", "/", ENTRIES, 10, truncated=True),
+     "more than 10 entries"),
+    (DirectoryListing("root", "/", ENTRIES, 10, truncated=True,
+                      error="4 directories could not be read"),
+     "4 directories could not be read; more than 10 entries"),
+    (DirectoryListing("root", "/", ENTRIES[:3], 10, truncated=True, dropped=2),
+     "2 entries left out (their lines were over 8 KiB)"),
+], ids=["failed", "capped", "unread-and-capped", "dropped"])
+def test_a_pack_listing_outside_the_workspace_names_every_gap(listing: DirectoryListing,
+                                                              gap: str) -> None:
+    """A pack's listing of a path the candidate cannot write (``/``) that is not whole is
+    the pack's error, its reason naming each gap: the directories it could not read and
+    the entry cap hit, both when both."""
+    result = PlanResult(sandbox_id="s", profile="p", image="i", limits=Limits(), commands=(),
+                        tests=(), checks=(listing,))
+    assert pack_fault(result, "/workspace") == f"pack_error: listing `root` of /: {gap}"
