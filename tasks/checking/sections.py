@@ -261,7 +261,9 @@ class Timing(Section):
 class Forgeries(Section):
     """The forgery battery (:mod:`tasks.forgeries.battery`): submissions that implement nothing
     and try to win anyway, built against the pack's own deliverable and test names. A
-    forgery wins when its run does not lose or any ``code_execution`` passes for it.
+    forgery wins when its run does not lose or any ``code_execution`` passes for it; one of
+    the shapes that must lose (:mod:`tasks.forgeries.shapes`) wins when its run ends as
+    anything but a scored loss, refused at the intake included.
 
     Not core: whether the fleet requires it is the operator's separate choice
     (``EVALFLEET_PREFLIGHT__SECTIONS='["forgeries"]'``); ``evalfleet check`` still exits
@@ -277,18 +279,19 @@ class Forgeries(Section):
 
     def judge(self, subject: Subject, runs: Runs) -> SectionReport:
         report = self.report("forgery", "outcome", "score", "result", "wins")
-        tries = {f.name: f.tries for f in battery(subject.pack)}
+        built = {f.name: f for f in battery(subject.pack)}
         for label, results in runs.items():
             name = label.removeprefix(FORGERY)
             if not label.startswith(FORGERY) or not results:
                 continue
-            won = wins(results[0])
+            forgery = built.get(name)
+            won = wins(results[0], must_lose=forgery is not None and forgery.must_lose)
             report.rows.append([name, *_row(results[0])[:3], won])
             if won:
-                report.add("error", f"forgery {name!r} ({tries.get(name, '?')}) wins: "
-                                    f"{_card_line(results[0])}")
+                report.add("error", f"forgery {name!r} ({forgery.tries if forgery else '?'}) "
+                                    f"wins: {_card_line(results[0])}")
         if report.passed:
-            report.add("info", f"none of {len(tries)} forgeries wins")
+            report.add("info", f"none of {len(built)} forgeries wins")
         return report
 
 
