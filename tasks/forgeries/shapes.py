@@ -22,7 +22,7 @@ from evalfleet.sandbox.seed_limits import NAME_MAX, PATH_MAX
 from .kit import Builder, Forgery, Target, answered, submission
 
 #: Levels of the deep tree, each a name of :data:`NAME_MAX` bytes: far past ``PATH_MAX``.
-DEPTH = 3_000
+DEPTH = 2_000
 #: Empty files of the wide tree. ``sandbox/profile.py`` bounds no walk of a tree (only a
 #: seeding, ``seed_files``, and a listing, ``listing_entries``): three times either default.
 WIDE = 30_000
