@@ -201,7 +201,7 @@ class Environment(Section):
         report = self.report()
         found: list[tuple[str, RunTag]] = []
         total = sum(1 for label, results in runs.items() for result in results
-                    if not (label.startswith(FORGERY) and refused(result)))
+                    if not _ended_at_its_submission(label, result))
         for label, results in runs.items():
             for index, result in enumerate(results, 1):
                 found += [(problem, (label, index))
@@ -213,8 +213,8 @@ class Environment(Section):
 
     @staticmethod
     def _problems(subject: Subject, label: str, result: RunResult) -> list[str]:
-        if label.startswith(FORGERY) and refused(result):
-            return []  # the intake refused the forgery: nothing of the pack's environment
+        if _ended_at_its_submission(label, result):
+            return []  # the forgery never met the pack's environment
         if result.outcome != "scored":
             return [f"the run ended {result.outcome}: {result.reason}"]
         fault = readings.pack_fault(result)  # it names a failed setup command itself
@@ -228,6 +228,12 @@ class Environment(Section):
         problems += [f"the reference hit a limit: {hit}" for hit in readings.limits_hit(result)]
         failed = readings.evaluator_failure(result)
         return [*problems, failed] if failed else problems
+
+
+def _ended_at_its_submission(label: str, result: RunResult) -> bool:
+    """Whether a forgery's run ended at what its submission holds, before the pack's
+    environment: refused at the intake, or files the sandbox could not hold."""
+    return label.startswith(FORGERY) and (refused(result) or readings.files_refused(result))
 
 
 class Timing(Section):
