@@ -21,11 +21,12 @@ from evalfleet.sandbox.seed_limits import NAME_MAX, PATH_MAX
 
 from .kit import Builder, Forgery, Target, answered, submission
 
-#: Levels of the deep tree, each a name of :data:`NAME_MAX` bytes: far past ``PATH_MAX``.
+#: Levels of the deep tree, each a name of :data:`NAME_MAX` bytes: far past ``PATH_MAX``
+#: and the profile's ``tree_depth`` (its default).
 DEPTH = 2_000
-#: Empty files of the wide tree. ``sandbox/profile.py`` bounds no walk of a tree (only a
-#: seeding, ``seed_files``, and a listing, ``listing_entries``): three times either default.
-WIDE = 30_000
+#: Empty files of the wide tree: past the entries the evaluator's preparation walks, the
+#: profile's ``tree_entries`` (its default), and so past its listing's cap too.
+WIDE = Limits.tree_entries + 1
 #: Levels of the locked tree (each of mode 000, with :data:`LOCKED_FILES` files inside).
 LOCKED = 8
 LOCKED_FILES = 3

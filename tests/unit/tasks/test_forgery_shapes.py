@@ -137,8 +137,9 @@ def seeded(forgery: Forgery, where: Path) -> Path:
 def test_a_deep_tree_of_the_longest_names_around_every_answer(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python: bool) -> None:
     """Built (here 6 levels, not thousands) in the workspace and the answer's directory;
-    thousands of levels of 255-byte names are far past PATH_MAX."""
+    thousands of levels of 255-byte names are far past PATH_MAX and tree_depth."""
     assert shapes.DEPTH >= 2_000 and shapes.DEPTH * (NAME_MAX + 1) > 100 * PATH_MAX
+    assert Limits.tree_depth < shapes.DEPTH
     monkeypatch.setattr(shapes, "DEPTH", 6)
     forgery = built("deep tree")
     workspace = seeded(forgery, tmp_path / "workspace")
@@ -151,9 +152,9 @@ def test_a_deep_tree_of_the_longest_names_around_every_answer(
 
 @pytest.mark.parametrize("python", [True, False], ids=["python3", "sh"])
 def test_a_wide_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python: bool) -> None:
-    """Built here with 50 files; the battery's has 30,000, past the default seeding and
-    listing bounds."""
-    assert max(Limits.seed_files, Limits.listing_entries) < shapes.WIDE
+    """Built here with 50 files; the battery's has more than the evaluator's preparation
+    walks (``tree_entries``), and so more than a seeding or a listing takes."""
+    assert max(Limits.seed_files, Limits.listing_entries, Limits.tree_entries) < shapes.WIDE
     monkeypatch.setattr(shapes, "WIDE", 50)
     forgery = built("wide tree")
     workspace = seeded(forgery, tmp_path / "workspace")
