@@ -91,11 +91,17 @@ def test_an_empty_submission_that_wins_is_unsound_in_the_table(docker_client: An
     # that leave the (recursive) listing not whole, since a negative check cannot pass on
     # a listing it did not get (§5.18): "padded listing" and "wide tree" (cut at its
     # entry cap), "deep tree" and "deep fifo" (deeper than its tree_depth: it says it left
-    # them out) and, under gVisor (the check's runtime where the engine has it), "sandbox
-    # killer" (the memory limit ends the sandbox whole, and its listing fails)
+    # "grader events", which the intake refuses whatever the pack; the shapes the sandbox
+    # cannot seed, each a loss before any sandbox starts (docs/scoring.md §18); and those
+    # that leave the (recursive) listing not whole, since a negative check cannot pass on
+    # a listing it did not get (§5.18): "padded listing" and "wide tree" (cut at its
+    # entry cap), "deep tree" and "deep fifo" (deeper than its tree_depth: it says it left
+    # them out), "locked tree" (directories it cannot read, named in its error) and, under
+    # gVisor (the check's runtime where the engine has it), "sandbox killer" (the memory
+    # limit ends the sandbox whole, and its listing fails)
     gvisor = "runsc" in (docker_client.info().get("Runtimes") or {})
     losing = {"grader events", *UNSEEDABLE, "padded listing", "wide tree", "deep tree",
-              "deep fifo", *(["sandbox killer"] if gvisor else [])}
+              "deep fifo", "locked tree", *(["sandbox killer"] if gvisor else [])}
     for name in FORGERIES:
         assert (f"forgery '{name}'" in done.stdout) == (name not in losing), name
     assert f"UNSOUND: {1 + len(FORGERIES) - len(losing)} problem(s)" in done.stdout
