@@ -125,15 +125,16 @@ def _padded_listing(aim: Target) -> Forgery:
 
 
 def _fill(where: list[str], count: int) -> str:
-    """A Python script that creates ``count`` empty files in each directory of ``where``."""
+    """A Python script that creates ``count`` empty files in each directory of ``where``
+    (by ``mknod``: one system call a file, half the time of an open and a close under
+    gVisor)."""
     return textwrap.dedent(f"""\
         import os
         for where in {where!r}:
             try:
                 os.makedirs(where, exist_ok=True)
                 for index in range({count}):
-                    name = os.path.join(where, "pad%d" % index)
-                    os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o644))
+                    os.mknod(os.path.join(where, "pad%d" % index), 0o644)
             except OSError:
                 pass
         """)
