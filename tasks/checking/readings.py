@@ -133,6 +133,12 @@ def _line_of(text: str, at: int) -> str:
     return text[start:end if end >= 0 else None].strip()[:160]
 
 
+def files_refused(result: RunResult) -> bool:
+    """Whether the sandbox could not hold the submission's files (docs/scoring.md §18): the
+    run ended there, a loss, before any command of the pack or the candidate ran."""
+    return next(payloads(result, event_types.SUBMISSION_REFUSED), None) is not None
+
+
 def evaluator_failure(result: RunResult) -> str | None:
     """Why the pack's evaluator script failed in this run, or None."""
     for record in payloads(result, event_types.EVALUATOR_COMPLETED):

@@ -201,7 +201,7 @@ class Environment(Section):
         report = self.report()
         found: list[tuple[str, RunTag]] = []
         total = sum(1 for label, results in runs.items() for result in results
-                    if not (label.startswith(FORGERY) and refused(result)))
+                    if not _ended_at_its_submission(label, result))
         for label, results in runs.items():
             for index, result in enumerate(results, 1):
                 found += [(problem, (label, index))
@@ -213,8 +213,8 @@ class Environment(Section):
 
     @staticmethod
     def _problems(subject: Subject, label: str, result: RunResult) -> list[str]:
-        if label.startswith(FORGERY) and refused(result):
-            return []  # the intake refused the forgery: nothing of the pack's environment
+        if _ended_at_its_submission(label, result):
+            return []  # the forgery never met the pack's environment
         if result.outcome != "scored":
             return [f"the run ended {result.outcome}: {result.reason}"]
         fault = readings.pack_fault(result)  # it names a failed setup command itself
@@ -228,6 +228,12 @@ class Environment(Section):
         problems += [f"the reference hit a limit: {hit}" for hit in readings.limits_hit(result)]
         failed = readings.evaluator_failure(result)
         return [*problems, failed] if failed else problems
+
+
+def _ended_at_its_submission(label: str, result: RunResult) -> bool:
+    """Whether a forgery's run ended at what its submission holds, before the pack's
+    environment: refused at the intake, or files the sandbox could not hold."""
+    return label.startswith(FORGERY) and (refused(result) or readings.files_refused(result))
 
 
 class Timing(Section):
@@ -261,7 +267,9 @@ class Timing(Section):
 class Forgeries(Section):
     """The forgery battery (:mod:`tasks.forgeries.battery`): submissions that implement nothing
     and try to win anyway, built against the pack's own deliverable and test names. A
-    forgery wins when its run does not lose or any ``code_execution`` passes for it.
+    forgery wins when its run does not lose or any ``code_execution`` passes for it; one of
+    the shapes that must lose (:mod:`tasks.forgeries.shapes`) wins when its run ends as
+    anything but a scored loss, refused at the intake included.
 
     Not core: whether the fleet requires it is the operator's separate choice
     (``EVALFLEET_PREFLIGHT__SECTIONS='["forgeries"]'``); ``evalfleet check`` still exits
@@ -277,18 +285,19 @@ class Forgeries(Section):
 
     def judge(self, subject: Subject, runs: Runs) -> SectionReport:
         report = self.report("forgery", "outcome", "score", "result", "wins")
-        tries = {f.name: f.tries for f in battery(subject.pack)}
+        built = {f.name: f for f in battery(subject.pack)}
         for label, results in runs.items():
             name = label.removeprefix(FORGERY)
             if not label.startswith(FORGERY) or not results:
                 continue
-            won = wins(results[0])
+            forgery = built.get(name)
+            won = wins(results[0], must_lose=forgery is not None and forgery.must_lose)
             report.rows.append([name, *_row(results[0])[:3], won])
             if won:
-                report.add("error", f"forgery {name!r} ({tries.get(name, '?')}) wins: "
-                                    f"{_card_line(results[0])}")
+                report.add("error", f"forgery {name!r} ({forgery.tries if forgery else '?'}) "
+                                    f"wins: {_card_line(results[0])}")
         if report.passed:
-            report.add("info", f"none of {len(tries)} forgeries wins")
+            report.add("info", f"none of {len(built)} forgeries wins")
         return report
 
 

@@ -2,10 +2,12 @@
 
 Agents that optimise for a score find these (issue 21): each forgery is built against the
 pack's own names — its deliverables (or, for a pack without, the files its tests run next
-to) and its hidden test files — and submitted like any run. A forgery **wins** when its run
-does not lose, or when any ``code_execution`` validator passes for it. A pack whose tests
-run in the judge's clean room, never import the candidate's code and take their verdict
-from the judge's own report resists all of them (README, "Packs that cannot be gamed").
+to), its hidden test files, its listed directories — and submitted like any run. A forgery
+**wins** when its run does not lose, or when any ``code_execution`` validator passes for it;
+a shape that could void its run (:mod:`tasks.forgeries.shapes`) wins when it ends as
+anything but a scored loss, a refusal included. A pack whose tests run in the judge's clean
+room, never import the candidate's code and take their verdict from the judge's own report
+resists all of them (README, "Packs that cannot be gamed").
 
 The battery is a registry of builders (:data:`FORGERIES`); :func:`battery` builds every one
 for a pack and :func:`wins` reads a result.
@@ -23,12 +25,14 @@ from ..messages import RunResult
 from ..packs import sandbox_block
 from .fleet import FLEET
 from .kit import PASS_LINE, Builder, Forgery, Target, planted, relative, submission
+from .shapes import SHAPES
 
 __all__ = ["FORGERIES", "Forgery", "Target", "battery", "exposure", "refused", "target", "wins"]
 
 
 def target(pack: Pack) -> Target:
-    """The pack's deliverables (or the files its tests target) and hidden test files."""
+    """The pack's deliverables (or the files its tests target), hidden test files, the
+    answers and scores of its evaluator, its tests and its listed directories."""
     block = sandbox_block(pack)
     named = tuple(block.deliverables) or tuple(
         check.path for v in pack.spec.validators if v.type == "code_execution"
@@ -42,7 +46,9 @@ def target(pack: Pack) -> Target:
                   answers=tuple(relative(p) for p in answers),
                   scores=tuple(d.score_key or d.key for d in pack.spec.scorecard.dimensions
                                if d.source == "script"),
-                  tests=tuple(v.key for v in pack.spec.validators if v.type == "code_execution"))
+                  tests=tuple(v.key for v in pack.spec.validators if v.type == "code_execution"),
+                  listings=tuple(c.path for c in pack.spec.post_execution_checks
+                                 if c.type == "directory_listing"))
 
 
 def battery(pack: Pack) -> list[Forgery]:
@@ -87,11 +93,12 @@ def absence_passes(kind: str, config: Any) -> str:
     return ""
 
 
-def wins(result: RunResult) -> bool:
+def wins(result: RunResult, *, must_lose: bool = False) -> bool:
     """Whether a forgery's run did not lose, or any ``code_execution`` passed for it (a
-    run refused for what its submission holds did neither)."""
+    run refused for what its submission holds did neither, unless the forgery
+    ``must_lose``: then a refusal too is a void its candidate chose)."""
     card = result.scorecard
-    if refused(result):
+    if refused(result) and not must_lose:
         return False  # the submission itself was refused: no verdict came of it
     if result.outcome != "scored" or card is None:
         return True  # "no result" instead of a loss is a win for a losing submission
@@ -258,7 +265,8 @@ def _unwritable_deliverable(aim: Target) -> Forgery:
 
 
 #: Every forgery of the battery, by name (registry order is the report's order): the test
-#: frameworks' here, then the fleet's (:mod:`tasks.forgeries.fleet`).
+#: frameworks' here, then the fleet's (:mod:`tasks.forgeries.fleet`), then the shapes that
+#: must lose (:mod:`tasks.forgeries.shapes`).
 FORGERIES: dict[str, Builder] = {
     "pytest hook": _pytest_hook,
     "shadowed runner": _shadowed_runner,
@@ -274,4 +282,5 @@ FORGERIES: dict[str, Builder] = {
     "framework monkeypatch": _monkeypatch,
     "unwritable deliverable": _unwritable_deliverable,
     **FLEET,
+    **SHAPES,
 }

@@ -28,6 +28,9 @@ class Target:
     """The keys of the evaluator's ``scores`` the scorecard takes."""
     tests: tuple[str, ...] = ()
     """The keys of the pack's ``code_execution`` validators."""
+    listings: tuple[str, ...] = ()
+    """The directories of the pack's ``directory_listing`` checks, as declared (absolute, or
+    relative to the workspace, where the candidate's commands start)."""
 
     @property
     def module(self) -> str:
@@ -45,6 +48,9 @@ class Forgery:
     name: str
     tries: str
     submission: Submission
+    must_lose: bool = False
+    """Whether anything but a scored loss wins, a refusal included: a shape whose void the
+    candidate could choose (:mod:`tasks.forgeries.shapes`)."""
 
 
 Builder = Callable[[Target], Forgery]

@@ -20,6 +20,7 @@ import yaml
 from fleet_support import PrivateFleet, new_id
 
 from evalfleet.scoring import load_pack
+from evalfleet.tasks.checking.readings import files_refused
 from evalfleet.tasks.forgeries.battery import battery, refused, wins
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 
@@ -83,14 +84,18 @@ def test_the_example_pack_resists_every_forgery(private_fleet: PrivateFleet,
                                                 runtime: str) -> None:
     """Every forgery is scored, as a loss, with no code_execution validator passing, or
     refused at the intake for what its submission holds (the grader's own events); none
-    turns its loss into an infra error or "no result"."""
+    turns its loss into an infra error or "no result". The shapes the sandbox cannot seed
+    are scored before any sandbox starts; no shape may end otherwise than lost."""
     results = forge(private_fleet, runtime, clean_room_pack())
-    assert len(results) == len(battery(load_pack(clean_room_pack())))
+    forgeries = {f.name: f for f in battery(load_pack(clean_room_pack()))}
+    assert list(results) == list(forgeries)
     assert [n for n, r in results.items() if refused(r)] == ["grader events"]
     for name, result in results.items():
         assert result.outcome == "scored" or refused(result), (name, result.reason)
-        assert refused(result) or result.resources["runtime"] == runtime
-        assert not wins(result), (name, result.scorecard and result.scorecard.overall_reason)
+        assert refused(result) or files_refused(result) or (
+            result.resources["runtime"] == runtime), name
+        assert not wins(result, must_lose=forgeries[name].must_lose), (
+            name, result.scorecard and result.scorecard.overall_reason)
 
 
 @pytest.mark.parametrize("runtime", ["runsc"], indirect=True)

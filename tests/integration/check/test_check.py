@@ -22,6 +22,9 @@ from evalfleet.workers.devtools.demo import stub_judge_settings
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE.parents[2] / "examples" / "packs"
+#: The forgeries no sandbox can seed: a loss before any sandbox starts, whatever the pack.
+UNSEEDABLE = ("name past NAME_MAX", "path past PATH_MAX", "file and directory",
+              "too many files")
 
 
 def check_json(pack: Path, *args: str, **settings: str) -> tuple[int, dict[str, Any]]:
@@ -83,13 +86,22 @@ def test_an_empty_submission_that_wins_is_unsound_in_the_table(docker_client: An
     assert "✗ The empty submission loses" in done.stdout
     assert "validator no_secrets (directory_structure) passes the empty" in done.stdout
     # and every forgery of the battery wins such a pack too (the check lists each), but
-    # "grader events", which the intake refuses whatever the pack; "deep fifo", whose 220
-    # levels pass the listing's tree_depth, so that the listing is not whole; and, under
-    # gVisor (the check's runtime where the engine has it), "sandbox killer": the memory
-    # limit ends the sandbox whole, its listing fails. A negative check cannot pass on a
-    # listing it did not get whole (docs/scoring.md §5.18)
+    # "grader events", which the intake refuses whatever the pack; the shapes the sandbox
+    # cannot seed, each a loss before any sandbox starts (docs/scoring.md §18); and those
+    # that leave the (recursive) listing not whole, since a negative check cannot pass on
+    # a listing it did not get (§5.18): "padded listing" and "wide tree" (cut at its
+    # entry cap), "deep tree" and "deep fifo" (deeper than its tree_depth: it says it left
+    # "grader events", which the intake refuses whatever the pack; the shapes the sandbox
+    # cannot seed, each a loss before any sandbox starts (docs/scoring.md §18); and those
+    # that leave the (recursive) listing not whole, since a negative check cannot pass on
+    # a listing it did not get (§5.18): "padded listing" and "wide tree" (cut at its
+    # entry cap), "deep tree" and "deep fifo" (deeper than its tree_depth: it says it left
+    # them out), "locked tree" (directories it cannot read, named in its error) and, under
+    # gVisor (the check's runtime where the engine has it), "sandbox killer" (the memory
+    # limit ends the sandbox whole, and its listing fails)
     gvisor = "runsc" in (docker_client.info().get("Runtimes") or {})
-    losing = {"grader events", "deep fifo", *(["sandbox killer"] if gvisor else [])}
+    losing = {"grader events", *UNSEEDABLE, "padded listing", "wide tree", "deep tree",
+              "deep fifo", "locked tree", *(["sandbox killer"] if gvisor else [])}
     for name in FORGERIES:
         assert (f"forgery '{name}'" in done.stdout) == (name not in losing), name
     assert f"UNSOUND: {1 + len(FORGERIES) - len(losing)} problem(s)" in done.stdout
@@ -102,9 +114,11 @@ def test_environmental_failures_are_named_with_their_runs(docker_client: Any) ->
     status, report = check_json(HERE / "packs" / "broken" / "pack.yaml", "--runs", "2", "-j", "2")
 
     assert status == 1
+    # the intake refuses "grader events", and the sandbox cannot seed the shapes of
+    # UNSEEDABLE: none of them meets the pack's environment
     assert errors(report, "environment") == [
         "pack environment: no `no-such-tool` on the sandbox's PATH "
-        f"(all {2 + len(FORGERIES)} runs)"]  # the intake refuses "grader events": no run
+        f"(all {2 + len(FORGERIES) - len(UNSEEDABLE)} runs)"]
 
     status, report = check_json(HERE / "packs" / "slow" / "pack.yaml", "--runs", "2", "-j", "2")
 

@@ -16,6 +16,7 @@ from evalfleet.tasks.checking.sections import (
     Timing,
     tally,
 )
+from evalfleet.tasks.messages import FieldProblem
 
 
 def messages(report: SectionReport, level: str = "error") -> list[str]:
@@ -125,6 +126,22 @@ def test_a_run_the_pack_spoiled_is_environmental_once() -> None:
     assert messages(report) == [
         "pack_error: setup command 1 exited 127: sh: 1: make: not found (reference 1)",
         "pack environment: no `make` on the sandbox's PATH (reference 2)"]
+
+
+def test_a_forgery_that_ended_at_its_own_submission_is_not_counted() -> None:
+    """A forgery refused at the intake, or whose files the sandbox could not hold, never
+    met the pack's environment: every run that did is "all" the runs."""
+    probed = result(card(score=None, result=None, validity="invalid"),
+                    reason="pack environment: no `make` on the sandbox's PATH")
+    unheld = result(card(score=0, result="loss"), events=[event(
+        "grader.submission.refused", path="a/b", reason="the sandbox cannot hold it")])
+    intake = result(outcome="rejected", reason="request.submission.events[0].type")
+    intake.errors = [FieldProblem(field="request.submission.events[0].type", message="no")]
+    runs = {"reference": [probed] * 2, "forgery:files": [unheld], "forgery:events": [intake]}
+    report = Environment().judge(subject(), runs)
+
+    assert messages(report) == [
+        "pack environment: no `make` on the sandbox's PATH (all 2 runs)"]
 
 
 def test_a_failing_submission_command_is_not_environmental() -> None:
