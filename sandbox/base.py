@@ -173,13 +173,35 @@ class Sandbox(ABC):
         return TestRun(spec, result, self._report(spec, index))
 
     def judge_command(self, spec: CodeExecution, *, index: int, clean: bool) -> Command:
-        """The test's command as the judge: its directory, caps and environment."""
+        """The test's command as the judge: its directory, caps and environment (in the
+        clean room, a ``PATH`` of directories the candidate cannot write:
+        :meth:`trusted_env`; in the workspace, AgentClash's environment, untouched)."""
         test = command_for_test(spec, self.profile.workdir)
         report = room.report_path(index) if spec.report else None
         return dataclasses.replace(
             test, user=self.profile.hardening.judge_user,
             workdir=room.TESTS if clean else test.workdir,
-            env={**test.env, **room.judge_env(clean=clean, report=report)})
+            env={**test.env, **room.judge_env(clean=clean, report=report),
+                 **(self.trusted_env() if clean else {})})
+
+    def probe_command(self, probe: room.Probe) -> Command:
+        """A probe's command as it runs (as the candidate, in the workspace): the pack's,
+        in an environment the submission cannot shape (:func:`sandbox.room.probe_env`,
+        :meth:`trusted_env`)."""
+        command = probe.command
+        return dataclasses.replace(
+            command, env={**command.env, **room.probe_env(), **self.trusted_env()})
+
+    def trusted_env(self) -> dict[str, str]:
+        """``PATH``: the image's, without the directories the candidate can write
+        (:func:`sandbox.room.trusted_path`); empty where the driver does not know the
+        image's environment."""
+        return {}
+
+    def writable(self) -> tuple[str, ...]:
+        """The directories the candidate's uid can write: the workspace, ``/tmp``,
+        ``/dev/shm`` (the root is read-only)."""
+        return (self.profile.workdir, "/tmp", "/dev/shm")
 
     def _report(self, spec: CodeExecution, index: int) -> FileRead | None:
         """The report a test with one wrote (read as the judge), else ``None``."""

@@ -83,7 +83,7 @@ def _clean_room_tests(sandbox: Sandbox, plan: Plan) -> tuple[tuple[TestRun, ...]
     candidate, then the tests as the judge in a room holding only the test files,
     the copies and the probes' outputs."""
     delivered = sandbox.export_files(plan.deliverables)
-    probed = [(probe, sandbox.exec(probe.command)) for probe in plan.probes]
+    probed = [(probe, sandbox.exec(sandbox.probe_command(probe))) for probe in plan.probes]
     files = [*room.in_room(_relative(sandbox, plan.test_files), room.TESTS),
              *room.in_room(delivered, room.DELIVERABLES),
              *(f for probe, result in probed for f in room.probe_files(probe, result))]

@@ -9,7 +9,9 @@ Two modes, chosen by the pack:
 
 * **clean room** (the pack names its deliverables): after the candidate is stopped, the
   deliverables are copied out of the workspace (regular files only, read-only) into
-  :data:`DELIVERABLES`; the pack's probes run the candidate's code *as the candidate* and
+  :data:`DELIVERABLES`; the pack's probes run the candidate's code *as the candidate*, in
+  an environment the submission cannot shape (:func:`probe_env`: no Python user site, a
+  ``HOME`` the candidate cannot enter, a ``PATH`` of directories it cannot write), and
   their outputs land in :data:`PROBES`; the test files are written to :data:`TESTS`, the
   tests' working directory, which holds nothing else. Nothing the candidate left can be
   on the tests' ``PATH`` or ``sys.path``, or be read as a configuration file.
@@ -23,7 +25,8 @@ A test with a report (:attr:`~sandbox.execution.CodeExecution.report`) writes it
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import posixpath
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from evalfleet.sandbox.command import Command, SeedFile
@@ -61,6 +64,27 @@ def judge_env(*, clean: bool, report: str | None = None) -> dict[str, str]:
     if report:
         env["REPORT"] = report
     return env
+
+
+def probe_env() -> dict[str, str]:
+    """What the fleet adds to a probe's environment (over the image's, the profile's and
+    the pack's): the candidate's code runs, but nothing else the submission placed runs
+    first. Python's user site is off (a ``usercustomize``, ``sitecustomize`` or ``.pth``
+    under ``$HOME/.local`` printed the expected answer while the deliverable returned
+    nothing: a win, issue 39), and ``HOME`` is in the room, which the candidate cannot
+    enter (the image's is the workspace)."""
+    return {"HOME": HOME, "PYTHONNOUSERSITE": "1"}
+
+
+def trusted_path(path: str, writable: Sequence[str]) -> str:
+    """``path`` (a ``PATH`` value) without the entries a candidate could put a program in:
+    relative ones (the working directory) and those at or under a directory of
+    ``writable``. Order kept; empty when nothing is left."""
+    def trusted(entry: str) -> bool:
+        clean = posixpath.normpath(entry) if entry else ""
+        return clean.startswith("/") and not any(
+            clean == top or clean.startswith(top.rstrip("/") + "/") for top in writable)
+    return ":".join(entry for entry in path.split(":") if trusted(entry))
 
 
 def report_path(index: int) -> str:

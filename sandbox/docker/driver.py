@@ -58,6 +58,9 @@ from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture,
 
 log = logging.getLogger(__name__)
 
+#: The ``PATH`` the engine gives a process of an image that sets none.
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 class DockerSandbox(Sandbox):
     """A started container; see :class:`sandbox.docker.factory.DockerFactory`."""
 
@@ -219,6 +222,13 @@ class DockerSandbox(Sandbox):
         return dataclasses.replace(test, argv=("sh", "-c", scripts.JUDGE_TEST, "sh",
                                                *test.as_argv()))
 
+    def trusted_env(self) -> dict[str, str]:
+        """The ``PATH`` commands get (the profile's, else the image's) without the
+        directories the candidate can write: the image's own (its root is read-only)."""
+        given = (self.profile.env.get("PATH") or self.conduit.base_env.get("PATH")
+                 or DEFAULT_PATH)
+        return {"PATH": room.trusted_path(given, self.writable()) or DEFAULT_PATH}
+
     def export_files(self, paths: Sequence[str]) -> tuple[SeedFile, ...]:
         """The deliverables, copied out as the candidate once it is stopped
         (:func:`sandbox.docker.judgeroom.export`).
@@ -355,7 +365,7 @@ class DockerSandbox(Sandbox):
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        return evaluator_step.run(self.conduit, spec)
+        return evaluator_step.run(self.conduit, spec, trusted=self.trusted_env())
 
     def pristine_environment(self, probe: EnvironmentProbe) -> EnvironmentReport:
         """An earlier run's answer when this container has one (:func:`reuse.environment`)."""

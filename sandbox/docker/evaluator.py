@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import secrets
+from collections.abc import Mapping
 
 from evalfleet.sandbox.command import SeedFile
 from evalfleet.sandbox.docker import scripts, stopping, transfer
@@ -97,8 +98,11 @@ mkdir -m 755 "$2" && mkdir -m 1777 "$2/home" && exec tar -xf - -C "$2"
 LEFT_OVER = 3
 
 
-def run(conduit: Conduit, spec: EvaluatorRun) -> EvaluatorRecord:
-    """The evaluator's record (``not_run`` when it could not be prepared or started).
+def run(conduit: Conduit, spec: EvaluatorRun,
+        trusted: Mapping[str, str] | None = None) -> EvaluatorRecord:
+    """The evaluator's record (``not_run`` when it could not be prepared or started);
+    ``trusted``: what the fleet sets over every other environment (a ``PATH`` the
+    candidate cannot write in: :meth:`DockerSandbox.trusted_env`).
 
     Raises:
         SandboxUnavailable: the engine or the container is gone.
@@ -115,7 +119,8 @@ def run(conduit: Conduit, spec: EvaluatorRun) -> EvaluatorRecord:
         return not_run(spec, f"could not prepare the evaluator: {why}")
     request = ExecRequest(
         argv=spec.argv(directory), user=user(profile.hardening), workdir=directory,
-        env={**profile.env, **spec.environment(profile.workdir, directory)}, stdin=b"",
+        env={**profile.env, **spec.environment(profile.workdir, directory), **(trusted or {})},
+        stdin=b"",
         timeout_s=spec.timeout_s, cap=spec.output_cap_bytes or profile.limits.output_cap_bytes)
     ran = conduit.run(request, lambda: _stop(conduit))
     if ran is None:

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import io
 import tarfile
+from types import SimpleNamespace
+
+import pytest
 
 from evalfleet.sandbox import room
 from evalfleet.sandbox.command import Command
+from evalfleet.sandbox.docker.driver import DockerSandbox
 from evalfleet.sandbox.docker.transfer import deliverables, held
+from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult
+from evalfleet.sandbox.testing.fake import FakeSandbox
 
 
 def tar(*members: tuple[str, bytes | str, bytes]) -> bytes:
@@ -84,3 +90,46 @@ def test_a_probe_becomes_files_the_tests_read() -> None:
     assert {f.path: f.data for f in files} == {
         "probes/p1/stdout": b"o", "probes/p1/stderr": b"", "probes/p1/exit_code": b"",
         "probes/p1/timed_out": b"1"}
+
+
+@pytest.mark.parametrize(("given", "trusted"), [
+    ("/usr/local/bin:/usr/bin:/bin", "/usr/local/bin:/usr/bin:/bin"),
+    ("/workspace/bin:/usr/bin", "/usr/bin"),
+    ("/usr/bin:/workspace:/tmp/x:/dev/shm/y:/bin", "/usr/bin:/bin"),
+    ("bin:.::/usr/bin", "/usr/bin"),  # relative entries and the empty one: the cwd
+    ("/usr/bin:/workspace/../tmp/x:/workspace-not/bin", "/usr/bin:/workspace-not/bin"),
+    ("/workspace/bin", ""),
+])
+def test_a_trusted_path_keeps_no_directory_the_candidate_writes(given: str,
+                                                                trusted: str) -> None:
+    """Issue 39: a probe or a clean-room test must not find a program the submission put
+    on its ``PATH``: relative entries and those at or under a writable directory go."""
+    assert room.trusted_path(given, ("/workspace", "/tmp", "/dev/shm")) == trusted
+
+
+def test_a_probe_runs_without_the_candidates_start_up_hooks() -> None:
+    """Issue 39: with ``HOME`` the workspace and Python's user site on, a
+    ``usercustomize`` the submission placed ran first and printed the expected answer.
+    The probe's environment turns the user site off and puts ``HOME`` in the room; the
+    pack's own variables are kept, the fleet's win."""
+    sandbox = FakeSandbox(Profile(name="p", image="i", env={"PATH": "/workspace/bin:/bin"}))
+    probe = room.Probe("p", Command("python3 -c 1", env={"HOME": "/workspace", "X": "1"}))
+    env = sandbox.probe_command(probe).env
+    assert (env["HOME"], env["PYTHONNOUSERSITE"], env["X"]) == (room.HOME, "1", "1")
+
+
+@pytest.mark.parametrize(("profile_path", "image_path", "trusted"), [
+    (None, "/usr/local/bin:/usr/bin", "/usr/local/bin:/usr/bin"),
+    ("/workspace/bin:/opt/bin", "/usr/bin", "/opt/bin"),
+    (None, None, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+    (None, "/workspace/bin", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+])
+def test_the_docker_driver_trusts_the_path_it_would_give_less_what_the_candidate_writes(
+        profile_path: str | None, image_path: str | None, trusted: str) -> None:
+    """The ``PATH`` commands get (the profile's, else the image's, else the engine's
+    default), filtered; when nothing is left, the engine's default."""
+    profile = Profile(name="p", image="i", env={"PATH": profile_path} if profile_path else {})
+    stand_in = SimpleNamespace(profile=profile, conduit=SimpleNamespace(
+        base_env={"PATH": image_path} if image_path else {}))
+    stand_in.writable = lambda: DockerSandbox.writable(stand_in)  # type: ignore[arg-type]
+    assert DockerSandbox.trusted_env(stand_in) == {"PATH": trusted}  # type: ignore[arg-type]

@@ -1,0 +1,109 @@
+"""A probe runs the candidate's code, and nothing else the submission placed (issue 39,
+item 1), in a real sandbox on each runtime: Python start-up hooks in the user site of
+``HOME`` (the image's ``HOME`` is the workspace) and a program of the same name earlier on
+``PATH`` printed the expected answer while the deliverable returned nothing, and the run
+won. Now the probe's user site is off, its ``HOME`` is in the room and its ``PATH`` holds
+no directory the candidate can write: the same submissions lose, and an honest one wins."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any
+
+import pytest
+from sandbox_support import left_over, profile
+
+from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+
+pytestmark = pytest.mark.integration
+
+PACK: dict[str, Any] = {
+    "pack": {"slug": "probed"},
+    "version": {
+        "sandbox": {
+            "deliverables": ["answer.py"],
+            "probes": {"p": {"run": "python3 -c 'import answer; print(answer.value())'"}},
+        },
+        "evaluation_spec": {
+            "name": "probed", "version_number": 1, "judge_mode": "deterministic",
+            "post_execution_checks": [{"key": "answer", "type": "file_capture",
+                                       "path": "answer.py"}],
+            "validators": [{"key": "tests", "type": "code_execution", "target": "file:answer",
+                            "config": {"test_command": 'test "$(cat $PROBES/p/stdout)" = 42'
+                                                      " && echo '1 passed'"}}],
+            "scorecard": {"dimensions": ["correctness"]}}},
+}
+NOTHING = "def value():\n    return None\n"
+#: A start-up hook that answers for the deliverable and ends the interpreter.
+HOOK = "import os\nprint(42, flush=True)\nos._exit(0)\n"
+PLANT_HOOKS = ("python3 -c \"import os, site\n"
+               "where = site.getusersitepackages()\n"
+               "os.makedirs(where)\n"
+               f"for name in ('usercustomize.py', 'sitecustomize.py'):\n"
+               f"    open(os.path.join(where, name), 'w').write({HOOK!r})\n"
+               "open(os.path.join(where, 'evil.pth'), 'w').write('import usercustomize\\\\n')\"")
+
+
+@pytest.mark.parametrize(("deliverable", "command", "path", "result"), [
+    ("def value():\n    return 42\n", "true", None, "win"),
+    (NOTHING, PLANT_HOOKS, None, "loss"),
+    (NOTHING, "mkdir bin && printf '#!/bin/sh\\necho 42\\n' > bin/python3 && chmod +x "
+              "bin/python3", "/workspace/bin:/usr/local/bin:/usr/bin:/bin", "loss"),
+], ids=["honest", "start-up-hooks", "path"])
+def test_a_probe_runs_only_the_deliverable(factory: DockerFactory, runtime: str,
+                                           docker_client: Any, deliverable: str,
+                                           command: str, path: str | None,
+                                           result: str) -> None:
+    run_id = f"probed-{uuid.uuid4().hex[:12]}"
+    body = {"run_id": run_id, "pack": PACK,
+            "submission": {"files": {"answer.py": deliverable},
+                           "commands": [{"run": command}]}}
+    sandboxed = profile("python", runtime)
+    if path is not None:  # an operator's PATH with a directory the candidate writes
+        sandboxed = dataclasses.replace(sandboxed, env={"PATH": path})
+    config = PipelineConfig(profiles={"default": ProfileBounds(sandboxed)})
+
+    ran = run_pipeline(body, factory, config)
+
+    assert ran.outcome == "scored" and ran.scorecard is not None, ran.reason
+    assert ran.scorecard.result == result, ran.scorecard
+    assert ran.events and left_over(docker_client, run_id) == []
+
+
+EVALUATED: dict[str, Any] = {
+    "pack": {"slug": "evaluated-path"},
+    "version": {"sandbox": {}, "evaluation_spec": {
+        "name": "evaluated-path", "version_number": 1, "judge_mode": "deterministic",
+        "validators": [{"key": "said", "type": "contains", "target": "final_output",
+                        "expected_from": "literal:"}],
+        "scorecard": {"dimensions": [{"key": "correctness", "source": "script"}]},
+        "clawdiators": {"evaluator": {"runtime": "python", "ground_truth": {"answer": "42"},
+                                      "script": "print('{\"scores\": {\"correctness\": 0}}')"}},
+    }},
+}
+PERFECT = "printf '#!/bin/sh\\necho {\\\"scores\\\": {\\\"correctness\\\": 1000}}\\n'"
+
+
+def test_the_evaluator_runs_the_images_interpreter(factory: DockerFactory, runtime: str,
+                                                   docker_client: Any) -> None:
+    """An operator's ``PATH`` with a directory the candidate writes let a planted
+    ``python3`` be the evaluator's interpreter, printing a perfect score: the evaluator's
+    ``PATH`` holds only directories the candidate cannot write."""
+    run_id = f"evaluated-{uuid.uuid4().hex[:12]}"
+    plant = f"mkdir bin && {PERFECT} > bin/python3 && chmod 755 bin bin/python3"
+    body = {"run_id": run_id, "pack": EVALUATED,
+            "submission": {"files": {}, "commands": [{"run": plant}]}}
+    sandboxed = dataclasses.replace(profile("python", runtime),
+                                    env={"PATH": "/workspace/bin:/usr/local/bin:/usr/bin:/bin"})
+    config = PipelineConfig(profiles={"default": ProfileBounds(sandboxed)})
+
+    ran = run_pipeline(body, factory, config)
+
+    assert ran.outcome == "scored" and ran.scorecard is not None, ran.reason
+    (evaluated,) = [e["payload"] for e in ran.events
+                    if e["type"] == "grader.evaluator.completed"]
+    assert evaluated["exit_code"] == 0 and "1000" not in evaluated["stdout"], evaluated
+    assert (ran.scorecard.result, ran.scorecard.score) == ("loss", 0), ran.scorecard
+    assert left_over(docker_client, run_id) == []
