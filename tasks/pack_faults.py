@@ -110,14 +110,14 @@ def _checks(result: PlanResult, workspace: str) -> list[str]:
 
 
 def _gap(listing: DirectoryListing) -> str:
-    """What keeps a listing from being whole, in a reason: its error (a failure, or what
-    it could not reach), the lines it left out, its entry cap hit, each that applies."""
+    """What keeps a listing from being whole, in a reason: its entry cap hit, the lines
+    it left out, its error (a failure, or what it could not reach), each that applies."""
     capped = len(listing.entries) >= listing.max_entries or not (
         listing.error or listing.dropped)
-    parts = [listing.error or "",
+    parts = [f"more than {listing.max_entries} entries" if capped else "",
              f"{listing.dropped} entries left out (their lines were over 8 KiB)"
              if listing.dropped else "",
-             f"more than {listing.max_entries} entries" if capped else ""]
+             listing.error or ""]
     return "; ".join(part for part in parts if part)
 
 

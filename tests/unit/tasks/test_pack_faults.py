@@ -131,7 +131,7 @@ ENTRIES = tuple(ListingEntry(f"/e{index}", 0, False) for index in range(10))
      "more than 10 entries"),
     (DirectoryListing("root", "/", ENTRIES, 10, truncated=True,
                       error="4 directories could not be read"),
-     "4 directories could not be read; more than 10 entries"),
+     "more than 10 entries; 4 directories could not be read"),
     (DirectoryListing("root", "/", ENTRIES[:3], 10, truncated=True, dropped=2),
      "2 entries left out (their lines were over 8 KiB)"),
 ], ids=["failed", "capped", "unread-and-capped", "dropped"])
