@@ -157,7 +157,8 @@ class Sandbox(ABC):
             listing = Listing(error=str(rejected))
         return DirectoryListing(key=check.key, path=check.path, entries=listing.entries,
                                 max_entries=cap, truncated=listing.truncated,
-                                error=listing.error, dropped=listing.dropped)
+                                error=listing.error, dropped=listing.dropped,
+                                capped=listing.capped)
 
     def code_execution(self, spec: CodeExecution, *, index: int = 0,
                        clean: bool = False) -> TestRun:

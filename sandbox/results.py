@@ -97,6 +97,8 @@ class Listing:
     """Why the listing failed (the entries, if any, are what it gave before)."""
     dropped: int = 0
     """Entries the sandbox printed that were left out (a line over 8 KiB)."""
+    capped: bool = False
+    """The entry cap stopped the listing (more lay past it)."""
 
 
 @dataclass(frozen=True)
@@ -115,3 +117,6 @@ class DirectoryListing:
     past its cap, a timeout); its entries are what it gave before, if anything."""
     dropped: int = 0
     """Entries left out because the sandbox's line for them was over 8 KiB."""
+    capped: bool = False
+    """The entry cap stopped the listing (more lay past it). Not in the event: its
+    ``truncated`` says as much to AgentClash's scoring."""

@@ -112,7 +112,7 @@ def _checks(result: PlanResult, workspace: str) -> list[str]:
 def _gap(listing: DirectoryListing) -> str:
     """What keeps a listing from being whole, in a reason: its entry cap hit, the lines
     it left out, its error (a failure, or what it could not reach), each that applies."""
-    capped = len(listing.entries) >= listing.max_entries or not (
+    capped = listing.capped or len(listing.entries) >= listing.max_entries or not (
         listing.error or listing.dropped)
     parts = [f"more than {listing.max_entries} entries" if capped else "",
              f"{listing.dropped} entries left out (their lines were over 8 KiB)"

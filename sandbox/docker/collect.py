@@ -173,7 +173,8 @@ def _listing(reader: _Reader, index: int, check: ListingCheck, path: str,
     listing = transfer.parse_listing(body, path, max_entries, depth=limits.tree_depth)
     return DirectoryListing(key=check.key, path=check.path, entries=listing.entries,
                             max_entries=max_entries, truncated=listing.truncated,
-                            error=listing.error, dropped=listing.dropped)
+                            error=listing.error, dropped=listing.dropped,
+                            capped=listing.capped)
 
 
 def _refused(check: CaptureCheck | ListingCheck, why: str, max_entries: int) -> Result:

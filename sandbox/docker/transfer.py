@@ -145,10 +145,11 @@ def parse_listing(output: bytes, root: str, max_entries: int, *, cut: bool = Fal
     shallow = sorted((e for e in entries if _depth(e.path, root) <= depth),
                      key=lambda entry: entry.path)
     dropped, deep = len(listed) - len(entries), len(entries) > len(shallow)
-    truncated = (len(shallow) > max_entries or dropped > 0 or cut or bool(tail)
+    capped = len(lines) > max_entries  # the sandbox's ``head`` counts every line
+    truncated = (capped or len(shallow) > max_entries or dropped > 0 or cut or bool(tail)
                  or bool(unread) or deep)
     return Listing(entries=tuple(shallow[:max_entries]), truncated=truncated, dropped=dropped,
-                   error=_unlisted(unread, deep, depth))
+                   error=_unlisted(unread, deep, depth), capped=capped)
 
 
 #: How a listing line begins for a directory that could not be read or entered.

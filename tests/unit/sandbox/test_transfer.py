@@ -151,6 +151,15 @@ def test_what_a_listing_could_not_reach_is_said(output: bytes, error: str) -> No
     assert all(e.path.count("/") <= 3 for e in listing.entries) and listing.entries
 
 
+def test_a_listing_cut_by_the_entry_cap_says_so_whatever_its_lines_were() -> None:
+    """The sandbox's ``head`` counts every line, an unreadable directory's mark too: a
+    listing with fewer entries than its cap was still cut by it (a listing of ``/``: 9,991
+    entries and 10 marks)."""
+    listing = transfer.parse_listing(b"0|d|./a\n0|!|./a\n1|f|./b\n", "/w", 2)
+    assert (listing.capped, listing.truncated, len(listing.entries)) == (True, True, 2)
+    assert not transfer.parse_listing(b"1|f|./a\n1|f|./b\n", "/w", 2).capped
+
+
 @pytest.mark.parametrize(("output", "cut"), [(b"1|f|./a\n2|f|./b", False),
                                              (b"1|f|./a\n", True)])
 def test_a_cut_output_marks_the_listing_truncated(output: bytes, cut: bool) -> None:

@@ -129,7 +129,7 @@ ENTRIES = tuple(ListingEntry(f"/e{index}", 0, False) for index in range(10))
      "cannot open directory"),
     (DirectoryListing("root", "/", ENTRIES, 10, truncated=True),
      "more than 10 entries"),
-    (DirectoryListing("root", "/", ENTRIES, 10, truncated=True,
+    (DirectoryListing("root", "/", ENTRIES[:6], 10, truncated=True, capped=True,
                       error="4 directories could not be read"),
      "more than 10 entries; 4 directories could not be read"),
     (DirectoryListing("root", "/", ENTRIES[:3], 10, truncated=True, dropped=2),
