@@ -27,6 +27,7 @@ from typing import Any
 
 import docker.errors
 
+from evalfleet.sandbox import room
 from evalfleet.sandbox.docker import death, removal, scripts
 from evalfleet.sandbox.docker.failure import classify
 from evalfleet.sandbox.docker.frames import ChannelClosed
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: Timeout of the driver's own steps (stop, capture, listing, OOM counter, usage).
 INTERNAL_TIMEOUT_S = 30.0
+#: The ``PATH`` the engine gives a process of an image that sets none.
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: What a request past the wall deadline reports.
 PAST_DEADLINE = RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0)
 #: What the request in flight reports when the host killed its gVisor sandbox at the
@@ -60,10 +63,12 @@ def nothing() -> None:
 
 def internal_request(profile: Profile, argv: Sequence[str], *, stdin: bytes = b"",
                      cap: int = 1 << 20, stop_first: bool = False) -> ExecRequest:
-    """A driver step as the candidate's uid (so it reads what they can), in the workspace."""
+    """A driver step as the candidate's uid (so it reads what they can), in the workspace,
+    its tools found only where the candidate cannot put a program (``trusted_path``:
+    :meth:`Conduit.stamp`)."""
     return ExecRequest(argv=argv, user=profile.hardening.user, workdir=profile.workdir,
                        env={}, stdin=stdin, timeout_s=INTERNAL_TIMEOUT_S, cap=cap,
-                       stop_first=stop_first)
+                       stop_first=stop_first, trusted_path=True)
 
 
 def _maybe_killed(raw: RawExec) -> bool:
@@ -160,8 +165,16 @@ class Conduit:
         raise error
 
     def stamp(self, request: ExecRequest) -> ExecRequest:
-        """``request`` with the image's environment under its own."""
-        return dataclasses.replace(request, env={**self.base_env, **request.env})
+        """``request`` with the image's environment under its own; for the driver's own
+        steps (``trusted_path``), a ``PATH`` without the directories the candidate can
+        write (issue 39: with ``/workspace/bin`` on an image's ``PATH``, a planted ``find``
+        would answer a listing, a planted ``tar`` run as the judge)."""
+        env = {**self.base_env, **request.env}
+        if request.trusted_path:
+            writable = (self.profile.workdir, "/tmp", "/dev/shm")
+            env["PATH"] = room.trusted_path(env.get("PATH") or DEFAULT_PATH,
+                                            writable) or DEFAULT_PATH
+        return dataclasses.replace(request, env=env)
 
     def died_of_memory(self) -> bool:
         """Whether the host OOM-killed the whole sandbox (under gVisor, the candidate's

@@ -45,7 +45,12 @@ from evalfleet.sandbox.docker import (
     transfer,
 )
 from evalfleet.sandbox.docker import evaluator as evaluator_step
-from evalfleet.sandbox.docker.conduit import PAST_DEADLINE, Conduit, internal_request
+from evalfleet.sandbox.docker.conduit import (
+    DEFAULT_PATH,
+    PAST_DEADLINE,
+    Conduit,
+    internal_request,
+)
 from evalfleet.sandbox.docker.lifeline import Line
 from evalfleet.sandbox.docker.limits import room_parts
 from evalfleet.sandbox.docker.stream import ExecRequest, RawExec, first_line
@@ -57,9 +62,6 @@ from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
 
 log = logging.getLogger(__name__)
-
-#: The ``PATH`` the engine gives a process of an image that sets none.
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 class DockerSandbox(Sandbox):
     """A started container; see :class:`sandbox.docker.factory.DockerFactory`."""

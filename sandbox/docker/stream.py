@@ -96,6 +96,9 @@ class ExecRequest:
     """The request starts by stopping the candidate. Through ``docker exec`` its script
     does that; through the supervisor (:mod:`sandbox.docker.channel`) pid 1 does it first,
     where a candidate cannot race it."""
+    trusted_path: bool = False
+    """A driver step: its ``PATH`` loses the directories the candidate can write (host
+    side only: :meth:`~sandbox.docker.conduit.Conduit.stamp`)."""
 
 
 def run_exec(api: Any, container_id: str, request: ExecRequest,

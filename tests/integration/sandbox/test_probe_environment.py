@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from sandbox_support import left_over, profile
 
+from evalfleet.sandbox.capture import ListingCheck
+from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker.factory import DockerFactory
 from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
@@ -107,3 +109,29 @@ def test_the_evaluator_runs_the_images_interpreter(factory: DockerFactory, runti
     assert evaluated["exit_code"] == 0 and "1000" not in evaluated["stdout"], evaluated
     assert (ran.scorecard.result, ran.scorecard.score) == ("loss", 0), ran.scorecard
     assert left_over(docker_client, run_id) == []
+
+
+@pytest.mark.parametrize("transport", ["supervisor", "exec"])
+def test_the_drivers_own_steps_run_no_planted_program(
+        factory: DockerFactory, exec_factory: DockerFactory, runtime: str, transport: str,
+        docker_client: Any) -> None:
+    """An image whose ``PATH`` starts with a directory the candidate writes: the driver's
+    own scripts (the listing's ``find``, the export's ``tar``) still run the image's
+    programs, so a planted ``find`` that prints nothing cannot hide ``secret.txt`` from a
+    listing, nor a planted ``tar`` hand out a deliverable of its choosing."""
+    chosen = exec_factory if transport == "exec" else factory
+    sandbox = chosen.acquire(profile("python", runtime), run_id=f"path-{uuid.uuid4().hex[:8]}")
+    try:
+        sandbox.conduit.base_env["PATH"] = "/workspace/bin:" + sandbox.conduit.base_env.get(
+            "PATH", "/usr/bin:/bin")  # as an image's ENV would set it
+        planted = sandbox.exec(Command(
+            "echo real > answer.txt && touch secret.txt && mkdir bin && for tool in find tar;"
+            " do printf '#!/bin/sh\\nexit 0\\n' > bin/$tool; done && chmod 755 bin bin/*"))
+        assert planted.exit_code == 0, planted
+        listed = sandbox.list_directory(ListingCheck("tree", "."))
+        exported = sandbox.export_files(["answer.txt"])
+    finally:
+        sandbox.close()
+    assert "/workspace/secret.txt" in [e.path for e in listed.entries], listed
+    assert [(f.path, f.data) for f in exported] == [("answer.txt", b"real\n")]
+    assert left_over(docker_client, sandbox.run_id) == []
