@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from sandbox_support import left_over, profile
 
 from evalfleet.sandbox.capture import ListingCheck
@@ -135,3 +137,31 @@ def test_the_drivers_own_steps_run_no_planted_program(
     assert "/workspace/secret.txt" in [e.path for e in listed.entries], listed
     assert [(f.path, f.data) for f in exported] == [("answer.txt", b"real\n")]
     assert left_over(docker_client, sandbox.run_id) == []
+
+
+EXAMPLE = Path(__file__).parents[3] / "examples" / "packs" / "fizzbuzz-coding"
+MEMORIZED = ("def fizzbuzz(n):\n    return ['1', '2', 'Fizz', '4', 'Buzz', 'Fizz', '7', '8',"
+             " 'Fizz', 'Buzz', '11', 'Fizz', '13', '14', 'FizzBuzz']\n")
+
+
+@pytest.mark.parametrize(("deliverable", "result"), [
+    ((EXAMPLE / "submissions" / "pass" / "fizzbuzz.py").read_text(), "win"),
+    (MEMORIZED, "loss"),
+], ids=["honest", "memorized"])
+def test_the_example_pack_probes_an_input_the_case_does_not_show(
+        factory: DockerFactory, runtime: str, docker_client: Any, deliverable: str,
+        result: str) -> None:
+    """Issue 39, item 3: ``fizzbuzz-coding`` probed only the case's visible input, so a
+    deliverable that returned the visible answer whatever it was asked won 1000. A second
+    probe asks for 97, and every test reads both."""
+    run_id = f"memorized-{uuid.uuid4().hex[:12]}"
+    body = {"run_id": run_id, "pack": yaml.safe_load((EXAMPLE / "pack.yaml").read_text()),
+            "submission": {"files": {"fizzbuzz.py": deliverable},
+                           "commands": [{"run": "true"}]}}
+    config = PipelineConfig(profiles={"default": ProfileBounds(profile("python", runtime))})
+
+    ran = run_pipeline(body, factory, config)
+
+    assert ran.outcome == "scored" and ran.scorecard is not None, ran.reason
+    assert ran.scorecard.result == result, ran.scorecard
+    assert left_over(docker_client, run_id) == []
