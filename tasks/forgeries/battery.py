@@ -233,18 +233,87 @@ def _waiting_process(aim: Target) -> Forgery:
 
 
 def _monkeypatch(aim: Target) -> Forgery:
+    """Patches what the frameworks call for each test, on their classes: rebinding
+    ``_pytest.runner.pytest_runtest_call`` (this forgery until issue 39) changed nothing,
+    since pluggy keeps the function it registered."""
     code = textwrap.dedent("""\
-        import sys
         try:
-            import _pytest.runner as runner
-            runner.pytest_runtest_call = lambda item: None
+            import _pytest.python
+            _pytest.python.Function.runtest = lambda self: None
         except Exception:
             pass
         import unittest
         unittest.TestCase.run = lambda self, result=None: result
+
+        def __getattr__(name):
+            return lambda *args, **kwargs: []
         """)
-    return Forgery("framework monkeypatch", "the deliverable patches pytest and unittest "
-                   "when it is imported", submission(planted(aim, code)))
+    return Forgery("framework monkeypatch", "the deliverable, when imported, makes every "
+                   "pytest test and unittest case a no-op", submission(planted(aim, code)))
+
+
+def _always_equal(aim: Target) -> Forgery:
+    """Whatever the test asks of the deliverable is one object, equal to everything (a
+    ``str``, so that type checks pass too)."""
+    code = textwrap.dedent("""\
+        class _Anything(str):
+            def __eq__(self, other):
+                return True
+
+            def __ne__(self, other):
+                return False
+
+            __hash__ = str.__hash__
+
+            def __getitem__(self, key):
+                return self
+
+            def __getattr__(self, name):
+                return self
+
+            def __call__(self, *args, **kwargs):
+                return self
+
+
+        ANYTHING = _Anything()
+
+
+        def __getattr__(name):
+            return ANYTHING
+        """)
+    return Forgery("always equal", "every name of the deliverable returns one object whose "
+                   "comparisons always succeed (a str subclass)", submission(planted(aim, code)))
+
+
+def _registered_plugin(aim: Target) -> Forgery:
+    """A plugin registered with the running pytest's plugin manager when the deliverable
+    is imported (no ``conftest.py``, no configuration file): it rewrites every later report
+    to passed, before the terminal and the JUnit report read it."""
+    code = textwrap.dedent("""\
+        import gc
+
+
+        class _Passing:
+            def pytest_runtest_logreport(self, report):
+                report.outcome, report.longrepr = "passed", None
+
+
+        try:
+            from _pytest.config import Config
+        except ImportError:
+            Config = None
+        for found in (gc.get_objects() if Config else ()):
+            if isinstance(found, Config):
+                found.pluginmanager.register(_Passing(), "forged-reports")
+                break
+
+
+        def __getattr__(name):
+            return lambda *args, **kwargs: []
+        """)
+    return Forgery("registered plugin", "the deliverable registers a pytest plugin through "
+                   "the running plugin manager when imported, rewriting every report to "
+                   "passed", submission(planted(aim, code)))
 
 
 def _unwritable_deliverable(aim: Target) -> Forgery:
@@ -280,6 +349,8 @@ FORGERIES: dict[str, Builder] = {
     "blocked seeding": _blocked_seeding,
     "waiting process": _waiting_process,
     "framework monkeypatch": _monkeypatch,
+    "always equal": _always_equal,
+    "registered plugin": _registered_plugin,
     "unwritable deliverable": _unwritable_deliverable,
     **FLEET,
     **SHAPES,

@@ -27,6 +27,10 @@ from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 PACK = Path(__file__).parents[2] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
 #: The forgeries that won the example pack before it was rewritten (the issue's table).
 KNOWN_WINNERS = {"pytest hook", "shadowed runner", "config plugin", "exit on import"}
+#: The forgeries of issue 39 that a test importing the deliverable lets in: each must win
+#: such a pack (a forgery that wins nothing there tests nothing, as the old monkeypatch,
+#: which rebound a name pluggy never reads again).
+IMPORT_WINNERS = {"framework monkeypatch", "always equal", "registered plugin"}
 IN_PROCESS_TEST = """\
 import os
 
@@ -105,7 +109,7 @@ def test_the_battery_beats_a_pack_that_imports_the_candidates_code(
     the battery learns that the pack can be gamed."""
     results = forge(private_fleet, runtime, workspace_pack())
     winners = {name for name, result in results.items() if wins(result)}
-    assert winners >= KNOWN_WINNERS, winners
+    assert winners >= KNOWN_WINNERS | IMPORT_WINNERS, winners
     assert "blocked seeding" not in winners  # what the candidate leaves never blocks tests
 
 
