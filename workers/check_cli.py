@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evalfleet.tasks.checking import (
+    LEAK,
     CheckError,
     CheckReport,
     Execute,
@@ -132,15 +133,20 @@ def render(report: CheckReport) -> Group:
 
 
 def verdict(report: CheckReport) -> Text:
-    """The last line: sound or not, and whether a forgery of the battery wins."""
-    forged = sum(1 for c in report.cases for s in c.sections if s.key == "forgeries"
-                 for f in s.findings if f.level == "error")
+    """The last line: sound or not, whether a forgery of the battery wins, and whether
+    hidden tests reach a result."""
+    errors = [f.message for c in report.cases for s in c.sections if s.key == "forgeries"
+              for f in s.findings if f.level == "error"]
+    leaked = sum(1 for message in errors if message.startswith(LEAK))
+    forged = len(errors) - leaked
     if not report.passed:
         return Text(f"\nUNSOUND: {len(report.errors())} problem(s)", style="bold red")
-    if forged:
-        return Text(f"\nFORGEABLE: sound, but {forged} forgery(ies) win (README, \"Packs "
-                    "that cannot be gamed\")", style="bold red")
-    return Text("\nSOUND: every section passed, no forgery wins", style="bold green")
+    if errors:
+        return Text(f"\nFORGEABLE: sound, but {forged} forgery(ies) win and hidden tests "
+                    f"reach {leaked} result(s) (README, \"Packs that cannot be gamed\")",
+                    style="bold red")
+    return Text("\nSOUND: every section passed, no forgery wins, no hidden test leaks",
+                style="bold green")
 
 
 def _header(report: CheckReport) -> Text:

@@ -7,11 +7,12 @@ times). The CLI lives in :mod:`workers.check_cli`; the fleet's requirement of a 
 check in :mod:`tasks.preflight`.
 """
 
+from .leaks import LEAK
 from .report import CaseReport, CheckReport, Finding, SectionReport
 from .runner import Execute, check_pack, one_by_one, plan, through_fleet, trials
 from .sections import EMPTY, REFERENCE, SECTIONS, Section
 from .subject import CheckError, Subject, Trial, subjects
 
-__all__ = ["EMPTY", "REFERENCE", "SECTIONS", "CaseReport", "CheckError", "CheckReport",
+__all__ = ["EMPTY", "LEAK", "REFERENCE", "SECTIONS", "CaseReport", "CheckError", "CheckReport",
            "Execute", "Finding", "Section", "SectionReport", "Subject", "Trial", "check_pack",
            "one_by_one", "plan", "subjects", "through_fleet", "trials"]

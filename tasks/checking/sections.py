@@ -24,7 +24,8 @@ from evalfleet.scoring.run import event_types
 
 from ..forgeries.battery import battery, refused, wins
 from ..messages import RunResult, Submission
-from . import readings
+from ..packs import sandbox_block
+from . import leaks, readings
 from .report import Level, SectionReport
 from .subject import Subject, Trial
 
@@ -236,6 +237,13 @@ def _ended_at_its_submission(label: str, result: RunResult) -> bool:
     return label.startswith(FORGERY) and (refused(result) or readings.files_refused(result))
 
 
+def _hidden_tests(subject: Subject) -> dict[str, str]:
+    """The pack's test files (path → source) that are text."""
+    files = sandbox_block(subject.pack).test_files
+    return {path: spec if isinstance(spec, str) else spec.data().decode(errors="replace")
+            for path, spec in files.items()}
+
+
 class Timing(Section):
     """How long the runs took (a note, never a failure): min, median and max per trial."""
 
@@ -296,8 +304,11 @@ class Forgeries(Section):
             if won:
                 report.add("error", f"forgery {name!r} ({forgery.tries if forgery else '?'}) "
                                     f"wins: {_card_line(results[0])}")
+            for path in leaks.leaked(_hidden_tests(subject), results[0]):
+                report.add("error", f"{leaks.LEAK}{name!r}: {path}")
         if report.passed:
-            report.add("info", f"none of {len(built)} forgeries wins")
+            report.add("info", f"none of {len(built)} forgeries wins, and no hidden test "
+                               f"reaches a result")
         return report
 
 

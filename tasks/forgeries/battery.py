@@ -316,6 +316,43 @@ def _registered_plugin(aim: Target) -> Forgery:
                    "passed", submission(planted(aim, code)))
 
 
+def _test_leak(aim: Target) -> Forgery:
+    """Prints every hidden test file it can read, when imported and when called: from the
+    workspace (tests written next to the candidate's files), from the tests' directory (a
+    test that imports it, in the judge's process). Its run loses; what it prints must not
+    reach the result (``evalfleet check`` reads every forgery's result for the tests)."""
+    code = textwrap.dedent(f"""\
+        import os
+
+        _NAMES = {[posixpath.basename(t) for t in aim.test_files] + list(aim.test_files)!r}
+
+
+        def _leak():
+            roots = {{os.getcwd(), os.path.dirname(os.path.abspath(__file__)), "/workspace",
+                      os.environ.get("TESTS", "/judge/tests")}}
+            for path in sorted({{os.path.join(r, n) for r in roots for n in _NAMES}}):
+                try:
+                    text = open(path, "rb").read()
+                except OSError:
+                    continue
+                for fd in (1, 2):
+                    os.write(fd, text)
+
+
+        _leak()
+
+
+        def __getattr__(name):
+            def leaking(*args, **kwargs):
+                _leak()
+                return []
+            return leaking
+        """)
+    return Forgery("test leak", "the deliverable prints every hidden test file it can read, "
+                   "so that the result hands the tests to the next submission",
+                   submission(planted(aim, code), _run_deliverables(aim)))
+
+
 def _unwritable_deliverable(aim: Target) -> Forgery:
     first = (aim.deliverables or ("deliverable",))[0]
     deep = textwrap.dedent(f"""\
@@ -351,6 +388,7 @@ FORGERIES: dict[str, Builder] = {
     "framework monkeypatch": _monkeypatch,
     "always equal": _always_equal,
     "registered plugin": _registered_plugin,
+    "test leak": _test_leak,
     "unwritable deliverable": _unwritable_deliverable,
     **FLEET,
     **SHAPES,

@@ -20,6 +20,7 @@ import yaml
 from fleet_support import PrivateFleet, new_id
 
 from evalfleet.scoring import load_pack
+from evalfleet.tasks.checking.leaks import leaked
 from evalfleet.tasks.checking.readings import files_refused
 from evalfleet.tasks.forgeries.battery import battery, refused, wins
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
@@ -100,6 +101,7 @@ def test_the_example_pack_resists_every_forgery(private_fleet: PrivateFleet,
             result.resources["runtime"] == runtime), name
         assert not wins(result, must_lose=forgeries[name].must_lose), (
             name, result.scorecard and result.scorecard.overall_reason)
+        assert not leaked(clean_room_pack()["version"]["sandbox"]["test_files"], result), name
 
 
 @pytest.mark.parametrize("runtime", ["runsc"], indirect=True)
@@ -110,6 +112,9 @@ def test_the_battery_beats_a_pack_that_imports_the_candidates_code(
     results = forge(private_fleet, runtime, workspace_pack())
     winners = {name for name, result in results.items() if wins(result)}
     assert winners >= KNOWN_WINNERS | IMPORT_WINNERS, winners
+    # and a deliverable imported by the tests can print them into the result
+    assert leaked({"test_fizzbuzz.py": IN_PROCESS_TEST}, results["test leak"]) == [
+        "test_fizzbuzz.py"]
     assert "blocked seeding" not in winners  # what the candidate leaves never blocks tests
 
 
