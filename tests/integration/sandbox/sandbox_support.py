@@ -89,3 +89,18 @@ def hi_pack(slug: str) -> dict[str, Any]:
                      "config": {"test_command": "python3 -c 'print(\"1 passed\")'"}}],
                 "scorecard": {"dimensions": ["correctness"]}}},
     }
+
+
+def evaluated_pack(slug: str, script: str) -> dict[str, Any]:
+    """A pack scored by a Python evaluator ``script`` alone (one ``script`` dimension,
+    ``correctness``; ground truth ``{"answer": "42"}``)."""
+    return {
+        "pack": {"slug": slug},
+        "version": {"sandbox": {}, "evaluation_spec": {
+            "name": slug, "version_number": 1, "judge_mode": "deterministic",
+            "validators": [{"key": "said", "type": "contains", "target": "final_output",
+                            "expected_from": "literal:"}],
+            "scorecard": {"dimensions": [{"key": "correctness", "source": "script"}]},
+            "clawdiators": {"evaluator": {"runtime": "python", "script": script,
+                                          "ground_truth": {"answer": "42"}}}}},
+    }

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from sandbox_support import left_over, profile
+from sandbox_support import evaluated_pack, left_over, profile
 
 from evalfleet.sandbox.capture import ListingCheck
 from evalfleet.sandbox.command import Command
@@ -76,17 +76,7 @@ def test_a_probe_runs_only_the_deliverable(factory: DockerFactory, runtime: str,
     assert ran.events and left_over(docker_client, run_id) == []
 
 
-EVALUATED: dict[str, Any] = {
-    "pack": {"slug": "evaluated-path"},
-    "version": {"sandbox": {}, "evaluation_spec": {
-        "name": "evaluated-path", "version_number": 1, "judge_mode": "deterministic",
-        "validators": [{"key": "said", "type": "contains", "target": "final_output",
-                        "expected_from": "literal:"}],
-        "scorecard": {"dimensions": [{"key": "correctness", "source": "script"}]},
-        "clawdiators": {"evaluator": {"runtime": "python", "ground_truth": {"answer": "42"},
-                                      "script": "print('{\"scores\": {\"correctness\": 0}}')"}},
-    }},
-}
+EVALUATED = evaluated_pack("evaluated-path", "print('{\"scores\": {\"correctness\": 0}}')")
 PERFECT = "printf '#!/bin/sh\\necho {\\\"scores\\\": {\\\"correctness\\\": 1000}}\\n'"
 
 

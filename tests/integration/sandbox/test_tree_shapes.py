@@ -15,7 +15,7 @@ import uuid
 from typing import Any
 
 import pytest
-from sandbox_support import IMAGES, TEST_LABELS, WORKER, left_over, profile
+from sandbox_support import IMAGES, TEST_LABELS, WORKER, evaluated_pack, left_over, profile
 
 from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker.factory import DockerFactory
@@ -52,20 +52,10 @@ LISTING: dict[str, Any] = {
 }
 ABSENT = "forbidden files cannot be shown absent from "
 
-EVALUATED: dict[str, Any] = {
-    "pack": {"slug": "trees-evaluated"},
-    "version": {"sandbox": {}, "evaluation_spec": {
-        "name": "trees-evaluated", "version_number": 1, "judge_mode": "deterministic",
-        "validators": [{"key": "said", "type": "contains", "target": "final_output",
-                        "expected_from": "literal:"}],
-        "scorecard": {"dimensions": [{"key": "correctness", "source": "script"}]},
-        "clawdiators": {"evaluator": {"runtime": "python", "ground_truth": {"answer": "42"},
-                                      "script": (
-            "import json, os\n"
-            "answer = open(os.path.join(os.environ['SUBMISSION_DIR'], 'answer.txt')).read()\n"
-            "print(json.dumps({'scores': {'correctness': 1000 * (answer.strip() == '42')}}))\n"
-        )}}}},
-}
+EVALUATED = evaluated_pack("trees-evaluated", (
+    "import json, os\n"
+    "answer = open(os.path.join(os.environ['SUBMISSION_DIR'], 'answer.txt')).read()\n"
+    "print(json.dumps({'scores': {'correctness': 1000 * (answer.strip() == '42')}}))\n"))
 
 DELIVERED: dict[str, Any] = {
     "pack": {"slug": "trees-delivered"},
