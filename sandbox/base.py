@@ -202,7 +202,7 @@ class Sandbox(ABC):
     def writable(self) -> tuple[str, ...]:
         """The directories the candidate's uid can write: the workspace, ``/tmp``,
         ``/dev/shm`` (the root is read-only)."""
-        return (self.profile.workdir, "/tmp", "/dev/shm")
+        return room.writable(self.profile)
 
     def _report(self, spec: CodeExecution, index: int) -> FileRead | None:
         """The report a test with one wrote (read as the judge), else ``None``."""

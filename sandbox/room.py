@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult
 
 #: The room's mount point, and its parts.
@@ -74,6 +75,12 @@ def probe_env() -> dict[str, str]:
     nothing: a win, issue 39), and ``HOME`` is in the room, which the candidate cannot
     enter (the image's is the workspace)."""
     return {"HOME": HOME, "PYTHONNOUSERSITE": "1"}
+
+
+def writable(profile: Profile) -> tuple[str, ...]:
+    """The directories the candidate's uid can write in a sandbox of ``profile``: the
+    workspace, ``/tmp``, ``/dev/shm`` (the root is read-only)."""
+    return (profile.workdir, "/tmp", "/dev/shm")
 
 
 def trusted_path(path: str, writable: Sequence[str]) -> str:

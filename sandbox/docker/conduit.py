@@ -171,9 +171,8 @@ class Conduit:
         would answer a listing, a planted ``tar`` run as the judge)."""
         env = {**self.base_env, **request.env}
         if request.trusted_path:
-            writable = (self.profile.workdir, "/tmp", "/dev/shm")
             env["PATH"] = room.trusted_path(env.get("PATH") or DEFAULT_PATH,
-                                            writable) or DEFAULT_PATH
+                                            room.writable(self.profile)) or DEFAULT_PATH
         return dataclasses.replace(request, env=env)
 
     def died_of_memory(self) -> bool:
