@@ -182,7 +182,8 @@ class Sandbox(ABC):
         return dataclasses.replace(
             test, user=self.profile.hardening.judge_user,
             workdir=room.TESTS if clean else test.workdir,
-            env={**test.env, **room.judge_env(clean=clean, report=report),
+            env={**test.env, **room.judge_env(clean=clean, report=report,
+                                               imports=spec.imports_deliverables),
                  **(self.trusted_env() if clean else {})})
 
     def probe_command(self, probe: room.Probe) -> Command:

@@ -41,6 +41,9 @@ class CodeExecution:
     usable report is one failed test (an evalfleet extension; see :mod:`sandbox.room`)."""
     unresolved: tuple[str, ...] = ()
     """Placeholders the command kept literally (no value in the case)."""
+    imports_deliverables: bool = False
+    """The pack declares that the test imports the deliverables: in the clean room,
+    ``$DELIVERABLES`` (the judge's copy) is on its ``PYTHONPATH`` (:mod:`sandbox.room`)."""
 
 
 @dataclass(frozen=True)

@@ -56,12 +56,17 @@ class Probe:
     command: Command
 
 
-def judge_env(*, clean: bool, report: str | None = None) -> dict[str, str]:
-    """What the fleet adds to a test's environment (on top of the image's and profile's)."""
+def judge_env(*, clean: bool, report: str | None = None,
+              imports: bool = False) -> dict[str, str]:
+    """What the fleet adds to a test's environment (on top of the image's and profile's):
+    in the clean room, Python's path holds neither the working directory nor a user site,
+    and ``$DELIVERABLES`` only when the pack declares that its tests import them."""
     env = {"HOME": HOME, "TMPDIR": TMP, "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONNOUSERSITE": "1"}
     if clean:
         env.update(DELIVERABLES=DELIVERABLES, PROBES=PROBES, PYTHONSAFEPATH="1")
+    if clean and imports:
+        env["PYTHONPATH"] = DELIVERABLES
     if report:
         env["REPORT"] = report
     return env

@@ -86,6 +86,11 @@ class SandboxBlock(BaseModel):
     with only these (copied, read-only), never next to the rest of the workspace."""
     probes: dict[str, ProbeSpec] = Field(default_factory=dict)
     """Name → a run of the candidate's code whose output the clean room's tests read."""
+    imports_deliverables: bool = False
+    """The clean room's tests import the deliverables (from the judge's copy, which is on
+    their ``PYTHONPATH``, after every process of the candidate is gone): the candidate's
+    code then runs in the test's process, and the pack's tests must resist it
+    (docs/forgeries.md, "What each mode trusts")."""
     reports: dict[str, Literal["junit"]] = Field(default_factory=dict)
     """``code_execution`` validator key → the report its test writes to ``$REPORT``: the
     verdict comes from there, never from the output or exit code (no report, no pass)."""
@@ -169,7 +174,7 @@ def sandbox_block(pack: Pack) -> SandboxBlock:
         block = SandboxBlock.model_validate(raw or {})
     except ValidationError as err:
         raise Rejection([_problem(e) for e in err.errors()], "invalid pack sandbox block") from None
-    problems = [*_unknown_reports(block, pack), *_probes_without_room(block)]
+    problems = [*_unknown_reports(block, pack), *_needs_the_room(block)]
     if problems:
         raise Rejection(problems, "invalid pack sandbox block")
     return block
@@ -182,11 +187,16 @@ def _unknown_reports(block: SandboxBlock, pack: Pack) -> list[FieldProblem]:
             for key in block.reports if key not in tests]
 
 
-def _probes_without_room(block: SandboxBlock) -> list[FieldProblem]:
+def _needs_the_room(block: SandboxBlock) -> list[FieldProblem]:
+    """Probes and ``imports_deliverables`` mean something only in the clean room."""
+    problems = []
     if block.probes and not block.deliverables:
-        return [FieldProblem(field="pack.version.sandbox.probes",
-                             message="need deliverables (probes feed the clean room's tests)")]
-    return []
+        problems.append(FieldProblem(field="pack.version.sandbox.probes", message=(
+            "need deliverables (probes feed the clean room's tests)")))
+    if block.imports_deliverables and not block.deliverables:
+        problems.append(FieldProblem(field="pack.version.sandbox.imports_deliverables", message=(
+            "needs deliverables (the clean room's tests import their copy)")))
+    return problems
 
 
 def _problem(error: Any) -> FieldProblem:

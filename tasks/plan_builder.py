@@ -45,7 +45,8 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
     commands = [command(c, env, output_cap) for c in request.submission.commands]
     tests = seed_files(block.test_files, "pack.version.sandbox.test_files")
     context = case_context(case)
-    runs = code_executions(spec, block.reports, context)
+    runs = code_executions(spec, block.reports, context,
+                           imports_deliverables=block.imports_deliverables)
     probes = tuple(probe(name, p, block.env_vars, output_cap, context)
                    for name, p in block.probes.items())
     evaluator = evaluator_run(spec, output_cap)
@@ -114,11 +115,12 @@ def probe(name: str, spec: ProbeSpec, env: Mapping[str, str], output_cap: int | 
 
 
 def code_executions(spec: EvaluationSpec, reports: Mapping[str, str] | None = None,
-                    context: Mapping[str, Any] | None = None) -> tuple[CodeExecution, ...]:
+                    context: Mapping[str, Any] | None = None, *,
+                    imports_deliverables: bool = False) -> tuple[CodeExecution, ...]:
     """One test run per ``code_execution`` validator whose target is a file capture (with
     the report the pack's ``reports`` names for it), its command's ``{{ path }}``
     placeholders filled from the case ``context`` (those without a value stay as they are,
-    and are named)."""
+    and are named); each importing the deliverables when the pack declares it does."""
     runs: list[CodeExecution] = []
     for decl in spec.validators:
         check = spec.check(decl.target.removeprefix("file:").strip())
@@ -132,7 +134,7 @@ def code_executions(spec: EvaluationSpec, reports: Mapping[str, str] | None = No
             timeout_ms=int(config.get("timeout_ms") or 30_000),
             pass_threshold=float(config.get("pass_threshold", 1.0)),
             scoring=str(config.get("scoring") or "fraction_passed"),
-            report=(reports or {}).get(decl.key)))
+            report=(reports or {}).get(decl.key), imports_deliverables=imports_deliverables))
     return tuple(runs)
 
 

@@ -79,8 +79,12 @@ def test_the_judges_environment() -> None:
     assert clean["HOME"] == room.HOME and clean["TMPDIR"] == room.TMP
     assert clean["REPORT"] == "/judge/reports/2.xml" and clean["PYTHONSAFEPATH"] == "1"
     assert clean["DELIVERABLES"] == room.DELIVERABLES and clean["PROBES"] == room.PROBES
-    workspace = room.judge_env(clean=False)
+    assert "PYTHONPATH" not in clean  # the deliverables are data unless declared imported
+    imports = room.judge_env(clean=True, imports=True)
+    assert imports["PYTHONPATH"] == room.DELIVERABLES and imports["PYTHONSAFEPATH"] == "1"
+    workspace = room.judge_env(clean=False, imports=True)
     assert "DELIVERABLES" not in workspace and "REPORT" not in workspace
+    assert "PYTHONPATH" not in workspace  # AgentClash's environment, untouched
     assert workspace["PYTHONNOUSERSITE"] == "1"
 
 
