@@ -22,7 +22,7 @@ from typing import ClassVar, Final
 
 from evalfleet.scoring.run import event_types
 
-from ..forgeries.battery import battery, refused, wins
+from ..forgeries.battery import Forgery, battery, refused, wins
 from ..messages import RunResult, Submission
 from ..packs import sandbox_block
 from . import leaks, readings
@@ -289,11 +289,11 @@ class Forgeries(Section):
     core = False
 
     def trials(self, subject: Subject) -> list[Trial]:
-        return [Trial(f"{FORGERY}{f.name}", f.submission, 1) for f in battery(subject.pack)]
+        return [Trial(f"{FORGERY}{f.name}", f.submission, 1) for f in _battery(subject)]
 
     def judge(self, subject: Subject, runs: Runs) -> SectionReport:
         report = self.report("forgery", "outcome", "score", "result", "wins")
-        built = {f.name: f for f in battery(subject.pack)}
+        built = {f.name: f for f in _battery(subject)}
         for label, results in runs.items():
             name = label.removeprefix(FORGERY)
             if not label.startswith(FORGERY) or not results:
@@ -304,12 +304,19 @@ class Forgeries(Section):
             if won:
                 report.add("error", f"forgery {name!r} ({forgery.tries if forgery else '?'}) "
                                     f"wins: {_card_line(results[0])}")
+                if forgery is not None and forgery.means:
+                    report.add("error", f"forgery {name!r} wins: {forgery.means}")
             for path in leaks.leaked(_hidden_tests(subject), results[0]):
                 report.add("error", f"{leaks.LEAK}{name!r}: {path}")
         if report.passed:
             report.add("info", f"none of {len(built)} forgeries wins, and no hidden test "
                                f"reaches a result")
         return report
+
+
+def _battery(subject: Subject) -> list[Forgery]:
+    """The battery for one case: against the pack, its reference and the case."""
+    return battery(subject.pack, subject.reference, subject.case)
 
 
 #: Trial labels of the forgery battery.

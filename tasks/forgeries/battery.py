@@ -17,22 +17,26 @@ from __future__ import annotations
 
 import posixpath
 import textwrap
+from collections.abc import Iterator
 from typing import Any
 
-from evalfleet.scoring import Pack
+from evalfleet.scoring import Case, Pack
 
-from ..messages import RunResult
+from ..messages import RunResult, Submission
 from ..packs import sandbox_block
 from .fleet import FLEET
 from .kit import PASS_LINE, Builder, Forgery, Target, planted, relative, submission
+from .memory import FORGERIES as MEMORY
 from .shapes import SHAPES
 
 __all__ = ["FORGERIES", "Forgery", "Target", "battery", "exposure", "refused", "target", "wins"]
 
 
-def target(pack: Pack) -> Target:
+def target(pack: Pack, reference: Submission | None = None,
+           case: Case | None = None) -> Target:
     """The pack's deliverables (or the files its tests target), hidden test files, the
-    answers and scores of its evaluator, its tests and its listed directories."""
+    answers and scores of its evaluator, its tests and its listed directories; with the
+    reference submission's deliverables and the visible values of ``case`` when given."""
     block = sandbox_block(pack)
     named = tuple(block.deliverables) or tuple(
         check.path for v in pack.spec.validators if v.type == "code_execution"
@@ -48,18 +52,54 @@ def target(pack: Pack) -> Target:
                                if d.source == "script"),
                   tests=tuple(v.key for v in pack.spec.validators if v.type == "code_execution"),
                   listings=tuple(c.path for c in pack.spec.post_execution_checks
-                                 if c.type == "directory_listing"))
+                                 if c.type == "directory_listing"),
+                  reference=_texts(reference, named), visible=tuple(_scalars(case)))
 
 
-def battery(pack: Pack) -> list[Forgery]:
-    """Every forgery of :data:`FORGERIES`, built against ``pack``."""
-    aim = target(pack)
-    return [build(aim) for build in FORGERIES.values()]
+def _texts(reference: Submission | None, named: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The reference's files at the deliverables' paths that are text."""
+    files = reference.files if reference else {}
+    wanted = {relative(p) for p in named}
+    return tuple((relative(path), text) for path, given in files.items()
+                 if relative(path) in wanted
+                 for text in [given if isinstance(given, str) else _text(given.data())]
+                 if text is not None)
+
+
+def _text(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _scalars(case: Case | None) -> Iterator[str]:
+    """Every scalar the agent sees in ``case`` (payload, inputs), as text."""
+    if case is None:
+        return
+    stack: list[object] = [case.payload_value(), *(e.value for e in case.inputs)]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif value is not None:
+            yield str(value)
+
+
+def battery(pack: Pack, reference: Submission | None = None,
+            case: Case | None = None) -> list[Forgery]:
+    """Every forgery of :data:`FORGERIES` built against ``pack`` (those needing a reference
+    only with one: :mod:`tasks.forgeries.memory`)."""
+    aim = target(pack, reference, case)
+    return [forgery for build in FORGERIES.values() if (forgery := build(aim)) is not None]
 
 
 def exposure(pack: Pack) -> list[str]:
     """How the verdict of the pack's ``code_execution`` validators could be forged: one
-    line (field, then why) per weakness; none for a clean-room pack with reports."""
+    line (field, then why) per weakness; none for a clean-room pack with reports whose
+    tests do not import the deliverables."""
     block = sandbox_block(pack)
     tests = [v.key for v in pack.spec.validators if v.type == "code_execution"]
     found = []
@@ -67,6 +107,11 @@ def exposure(pack: Pack) -> list[str]:
         found.append(f"pack.version.sandbox.deliverables is not set: the tests of "
                      f"{', '.join(tests)} run next to the submission's files, which can "
                      f"forge their verdict (README, \"Packs that cannot be gamed\")")
+    if tests and block.deliverables and block.imports_deliverables:
+        found.append("pack.version.sandbox.imports_deliverables is set: the candidate's code "
+                     "runs in the tests' process, where it can forge their verdict unless "
+                     "the tests resist it (evalfleet check's battery shows whether they do; "
+                     "docs/forgeries.md)")
     found += [f"pack.version.sandbox.reports.{key} is not set: its verdict is the test's "
               f"output or exit code, not the judge's own report" for key in tests
               if key not in block.reports]
@@ -188,14 +233,22 @@ def _shadowed_stdlib(aim: Target) -> Forgery:
 
 
 def _planted_pycache(aim: Target) -> Forgery:
-    forged = "def test_forged():\n    pass\n"
-    compile_all = "; ".join(
-        f"py_compile.compile('forged.py', cfile='__pycache__/{posixpath.basename(t)[:-3]}"
-        f".cpython-311.pyc')" for t in aim.test_files if t.endswith(".py")) or "pass"
+    """Bytecode that Python loads without looking at the source (``UNCHECKED_HASH``), at
+    the cache path of each hidden test, for a test imported as a module (``unittest``, a
+    plain ``import``); pytest keeps its own cache and ignores it."""
+    forged = ("import unittest\n\n\ndef test_forged():\n    pass\n\n\n"
+              "class TestForged(unittest.TestCase):\n    def test_forged(self):\n"
+              "        pass\n")
+    compile_all = textwrap.dedent(f"""\
+        import importlib.util, py_compile
+        for test in {[t for t in aim.test_files if t.endswith(".py")]!r}:
+            py_compile.compile("forged.py", cfile=importlib.util.cache_from_source(test),
+                               invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        """)
     return Forgery("planted __pycache__", "bytecode for the hidden test names, compiled "
-                   "from a test that passes",
-                   submission(planted(aim, **{"forged.py": forged}),
-                               f"python3 -c \"import py_compile; {compile_all}\""))
+                   "from a test that passes and loaded without a look at the source",
+                   submission(planted(aim, **{"forged.py": forged, "plant.py": compile_all}),
+                               "python3 plant.py"))
 
 
 def _startup_hooks(aim: Target) -> Forgery:
@@ -371,8 +424,9 @@ def _unwritable_deliverable(aim: Target) -> Forgery:
 
 
 #: Every forgery of the battery, by name (registry order is the report's order): the test
-#: frameworks' here, then the fleet's (:mod:`tasks.forgeries.fleet`), then the shapes that
-#: must lose (:mod:`tasks.forgeries.shapes`).
+#: frameworks' here, then those that know the answers (:mod:`tasks.forgeries.memory`), the
+#: fleet's (:mod:`tasks.forgeries.fleet`), and the shapes that must lose
+#: (:mod:`tasks.forgeries.shapes`).
 FORGERIES: dict[str, Builder] = {
     "pytest hook": _pytest_hook,
     "shadowed runner": _shadowed_runner,
@@ -390,6 +444,7 @@ FORGERIES: dict[str, Builder] = {
     "registered plugin": _registered_plugin,
     "test leak": _test_leak,
     "unwritable deliverable": _unwritable_deliverable,
+    **MEMORY,
     **FLEET,
     **SHAPES,
 }

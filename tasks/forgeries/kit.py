@@ -31,6 +31,11 @@ class Target:
     listings: tuple[str, ...] = ()
     """The directories of the pack's ``directory_listing`` checks, as declared (absolute, or
     relative to the workspace, where the candidate's commands start)."""
+    reference: tuple[tuple[str, str], ...] = ()
+    """The reference submission's text deliverables, ``(path, text)`` (empty when the battery
+    is built without a reference): :mod:`tasks.forgeries.memory` loads them."""
+    visible: tuple[str, ...] = ()
+    """Every scalar of the case the agent sees (its payload and inputs), as text."""
 
     @property
     def module(self) -> str:
@@ -51,9 +56,13 @@ class Forgery:
     must_lose: bool = False
     """Whether anything but a scored loss wins, a refusal included: a shape whose void the
     candidate could choose (:mod:`tasks.forgeries.shapes`)."""
+    means: str = ""
+    """What its win tells the pack's author, where its name does not say it."""
 
 
-Builder = Callable[[Target], Forgery]
+#: Builds a forgery against a pack's names; ``None`` when the pack gives it nothing to aim
+#: at (:mod:`tasks.forgeries.memory` without a reference).
+Builder = Callable[[Target], Forgery | None]
 
 
 def relative(path: str) -> str:

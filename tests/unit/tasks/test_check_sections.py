@@ -3,6 +3,7 @@ tests/integration/check)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from unit.tasks.checking_support import card, code_executed, event, result, subject
@@ -12,11 +13,13 @@ from evalfleet.tasks.checking.sections import (
     EmptyLoses,
     Environment,
     Flakiness,
+    Forgeries,
     ReferenceWins,
     Timing,
     tally,
 )
-from evalfleet.tasks.messages import FieldProblem
+from evalfleet.tasks.forgeries.memory import ONLY_VISIBLE
+from evalfleet.tasks.messages import FieldProblem, Submission
 
 
 def messages(report: SectionReport, level: str = "error") -> list[str]:
@@ -221,3 +224,16 @@ def test_a_finding_names_its_runs_compactly() -> None:
 
     assert [f.message for f in report.findings] == [
         "a (reference 1-3, 5; empty 1)", "b (reference 4, 5)", "c (all 2 runs)"]
+
+
+def test_a_memorizer_that_wins_says_the_hidden_tests_show_nothing_new() -> None:
+    """Built from a Python reference: when it wins, the check says what that means (the
+    hidden tests ask only the visible inputs), besides the win itself."""
+    reference = Submission(files={"answer.py": "def answer(n):\n    return 42\n"})
+    case = dataclasses.replace(subject(deliverables=["answer.py"]), reference=reference)
+    report = Forgeries().judge(case, {"forgery:memorizer": [result(card(1000, "win"))],
+                                      "forgery:pytest hook": [result(card(0, "loss"))]})
+    found = messages(report)
+    assert found[0].startswith("forgery 'memorizer' (the deliverable answers the visible")
+    assert found[1] == f"forgery 'memorizer' wins: {ONLY_VISIBLE}"
+    assert len(found) == 2 and not report.passed

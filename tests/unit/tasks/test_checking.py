@@ -30,7 +30,7 @@ from evalfleet.tasks.checking import (
     subjects,
 )
 from evalfleet.tasks.checking.sections import Runs
-from evalfleet.tasks.forgeries.battery import FORGERIES
+from evalfleet.tasks.forgeries.battery import FORGERIES, battery
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 from evalfleet.tasks.packs import pack_digest
 
@@ -53,13 +53,15 @@ def test_the_plan_runs_the_reference_k_times_and_the_empty_submission_once() -> 
 
     assert [(p.label, p.request.check_run) for p in planned] == [
         ("reference", 1), ("reference", 2), ("reference", 3), ("empty", 1)]
-    assert [p.label for p in forgeries] == [f"forgery:{name}" for name in FORGERIES]
+    built = [f.name for f in battery(subject().pack)]  # no memorizer: no Python reference
+    assert [p.label for p in forgeries] == [f"forgery:{name}" for name in built]
+    assert set(FORGERIES) - set(built) == {"memorizer", "probe start-up hooks"}
     assert {p.request.check_run for p in forgeries} == {1}
     first = planned[0].request
     assert first.case_key == "c1" and first.pack == PACK
     assert first.submission.files == {"answer.txt": "42"}
     assert planned[3].request.submission == Submission()
-    assert len({p.request.run_id for p in [*planned, *forgeries]}) == 4 + len(FORGERIES)
+    assert len({p.request.run_id for p in [*planned, *forgeries]}) == 4 + len(built)
     assert first.run_id.startswith(f"check-{pack_digest(PACK)[:12]}-n0-")
 
 
@@ -132,7 +134,7 @@ def test_one_failing_core_section_makes_the_pack_unsound() -> None:
     core = [e for e in report.errors() if ": forgeries: " not in e]
     assert core == ["c1: empty: the empty submission does not lose: 1000/1000 "
                     "win (valid): weighted: fine"]
-    assert len(report.errors()) - len(core) == len(FORGERIES)  # every forgery won too
+    assert len(report.errors()) - len(core) == len(battery(subject().pack))  # all won too
 
 
 def pack_dir(tmp_path: Path, reference: Any) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,12 @@ from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring import load_pack
 from evalfleet.tasks.forgeries.battery import FORGERIES, battery, exposure, target, wins
-from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.forgeries.kit import NOTHING
+from evalfleet.tasks.forgeries.memory import ONLY_VISIBLE, startup_hook
+from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 from evalfleet.tasks.packs import sandbox_block
 from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.plan_builder import build_plan
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
 
@@ -58,6 +62,10 @@ def test_the_example_pack_reads_as_a_clean_room_pack() -> None:
      "Extra inputs"),
     ({"deliverables": [], "probes": {"p": {"run": "true"}}}, "pack.version.sandbox.probes",
      "need deliverables"),
+    ({"deliverables": [], "probes": {}, "imports_deliverables": True},
+     "pack.version.sandbox.imports_deliverables", "needs deliverables"),
+    ({"imports_deliverables": "sometimes"}, "pack.version.sandbox.imports_deliverables",
+     "valid boolean"),
 ])
 def test_clean_room_keys_are_checked_before_any_sandbox(changes: dict[str, Any], field: str,
                                                          message: str) -> None:
@@ -65,12 +73,62 @@ def test_clean_room_keys_are_checked_before_any_sandbox(changes: dict[str, Any],
     assert any(f == field and message in m for f, m in problems), problems
 
 
+def test_a_pack_declares_that_its_tests_import_the_deliverables() -> None:
+    """Declared, every test of the plan imports the judge's copy (``PYTHONPATH``)."""
+    def tests(pack: dict[str, Any]) -> list[bool]:
+        loaded = load_pack(pack)
+        plan = build_plan(loaded.spec, loaded.cases[0], sandbox_block(loaded),
+                          RunRequest(run_id="r", pack=pack))
+        return [t.imports_deliverables for t in plan.tests]
+    assert tests(mapping()) == [False]
+    assert tests(with_sandbox(imports_deliverables=True)) == [True]
+
+
+REFERENCE = Submission(files={"fizzbuzz.py": (PACK.parent / "submissions" / "pass" /
+                                              "fizzbuzz.py").read_text()})
+
+
+def forged_module(source: str, name: str = "fizzbuzz") -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": name, "__file__": f"{name}.py"}
+    exec(compile(source, f"{name}.py", "exec"), namespace)
+    return namespace
+
+
+def test_the_memorizer_answers_only_what_the_case_shows() -> None:
+    """Built from the reference and the visible case (``upto: 15``): the reference's answer
+    for 15, nothing for the hidden probe's 97; a win says what it means."""
+    pack = load_pack(mapping())
+    aim = target(pack, REFERENCE, pack.cases[0])
+    assert "15" in aim.visible and aim.reference == (("fizzbuzz.py", REFERENCE.files[
+        "fizzbuzz.py"]),)
+    memorizer = next(f for f in battery(pack, REFERENCE, pack.cases[0]) if f.name == "memorizer")
+    module = forged_module(str(memorizer.submission.files["fizzbuzz.py"]))
+    assert module["fizzbuzz"](15)[14] == "FizzBuzz" and module["fizzbuzz"](97) is None
+    assert memorizer.means == ONLY_VISIBLE
+
+
+def test_probe_hooks_load_the_reference_in_the_deliverables_place() -> None:
+    """The deliverable does nothing; the planted hook puts the reference in sys.modules."""
+    pack = load_pack(mapping())
+    hooks = next(f for f in battery(pack, REFERENCE) if f.name == "probe start-up hooks")
+    plant = str(hooks.submission.files["plant.py"])
+    assert "usercustomize.py" in plant and "answers.pth" in plant
+    assert hooks.submission.files["fizzbuzz.py"] == NOTHING
+    hook = startup_hook({"forged_fizzbuzz": str(REFERENCE.files["fizzbuzz.py"])})
+    try:
+        exec(compile(hook, "usercustomize.py", "exec"), {})
+        assert sys.modules["forged_fizzbuzz"].fizzbuzz(15)[14] == "FizzBuzz"
+    finally:
+        sys.modules.pop("forged_fizzbuzz", None)
+    assert repr(startup_hook({"fizzbuzz": str(REFERENCE.files["fizzbuzz.py"])})) in plant
+
+
 def test_the_battery_aims_at_the_packs_own_names() -> None:
     pack = load_pack(mapping())
     aim = target(pack)
     assert (aim.deliverables, aim.test_files, aim.module) == (
         ("fizzbuzz.py",), ("test_fizzbuzz.py",), "fizzbuzz")
-    forgeries = battery(pack)
+    forgeries = battery(pack, REFERENCE)
     assert [f.name for f in forgeries] == list(FORGERIES)
     by_name = {f.name: f for f in forgeries}
     deep = by_name.pop("unwritable deliverable").submission.files
@@ -147,7 +205,6 @@ def test_validate_warns_how_a_packs_tests_could_be_forged(tmp_path: Path) -> Non
     """The example pack: no warning. The same pack with its tests next to the submission
     and no report: one warning per weakness, on stderr, exit 0."""
     import subprocess
-    import sys
 
     old = copy.deepcopy(mapping())
     for key in ("deliverables", "probes", "reports"):
@@ -188,3 +245,11 @@ def test_a_check_that_passes_on_absent_text_is_flagged(kind: str, config: dict[s
                         "max_size_bytes above any honest file, or a submission that pads "
                         "the file or the captures before it hides the text"]
     assert exposure(load_pack(mapping())) == []  # forbidden_files: cut listings fail it
+
+
+def test_a_declared_import_is_flagged() -> None:
+    """The tests run the candidate's code in their own process: ``validate`` says so."""
+    warnings = exposure(load_pack(with_sandbox(imports_deliverables=True)))
+    assert len(warnings) == 1
+    assert warnings[0].startswith("pack.version.sandbox.imports_deliverables is set: the "
+                                  "candidate's code runs in the tests' process")

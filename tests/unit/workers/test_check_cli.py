@@ -10,7 +10,7 @@ from rich.console import Console
 from unit.tasks.checking_support import PACK, card, result, subject
 
 from evalfleet.tasks.checking import check_pack
-from evalfleet.tasks.forgeries.battery import FORGERIES
+from evalfleet.tasks.forgeries.battery import battery
 from evalfleet.workers.check_cli import render
 from evalfleet.workers.cli import main
 
@@ -65,4 +65,4 @@ def test_the_table_names_each_case_section_and_problem() -> None:
     assert "✗ the empty submission does not lose: 1000/1000 win" in text
     assert "✓ Run time spread (note)" in text
     assert "✗ No forgery wins (note)" in text  # every run wins here, forgeries too
-    assert text.rstrip().endswith(f"UNSOUND: {1 + len(FORGERIES)} problem(s)")
+    assert text.rstrip().endswith(f"UNSOUND: {1 + len(battery(subject().pack))} problem(s)")
