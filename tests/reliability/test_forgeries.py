@@ -2,83 +2,57 @@
 
 Each forgery of ``tasks.forgeries.battery`` implements nothing and tries to win the example pack
 ``fizzbuzz-coding`` anyway. Written as a clean-room pack (deliverables, a probe instead of
-an import, a JUnit report as the verdict), the pack resists every one of them. The same
-pack written the old way — its tests import the candidate's module in the workspace and
-their verdict is the output or exit code — is beaten by the forgeries a new user found on
-2026-11-23, which shows the battery is not empty words.
+an import, a JUnit report as the verdict), the pack resists every one of them. Each
+forgery that aims at a pack's tests wins a pack written to be forged (:mod:`forgeable`):
+the battery is not empty words; those aiming at the fleet name the tests of the defence
+they probe.
 """
 
 from __future__ import annotations
 
-import copy
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from fleet_support import PrivateFleet, new_id
+from forgeable import (
+    EXAMPLE,
+    FLEET_AIMED,
+    IMPORTING_WINNERS,
+    REFERENCE,
+    WORKSPACE_WINNERS,
+    example,
+    importing_pack,
+    workspace_pack,
+)
 
 from evalfleet.scoring import load_pack
 from evalfleet.tasks.checking.leaks import leaked
 from evalfleet.tasks.checking.readings import files_refused
-from evalfleet.tasks.forgeries.battery import battery, refused, wins
+from evalfleet.tasks.forgeries.battery import FORGERIES, battery, refused, wins
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 
-PACK = Path(__file__).parents[2] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
+PACK = EXAMPLE / "pack.yaml"
 #: The forgeries that won the example pack before it was rewritten (the issue's table).
 KNOWN_WINNERS = {"pytest hook", "shadowed runner", "config plugin", "exit on import"}
-#: The forgeries of issue 39 that a test importing the deliverable lets in: each must win
-#: such a pack (a forgery that wins nothing there tests nothing, as the old monkeypatch,
-#: which rebound a name pluggy never reads again).
-IMPORT_WINNERS = {"framework monkeypatch", "always equal", "registered plugin"}
-IN_PROCESS_TEST = """\
-import os
-
-from fizzbuzz import fizzbuzz
-
-UPTO = int(os.environ["UPTO"])
-
-
-def test_numbers_stay_numbers():
-    assert fizzbuzz(UPTO)[0:2] == ["1", "2"]
-
-
-def test_multiples_of_three_and_five():
-    assert fizzbuzz(UPTO)[2] == "Fizz" and fizzbuzz(UPTO)[4] == "Buzz"
-
-
-def test_multiples_of_fifteen():
-    assert fizzbuzz(UPTO)[14] == "FizzBuzz"
-"""
 
 
 def clean_room_pack() -> dict[str, Any]:
-    found: dict[str, Any] = yaml.safe_load(PACK.read_text())
-    return found
+    return example()
 
 
-def workspace_pack() -> dict[str, Any]:
-    """The example pack as it was: tests next to the candidate's files, in-process."""
-    old = copy.deepcopy(clean_room_pack())
-    sandbox = old["version"]["sandbox"]
-    for key in ("deliverables", "probes", "reports"):
-        sandbox.pop(key)
-    sandbox["test_files"] = {"test_fizzbuzz.py": IN_PROCESS_TEST}
-    for validator in old["version"]["evaluation_spec"]["validators"]:
-        if validator["key"] == "tests":
-            validator["config"]["test_command"] = (
-                "UPTO={{ upto }} python3 -m pytest -q -p no:cacheprovider test_fizzbuzz.py")
-    return old
-
-
-def forge(private_fleet: PrivateFleet, runtime: str,
-          mapping: dict[str, Any]) -> dict[str, RunResult]:
-    """Every forgery of the battery against ``mapping``, through a fleet on ``runtime``."""
+def forge(private_fleet: PrivateFleet, runtime: str, mapping: dict[str, Any],
+          names: Collection[str] = ()) -> dict[str, RunResult]:
+    """Every forgery of the battery (or those ``names``) against ``mapping`` and its first
+    case, through a fleet on ``runtime``."""
     private_fleet.start("forger", ["-c", "2"],
                         profiles=json.dumps({"default": {"runtime": runtime}}))
     client = private_fleet.client()
-    forgeries = battery(load_pack(mapping))
+    pack = load_pack(mapping)
+    forgeries = [f for f in battery(pack, REFERENCE, pack.cases[0]) if not names or f.name in names]
     requests = {f.name: RunRequest(run_id=new_id("forgery"), pack=mapping,
                                    submission=f.submission) for f in forgeries}
     client.submit_many(requests.values())
@@ -92,7 +66,8 @@ def test_the_example_pack_resists_every_forgery(private_fleet: PrivateFleet,
     turns its loss into an infra error or "no result". The shapes the sandbox cannot seed
     are scored before any sandbox starts; no shape may end otherwise than lost."""
     results = forge(private_fleet, runtime, clean_room_pack())
-    forgeries = {f.name: f for f in battery(load_pack(clean_room_pack()))}
+    pack = load_pack(clean_room_pack())
+    forgeries = {f.name: f for f in battery(pack, REFERENCE, pack.cases[0])}
     assert list(results) == list(forgeries)
     assert [n for n, r in results.items() if refused(r)] == ["grader events"]
     for name, result in results.items():
@@ -104,18 +79,65 @@ def test_the_example_pack_resists_every_forgery(private_fleet: PrivateFleet,
         assert not leaked(clean_room_pack()["version"]["sandbox"]["test_files"], result), name
 
 
-@pytest.mark.parametrize("runtime", ["runsc"], indirect=True)
-def test_the_battery_beats_a_pack_that_imports_the_candidates_code(
+def test_every_forgery_aimed_at_tests_wins_a_pack_written_to_be_forged(
         private_fleet: PrivateFleet, runtime: str) -> None:
-    """The old pack: the forgeries of the issue's table win it, so a pack author running
-    the battery learns that the pack can be gamed."""
-    results = forge(private_fleet, runtime, workspace_pack())
+    """Tests next to the candidate's files, importing its module, verdicts from output and
+    exit codes: each forgery that aims at such tests wins (a forgery that wins nothing
+    there tests nothing), and the deliverable the tests import prints them into the
+    result. An empty deliverable with planted directories still loses (the control)."""
+    results = forge(private_fleet, runtime, workspace_pack(),
+                    {*WORKSPACE_WINNERS, "test leak", "blocked seeding"})
     winners = {name for name, result in results.items() if wins(result)}
-    assert winners >= KNOWN_WINNERS | IMPORT_WINNERS, winners
-    # and a deliverable imported by the tests can print them into the result
-    assert leaked({"test_fizzbuzz.py": IN_PROCESS_TEST}, results["test leak"]) == [
-        "test_fizzbuzz.py"]
-    assert "blocked seeding" not in winners  # what the candidate leaves never blocks tests
+    assert winners == WORKSPACE_WINNERS, winners
+    assert winners >= KNOWN_WINNERS
+    test_files = workspace_pack()["version"]["sandbox"]["test_files"]
+    assert leaked(test_files, results["test leak"]), results["test leak"].scorecard
+
+
+def test_a_clean_room_pack_that_imports_its_deliverable_can_still_be_forged(
+        private_fleet: PrivateFleet, runtime: str) -> None:
+    """The clean room, but the tests import the deliverable (declared), ask only the
+    visible input, and a probe lets the candidate's user site in: the always-equal value,
+    the plugin registered at import, the patched framework, the memorizer and the start-up
+    hooks in the probe each win; the imported deliverable prints the hidden tests into the
+    result. The reference wins it honestly: the declared import finds the judge's copy."""
+    results = forge(private_fleet, runtime, importing_pack(),
+                    {*IMPORTING_WINNERS, "test leak", "blocked seeding"})
+    winners = {name for name, result in results.items() if wins(result)}
+    assert winners == IMPORTING_WINNERS, winners
+    test_files = importing_pack()["version"]["sandbox"]["test_files"]
+    assert "test_fizzbuzz.py" in leaked(test_files, results["test leak"])
+    undeclared = importing_pack()
+    undeclared["version"]["sandbox"].pop("imports_deliverables")
+    declared, plain = (honest(private_fleet, pack) for pack in (importing_pack(), undeclared))
+    assert passed(declared) == {"tests": "pass", "probe": "pass"}, declared.scorecard
+    # undeclared, the deliverables are data: an import of them finds nothing
+    assert passed(plain) == {"tests": "fail", "probe": "pass"}, plain.scorecard
+
+
+def honest(private_fleet: PrivateFleet, mapping: dict[str, Any]) -> RunResult:
+    """The reference's result on ``mapping``, through the fleet already started."""
+    client = private_fleet.client()
+    request = RunRequest(run_id=new_id("honest"), pack=mapping, submission=REFERENCE)
+    client.submit(request)
+    return client.wait(request.run_id, timeout=240)
+
+
+def passed(result: RunResult) -> dict[str, str]:
+    """The verdict of each ``code_execution`` validator of ``result``."""
+    assert result.scorecard is not None, result.reason
+    return {v.key: v.verdict for v in result.scorecard.validator_details
+            if v.type == "code_execution"}
+
+
+def test_every_forgery_is_proven_or_aims_at_the_fleet() -> None:
+    """A forgery added to the battery needs a fixture it wins, or (aimed at the fleet, which
+    no pack can open) a test of the defence it probes."""
+    root = Path(__file__).parents[2]
+    proven = WORKSPACE_WINNERS | IMPORTING_WINNERS | {"test leak"}
+    assert set(FORGERIES) == proven | set(FLEET_AIMED)
+    assert not proven & set(FLEET_AIMED)
+    assert all((root / path).is_file() for path in FLEET_AIMED.values())
 
 
 #: Every example pack meets the whole battery in ``evalfleet check``'s forgery section
