@@ -29,9 +29,9 @@ from . import layer_sources
 
 if TYPE_CHECKING:
     from .errors import FieldError
+    from .record.events import Event
+    from .record.evidence import Evidence
     from .run.collector import Collector
-    from .run.events import Event
-    from .run.evidence import Evidence
     from .run.records import DimensionResult
     from .run.scorecard import ConstraintViolation, SubmissionWarning
     from .run.source import Source

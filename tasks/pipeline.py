@@ -22,10 +22,16 @@ from evalfleet.sandbox.base import Sandbox, SandboxFactory
 from evalfleet.sandbox.plan import Plan, PlanResult
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.results import text
-from evalfleet.scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
-from evalfleet.scoring.run import event_types
-from evalfleet.scoring.run.prerun import prerun_check
-from evalfleet.scoring.spec.cases import find_case
+from evalfleet.scoring import (
+    Case,
+    CaseError,
+    EvaluationSpec,
+    Pack,
+    evaluate,
+    find_case,
+    prerun_check,
+)
+from evalfleet.scoring.record import event_types
 
 from . import clawdiators, recording, refusals
 from .budgets import enforce_budgets

@@ -20,8 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalfleet.scoring import Pack, Scorecard, SpecError, evaluate
-from evalfleet.scoring.spec.cases import CaseError, find_case
+from evalfleet.scoring import CaseError, Pack, Scorecard, SpecError, evaluate, find_case
 
 from .messages import RunResult
 from .provenance import provenance

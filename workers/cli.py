@@ -17,11 +17,18 @@ from typing import Any
 
 import click
 
-from evalfleet.scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate
-from evalfleet.scoring.compat.gojson import UnmarshalError, unmarshal
-from evalfleet.scoring.run.inputs import decode_cases
-from evalfleet.scoring.spec.cases import find_case
-from evalfleet.scoring.spec.models import spec_json_schema
+from evalfleet.scoring import (
+    Case,
+    CaseError,
+    Pack,
+    Scorecard,
+    SpecError,
+    decode_cases,
+    evaluate,
+    find_case,
+    spec_json_schema,
+)
+from evalfleet.scoring.compat import UnmarshalError, unmarshal
 from evalfleet.tasks.messages import RunRequest, RunResult
 
 from .check_cli import check

@@ -22,7 +22,7 @@ import click
 from pydantic import ValidationError
 
 from evalfleet.scoring import Pack, SpecError, load_pack
-from evalfleet.scoring.compat.gojson import UnmarshalError, unmarshal
+from evalfleet.scoring.compat import UnmarshalError, unmarshal
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.packs import registered_pack
 from evalfleet.tasks.rescoring import Rescored, rescore, stream_results, summary

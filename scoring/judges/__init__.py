@@ -8,14 +8,20 @@ re-scores offline without calling any model.
 from __future__ import annotations
 
 from .budget import Budget, Charge, Reservation
-from .call_events import CALL_COMPLETED, CALL_SKIPPED, call_payload, request_summary
-from .calls import JudgeCall, JudgePlan, plan_judge, plan_run
+from .call_events import (
+    CALL_COMPLETED,
+    CALL_SKIPPED,
+    PLAN_UNAVAILABLE,
+    call_payload,
+    request_summary,
+)
+from .calls import JudgeCall, JudgePlan, Peer, plan_judge, plan_run
 from .prompts import Candidate
 from .rebuild import JudgeOutcome, judge_results
 from .rules import judge_rules
 
 __all__ = [
-    "CALL_COMPLETED", "CALL_SKIPPED", "Budget", "Candidate", "Charge", "JudgeCall",
-    "JudgeOutcome", "JudgePlan", "Reservation", "call_payload", "judge_results",
-    "judge_rules", "plan_judge", "plan_run", "request_summary",
+    "CALL_COMPLETED", "CALL_SKIPPED", "PLAN_UNAVAILABLE", "Budget", "Candidate", "Charge",
+    "JudgeCall", "JudgeOutcome", "JudgePlan", "Peer", "Reservation", "call_payload",
+    "judge_results", "judge_rules", "plan_judge", "plan_run", "request_summary",
 ]

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..record.evidence import Evidence
 from ..spec.models import EvaluationSpec
-from .evidence import Evidence
 from .records import State, ValidatorResult
 
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from .. import layers
 from ..compat.goquote import quote
+from ..record.evidence import Evidence
+from ..record.pricing import run_model_cost_usd
 from ..spec.models import EvaluationSpec, MetricDecl
 from .behavioral import signal_value
 from .collector import Collected, Collector, Context, unavailable, value
-from .evidence import Evidence
-from .pricing import run_model_cost_usd
 from .records import MetricResult, ValidatorResult
 
 

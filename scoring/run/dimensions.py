@@ -10,8 +10,9 @@ from .. import layers
 from ..compat.goquote import quote
 from ..compat.textform import first_non_empty
 from ..judges.call_events import BUDGET_STOP, UNJUDGEABLE
+from ..record import pricing
 from ..spec.models import Dimension, Envelope
-from . import behavioral, collectors, pricing
+from . import behavioral, collectors
 from .records import DimensionResult, MetricResult
 from .source import Inputs, Source
 

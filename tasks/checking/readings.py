@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from evalfleet.scoring.run import event_types
+from evalfleet.scoring.record import event_types
 
 from ..messages import RunResult
 from ..pack_faults import ENVIRONMENT, PACK_ERROR

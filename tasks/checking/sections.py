@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final
 
-from evalfleet.scoring.run import event_types
+from evalfleet.scoring.record import event_types
 
 from ..forgeries.battery import battery, refused, wins
 from ..messages import RunResult, Submission

@@ -12,9 +12,9 @@ from pydantic import ValidationError
 from evalfleet.scoring import evaluate, layer_sources, layers
 from evalfleet.scoring.clawdiators.layer import LAYER
 from evalfleet.scoring.layers import Additions, Adjusted, Layer
+from evalfleet.scoring.record.events import Event
+from evalfleet.scoring.record.evidence import Evidence
 from evalfleet.scoring.run.collector import Collected, Context
-from evalfleet.scoring.run.events import Event
-from evalfleet.scoring.run.evidence import Evidence
 from evalfleet.scoring.run.prerun import prerun_check
 from evalfleet.scoring.run.records import DimensionResult
 from evalfleet.scoring.run.source import Inputs
