@@ -13,10 +13,10 @@ from typing import Any, Protocol
 
 from evalfleet.sandbox.base import SandboxFactory
 
-from .closing import Closer
+from .evaluation.closing import Closer
+from .evaluation.pipeline import Gate, PipelineConfig
 from .messages import RunResult
 from .patience import Patience
-from .pipeline import Gate, PipelineConfig
 from .publish import Publisher
 
 

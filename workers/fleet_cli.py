@@ -124,7 +124,7 @@ def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
         SystemExit: a profile asks for a runtime the engine cannot give it.
     """
     from evalfleet.sandbox.docker.factory import DockerFactory
-    from evalfleet.tasks.pipeline import run_pipeline
+    from evalfleet.tasks.evaluation.pipeline import run_pipeline
 
     from .worker import docker_client, resolve_isolation
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evalfleet.sandbox.profile import Limits, Profile
-from evalfleet.tasks.judging import JudgingConfig, ProviderEndpoint
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds
+from evalfleet.tasks.evaluation.judging import JudgingConfig, ProviderEndpoint
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
 
 MiB = 1024 * 1024
 SECRETS_DIR = Path("/run/secrets")

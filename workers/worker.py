@@ -62,7 +62,7 @@ def redis_client(settings: Settings) -> Any:
 def build_runtime(settings: Settings) -> Any:
     """A pool process's runtime (called lazily, after the fork)."""
     from evalfleet.sandbox.docker.factory import DockerFactory
-    from evalfleet.tasks.closing import Closer
+    from evalfleet.tasks.evaluation.closing import Closer
     from evalfleet.tasks.patience import Patience
     from evalfleet.tasks.publish import Publisher
     from evalfleet.tasks.task_context import Runtime

@@ -1,6 +1,6 @@
 """LLM judges, the pure half: validation, planning, parsing, aggregation, budgets.
 
-The worker (:mod:`tasks.judging`) sends the planned calls over HTTP and records each as
+The worker (:mod:`tasks.evaluation.judging`) sends the planned calls over HTTP and records each as
 an event; :func:`judge_results` rebuilds the results from those events, so a stored run
 re-scores offline without calling any model.
 """

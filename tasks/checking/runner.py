@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from evalfleet.sandbox.errors import SandboxError
 
+from ..evaluation.packs import pack_digest
 from ..messages import RunRequest, RunResult
-from ..packs import pack_digest
 from .report import CaseReport, CheckReport
 from .sections import SECTIONS, Section
 from .subject import Subject, Trial

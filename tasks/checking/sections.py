@@ -22,9 +22,9 @@ from typing import ClassVar, Final
 
 from evalfleet.scoring.record import event_types
 
+from ..evaluation.packs import sandbox_block
 from ..forgeries.battery import battery, refused, wins
 from ..messages import RunResult, Submission
-from ..packs import sandbox_block
 from . import leaks, readings
 from .report import Level, SectionReport
 from .subject import Subject, Trial

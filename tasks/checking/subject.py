@@ -15,8 +15,8 @@ from typing import Any
 
 from evalfleet.scoring import Case, Pack
 
+from ..evaluation.packs import SandboxBlock, sandbox_block
 from ..messages import Rejection, Submission
-from ..packs import SandboxBlock, sandbox_block
 from ..submissions import load_submission
 
 #: Where a pack names its reference submission.

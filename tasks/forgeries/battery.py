@@ -21,8 +21,8 @@ from typing import Any
 
 from evalfleet.scoring import Pack
 
+from ..evaluation.packs import sandbox_block
 from ..messages import RunResult
-from ..packs import sandbox_block
 from .fleet import FLEET
 from .kit import PASS_LINE, Builder, Forgery, Target, planted, relative, submission
 from .shapes import SHAPES

@@ -38,7 +38,7 @@ BREAKS = (
     ("scoring/run/engine.py", "import evalfleet.scoring.clawdiators.layer"),
     ("scoring/record/events.py", "import evalfleet.scoring.validators.base"),
     ("workers/health.py", "import evalfleet.scoring.record.evidence"),
-    ("tasks/judging/runner.py", "import evalfleet.tasks.devtools.judge_stub"),
+    ("tasks/evaluation/judging/runner.py", "import evalfleet.tasks.devtools.judge_stub"),
 )
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import yaml
 from check_support import evalfleet
 
+from evalfleet.tasks.evaluation.packs import pack_digest
 from evalfleet.tasks.forgeries.battery import FORGERIES
 from evalfleet.tasks.messages import RunRequest
-from evalfleet.tasks.packs import pack_digest
 from evalfleet.tasks.preflight import PreflightRecord
 from evalfleet.tasks.redis_keys import preflight_key
 from evalfleet.tasks.submissions import load_submission

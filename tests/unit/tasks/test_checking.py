@@ -30,9 +30,9 @@ from evalfleet.tasks.checking import (
     subjects,
 )
 from evalfleet.tasks.checking.sections import Runs
+from evalfleet.tasks.evaluation.packs import pack_digest
 from evalfleet.tasks.forgeries.battery import FORGERIES
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
-from evalfleet.tasks.packs import pack_digest
 
 
 def fake_fleet(requests: Sequence[RunRequest]) -> list[RunResult]:

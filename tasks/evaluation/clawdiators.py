@@ -15,7 +15,7 @@ from evalfleet.sandbox.profile import WORKSPACE
 from evalfleet.scoring import EvaluationSpec
 from evalfleet.scoring.record import event_types
 
-from .messages import RunRequest, SubmissionFile
+from ..messages import RunRequest, SubmissionFile
 from .recording import Recorder
 
 MiB = 1024 * 1024

@@ -28,7 +28,7 @@ from evalfleet.scoring.judges import (
 )
 from evalfleet.scoring.record import decode_events, event_types, extract_evidence
 
-from ..messages import PeerRun
+from ...messages import PeerRun
 from ..recording import Recorder
 from .config import JudgingConfig
 from .http import CallFailed, Sender

@@ -8,7 +8,7 @@ from typing import Any
 
 from evalfleet.scoring import AGENTCLASH_COMMIT, SEMANTICS_VERSION, Pack
 
-from .messages import Provenance
+from ..messages import Provenance
 
 
 @functools.cache

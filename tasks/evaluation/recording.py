@@ -83,7 +83,7 @@ def run_story(recorder: Recorder, started: datetime, result: PlanResult,
 
 
 def submission_refused(recorder: Recorder, path: str, reason: str) -> None:
-    """The submission's files the sandbox could not hold (:mod:`tasks.refusals`):
+    """The submission's files the sandbox could not hold (:mod:`tasks.evaluation.refusals`):
     evalfleet's ``grader.submission.refused``, which scores the run as the candidate's
     loss (docs/scoring.md §18), then AgentClash's ``system.run.failed`` with the reason
     (the run did not complete)."""

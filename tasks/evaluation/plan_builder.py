@@ -14,9 +14,9 @@ from evalfleet.sandbox.profile import WORKSPACE
 from evalfleet.sandbox.room import Probe
 from evalfleet.scoring import Case, EvaluationSpec, placeholders
 
+from ..messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
 from . import pack_environment
 from .clawdiators import evaluator_run
-from .messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
 from .packs import ProbeSpec, SandboxBlock
 
 
@@ -25,7 +25,7 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
                workspace: str = WORKSPACE) -> Plan:
     """Everything the run needs from its sandbox, in the pipeline's order: the pack's own
     files and setup commands first, then the submission's (``workspace``: the profile's,
-    for the environment probes of :mod:`tasks.pack_environment`).
+    for the environment probes of :mod:`tasks.evaluation.pack_environment`).
 
     Raises:
         Rejection: a submission file collides with a pack file or does not decode.

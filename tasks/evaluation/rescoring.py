@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from evalfleet.scoring import CaseError, Pack, Scorecard, SpecError, evaluate, find_case
 
-from .messages import RunResult
+from ..messages import RunResult
+from ..redis_keys import RESULTS_STREAM, result_key
 from .provenance import provenance
-from .redis_keys import RESULTS_STREAM, result_key
 
 Kind = Literal["verdict", "score", "result", "text"]
 Status = Literal["changed", "unchanged", "skipped", "unscorable"]
