@@ -57,7 +57,7 @@ class Runtime:
     closer: Closer | None = None
     """Removes sandboxes in the background (``None``: each run removes its own at once)."""
     gate: Gate | None = None
-    """The operator's preflight requirement (:class:`tasks.preflight.PreflightGate`)."""
+    """The operator's preflight requirement (:class:`tasks.checking.preflight.PreflightGate`)."""
     patience: Patience = field(default_factory=Patience)
     """How a run waits for Redis to take the writes it needs (full, loading, unreachable)."""
     time_limit_s: float | None = None

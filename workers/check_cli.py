@@ -91,10 +91,10 @@ def _executor(fleet_url: str | None, timeout: float, jobs: int) -> Execute:
 
 
 def record(fleet_url: str, report: CheckReport) -> None:
-    """Leave the verdict where the fleet's workers look for it (:mod:`tasks.preflight`)."""
+    """Leave the verdict where the fleet's workers look for it (:mod:`tasks.checking.preflight`)."""
     import redis
 
-    from evalfleet.tasks.preflight import PreflightRecord, PreflightStore
+    from evalfleet.tasks.checking.preflight import PreflightRecord, PreflightStore
 
     client = redis.Redis.from_url(fleet_url)
     try:

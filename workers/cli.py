@@ -48,8 +48,8 @@ def main() -> None:
 def validate(pack_or_spec: str) -> None:
     """Check a pack or spec; print one line per problem (exit 2) or a summary (exit 0),
     with a warning for each way its hidden tests' verdict could be forged."""
+    from evalfleet.tasks.checking.forgeries.battery import exposure
     from evalfleet.tasks.evaluation.packs import sandbox_block
-    from evalfleet.tasks.forgeries.battery import exposure
     from evalfleet.tasks.messages import Rejection
 
     pack = load(pack_or_spec)

@@ -12,8 +12,8 @@ import click
 
 from evalfleet.scoring import EvaluationSpec, SpecError, load_pack
 from evalfleet.scoring.compat import yamlv3
+from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest, RunResult
-from evalfleet.tasks.submissions import load_submission
 
 from .settings import ProfileSettings, Settings
 

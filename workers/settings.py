@@ -124,7 +124,7 @@ class JudgeSettings(BaseModel):
 
 class PreflightSettings(BaseModel):
     """Whether runs need a passing ``evalfleet check`` of their pack version
-    (``EVALFLEET_PREFLIGHT__MODE``; see :mod:`tasks.preflight`)."""
+    (``EVALFLEET_PREFLIGHT__MODE``; see :mod:`tasks.checking.preflight`)."""
 
     mode: Literal["off", "flag", "require"] = "off"
     """``off``: runs never look; ``require``: a run whose pack version has no passing

@@ -88,7 +88,7 @@ def preflight_gate(settings: Settings, redis: Any, factory: Any) -> Any:
     """The operator's preflight requirement, or None when it is off. The image id it
     compares is the one ``factory`` reports in each result (``resources.image_id``), so a
     check through this fleet records exactly what the gate later looks for."""
-    from evalfleet.tasks.preflight import PreflightGate, PreflightStore
+    from evalfleet.tasks.checking.preflight import PreflightGate, PreflightStore
 
     wanted = settings.preflight
     if wanted.mode == "off":

@@ -17,7 +17,7 @@ from evalfleet.scoring import Case, Pack
 
 from ..evaluation.packs import SandboxBlock, sandbox_block
 from ..messages import Rejection, Submission
-from ..submissions import load_submission
+from .submissions import load_submission
 
 #: Where a pack names its reference submission.
 REFERENCE_FIELD = "pack.version.sandbox.reference"

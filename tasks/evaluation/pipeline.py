@@ -104,7 +104,7 @@ def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
 
     ``close`` receives the sandbox once its plan is done (or failed); the worker passes
     :meth:`tasks.evaluation.closing.Closer.close_later` so removal leaves the run's critical path.
-    ``gate`` (:class:`tasks.preflight.PreflightGate`) may refuse the run before any
+    ``gate`` (:class:`tasks.checking.preflight.PreflightGate`) may refuse the run before any
     container starts; its answer is the result's ``preflight``.
 
     Raises:

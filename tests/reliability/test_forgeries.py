@@ -1,11 +1,11 @@
 """The forgery battery through the whole fleet, on every runtime (issue 21).
 
-Each forgery of ``tasks.forgeries.battery`` implements nothing and tries to win the example pack
-``fizzbuzz-coding`` anyway. Written as a clean-room pack (deliverables, a probe instead of
-an import, a JUnit report as the verdict), the pack resists every one of them. The same
-pack written the old way — its tests import the candidate's module in the workspace and
-their verdict is the output or exit code — is beaten by the forgeries a new user found on
-2026-11-23, which shows the battery is not empty words.
+Each forgery of ``tasks.checking.forgeries.battery`` implements nothing and tries to win
+the example pack ``fizzbuzz-coding`` anyway. Written as a clean-room pack (deliverables, a
+probe instead of an import, a JUnit report as the verdict), the pack resists every one of
+them. The same pack written the old way — its tests import the candidate's module in the
+workspace and their verdict is the output or exit code — is beaten by the forgeries a new
+user found on 2026-11-23, which shows the battery is not empty words.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import yaml
 from fleet_support import PrivateFleet, new_id
 
 from evalfleet.scoring import load_pack
+from evalfleet.tasks.checking.forgeries.battery import battery, refused, wins
 from evalfleet.tasks.checking.leaks import leaked
 from evalfleet.tasks.checking.readings import files_refused
-from evalfleet.tasks.forgeries.battery import battery, refused, wins
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 
 PACK = Path(__file__).parents[2] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"

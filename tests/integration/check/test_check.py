@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from check_support import evalfleet
 
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES
 from evalfleet.tasks.devtools.judge_stub import StubJudgeServer
-from evalfleet.tasks.forgeries.battery import FORGERIES
 from evalfleet.workers.devtools.demo import stub_judge_settings
 
 HERE = Path(__file__).parent

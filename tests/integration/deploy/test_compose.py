@@ -34,8 +34,8 @@ from composestack import (
 )
 from services import missing_service
 
+from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest, RunResult
-from evalfleet.tasks.submissions import load_submission
 from evalfleet.workers.devtools.local_fleet import wait_until
 
 DASHBOARD = ROOT / "deploy" / "grafana" / "evalfleet.json"

@@ -29,9 +29,9 @@ from evalfleet.tasks.checking import (
     plan,
     subjects,
 )
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES
 from evalfleet.tasks.checking.sections import Runs
 from evalfleet.tasks.evaluation.packs import pack_digest
-from evalfleet.tasks.forgeries.battery import FORGERIES
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 
 

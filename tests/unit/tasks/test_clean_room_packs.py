@@ -14,9 +14,9 @@ import yaml
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring import load_pack
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES, battery, exposure, target, wins
 from evalfleet.tasks.evaluation.packs import sandbox_block
 from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
-from evalfleet.tasks.forgeries.battery import FORGERIES, battery, exposure, target, wins
 from evalfleet.tasks.messages import RunResult
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from .checking.report import CheckReport
-from .evaluation.packs import pack_digest
-from .messages import Preflight, PreflightStatus
-from .redis_keys import preflight_key
+from ..evaluation.packs import pack_digest
+from ..messages import Preflight, PreflightStatus
+from ..redis_keys import preflight_key
+from .report import CheckReport
 
 if TYPE_CHECKING:
-    from .evaluation.pipeline import Prepared
+    from ..evaluation.pipeline import Prepared
 
 Mode = Literal["off", "flag", "require"]
 #: How many of a failed check's errors its record keeps (the reason quotes the first).

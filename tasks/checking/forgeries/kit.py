@@ -1,4 +1,4 @@
-"""What every forgery of the battery is made of (:mod:`tasks.forgeries.battery`): the names it aims
+"""What every forgery of the battery is made of (:mod:`.battery`): the names it aims
 at in a pack, the hostile submission, and the helpers that build one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import Submission
+from ...messages import Submission
 
 #: Every forged deliverable: any name imported from it exists and does nothing (a module
 #: ``__getattr__``), so the tests get as far as running and fail, as a wrong answer would.
@@ -50,7 +50,7 @@ class Forgery:
     submission: Submission
     must_lose: bool = False
     """Whether anything but a scored loss wins, a refusal included: a shape whose void the
-    candidate could choose (:mod:`tasks.forgeries.shapes`)."""
+    candidate could choose (:mod:`.shapes`)."""
 
 
 Builder = Callable[[Target], Forgery]

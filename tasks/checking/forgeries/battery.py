@@ -4,7 +4,7 @@ Agents that optimise for a score find these (issue 21): each forgery is built ag
 pack's own names — its deliverables (or, for a pack without, the files its tests run next
 to), its hidden test files, its listed directories — and submitted like any run. A forgery
 **wins** when its run does not lose, or when any ``code_execution`` validator passes for it;
-a shape that could void its run (:mod:`tasks.forgeries.shapes`) wins when it ends as
+a shape that could void its run (:mod:`.shapes`) wins when it ends as
 anything but a scored loss, a refusal included. A pack whose tests run in the judge's clean
 room, never import the candidate's code and take their verdict from the judge's own report
 resists all of them (README, "Packs that cannot be gamed").
@@ -21,8 +21,8 @@ from typing import Any
 
 from evalfleet.scoring import Pack
 
-from ..evaluation.packs import sandbox_block
-from ..messages import RunResult
+from ...evaluation.packs import sandbox_block
+from ...messages import RunResult
 from .fleet import FLEET
 from .kit import PASS_LINE, Builder, Forgery, Target, planted, relative, submission
 from .shapes import SHAPES
@@ -371,8 +371,8 @@ def _unwritable_deliverable(aim: Target) -> Forgery:
 
 
 #: Every forgery of the battery, by name (registry order is the report's order): the test
-#: frameworks' here, then the fleet's (:mod:`tasks.forgeries.fleet`), then the shapes that
-#: must lose (:mod:`tasks.forgeries.shapes`).
+#: frameworks' here, then the fleet's (:mod:`.fleet`), then the shapes that
+#: must lose (:mod:`.shapes`).
 FORGERIES: dict[str, Builder] = {
     "pytest hook": _pytest_hook,
     "shadowed runner": _shadowed_runner,
