@@ -85,7 +85,7 @@ def _executor(fleet_url: str | None, timeout: float, jobs: int) -> Execute:
 
     if fleet_url is None:
         return one_by_one(local_pipeline(Settings()), progress, jobs=jobs)
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     return through_fleet(EvalfleetClient(fleet_url), timeout, progress)
 

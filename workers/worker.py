@@ -162,7 +162,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     """Start the main process's services; returns what to stop at exit."""
     from prometheus_client import start_http_server
 
-    from evalfleet.tasks.intake import IntakeForwarder
+    from evalfleet.tasks.platform.intake import IntakeForwarder
 
     from .health import Heartbeat
     from .metrics import (

@@ -23,7 +23,7 @@ from .sections import SECTIONS, Section
 from .subject import Subject, Trial
 
 if TYPE_CHECKING:
-    from ..client import EvalfleetClient
+    from ..platform.client import EvalfleetClient
 
 Execute = Callable[[Sequence[RunRequest]], list[RunResult]]
 Progress = Callable[[RunRequest, RunResult], None]

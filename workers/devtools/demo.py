@@ -18,9 +18,9 @@ from pathlib import Path
 
 import click
 
-from evalfleet.tasks.client import EvalfleetClient
 from evalfleet.tasks.devtools.judge_stub import StubJudgeServer
 from evalfleet.tasks.messages import RunRequest, RunResult
+from evalfleet.tasks.platform import EvalfleetClient
 
 from ..fleet_cli import pack_mapping
 from ..settings import Settings

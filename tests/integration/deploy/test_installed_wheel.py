@@ -35,7 +35,7 @@ import json, sys
 from pathlib import Path
 
 import scoring, tasks  # the platform's own, found first on its path
-from evalfleet.tasks.client import EvalfleetClient
+from evalfleet.tasks.platform import EvalfleetClient
 from evalfleet.tasks.messages import RunRequest
 from evalfleet.tasks.checking.submissions import load_submission
 import yaml

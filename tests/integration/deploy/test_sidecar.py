@@ -116,7 +116,7 @@ def pod(docker_client: Any) -> Iterator[Pod]:
 
 @pytest.fixture(scope="module")
 def client(pod: Pod) -> Iterator[Any]:
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     found = EvalfleetClient(pod.stack.redis_url)
     wait_until(lambda: _pings(found), 60, "Redis of the stack did not answer")
