@@ -1,11 +1,12 @@
 """The four packages of ``evalfleet`` import one way: pyproject.toml's contracts hold and bite.
 
 ``[tool.importlinter]`` in pyproject.toml states the layering (``workers → tasks →
-scoring | sandbox``; inside scoring, ``clawdiators → run → judges : validators → record →
-compat``, and outside it only scoring's public face; scoring imports no Celery, Redis or
-Docker; sandbox no Celery or Redis, and only its Docker driver the Docker SDK; the worker
-process's modules never the test doubles of ``sandbox.testing`` or the ``devtools``
-packages). import-linter reads
+scoring | sandbox``; inside tasks, ``delivery → checking → evaluation | platform → the
+wire``, the evaluation without Celery, kombu or Redis; inside scoring, ``clawdiators →
+run → judges : validators → record → compat``, and outside it only scoring's public face;
+scoring imports no Celery, Redis or Docker; sandbox no Celery or Redis, and only its
+Docker driver the Docker SDK; the worker process's modules never the test doubles of
+``sandbox.testing`` or the ``devtools`` packages). import-linter reads
 every import, function-level ones included, without importing anything.
 
 No module imports itself back through others, either: :func:`import_graph` reads every
@@ -37,6 +38,9 @@ BREAKS = (
     ("scoring/compat/gopath.py", "import evalfleet.scoring.run.engine"),
     ("scoring/run/engine.py", "import evalfleet.scoring.clawdiators.layer"),
     ("scoring/record/events.py", "import evalfleet.scoring.validators.base"),
+    ("tasks/messages.py", "import evalfleet.tasks.publish"),
+    ("tasks/evaluation/provenance.py", "import kombu"),
+    ("tasks/evaluation/refusals.py", "import evalfleet.tasks.checking.report"),
     ("workers/health.py", "import evalfleet.scoring.record.evidence"),
     ("tasks/evaluation/judging/runner.py", "import evalfleet.tasks.devtools.judge_stub"),
 )
