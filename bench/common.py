@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalfleet.tasks.client import EvalfleetClient
+from evalfleet.tasks.platform import EvalfleetClient
 from evalfleet.workers.devtools.local_fleet import RedisServer, Starter, WorkerNode, free_port
 
 #: The image of the trivial run and of its ``docker run`` baseline (``evalfleet/busybox``,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench.common import Report, Row, median, timed_ms
 from bench.dispatch_worker import BARE_TASK, bare_app
-from evalfleet.tasks.client import EvalfleetClient
+from evalfleet.tasks.platform import EvalfleetClient
 from evalfleet.workers.devtools.local_fleet import RedisServer, free_port, wait_until
 
 

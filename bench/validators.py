@@ -21,12 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sacrebleu
 
-from evalfleet.scoring.compat.textnorm import split_words
-from evalfleet.scoring.run.events import decode_events
-from evalfleet.scoring.run.evidence import extract_evidence
-from evalfleet.scoring.run.validator_run import run_validator
-from evalfleet.scoring.spec.cases import Case
-from evalfleet.scoring.spec.models import EvaluationSpec
+from evalfleet.scoring import Case, EvaluationSpec, run_validator
+from evalfleet.scoring.compat import split_words
+from evalfleet.scoring.record import decode_events, extract_evidence
 from evalfleet.scoring.validators.bleu_score import bleu
 from evalfleet.scoring.validators.chrf_score import best_chrf
 

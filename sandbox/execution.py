@@ -3,7 +3,8 @@
 :class:`CodeExecution` is what the pipeline asks for, its command already rendered;
 :class:`TestRun` is what the sandbox hands back. The sandbox picks the working directory
 and runs ``sh -lc`` under the timeout as the judge; counting tests and recording the
-``grader.verification.code_executed`` event are not its business (:mod:`tasks.code_executed`).
+``grader.verification.code_executed`` event are not its business
+(:mod:`tasks.evaluation.code_executed`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class CodeExecution:
 class TestRun:
     """What running one ``code_execution`` test did: its command's result and, for a test
     with a report, the report it left (read as the judge). Plain facts: what they are worth
-    (counts, verdicts) is scoring's to say (:mod:`tasks.code_executed`)."""
+    (counts, verdicts) is scoring's to say (:mod:`tasks.evaluation.code_executed`)."""
 
     __test__ = False  # not a pytest class, whatever its name
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from evalfleet.sandbox import room
 from evalfleet.sandbox.command import SeedFile
@@ -18,9 +17,7 @@ from evalfleet.sandbox.execution import TestRun, refused_run
 from evalfleet.sandbox.paths import relative_to, workspace_path
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.results import ExecResult
-
-if TYPE_CHECKING:
-    from evalfleet.sandbox.base import Sandbox
+from evalfleet.sandbox.steps import Steps as Sandbox
 
 
 def setup(sandbox: Sandbox, plan: Plan) -> tuple[ExecResult, ...]:

@@ -25,14 +25,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import layer_sources
+
 if TYPE_CHECKING:
     from .errors import FieldError
-    from .run.collectors import Collector
-    from .run.dimensions import Source
-    from .run.events import Event
-    from .run.evidence import Evidence
+    from .record.events import Event
+    from .record.evidence import Evidence
+    from .run.collector import Collector
     from .run.records import DimensionResult
     from .run.scorecard import ConstraintViolation, SubmissionWarning
+    from .run.source import Source
     from .spec.models import EvaluationSpec
 
 
@@ -80,6 +82,7 @@ _LAYERS: list[Layer] = []
 def register(layer: Layer) -> None:
     """Add ``layer`` to the core (once per name; registering a name again replaces it)."""
     _LAYERS[:] = [known for known in _LAYERS if known.name != layer.name] + [layer]
+    layer_sources.record(layer.name, layer.sources)
 
 
 def registered() -> tuple[Layer, ...]:
@@ -89,7 +92,7 @@ def registered() -> tuple[Layer, ...]:
 
 def sources() -> frozenset[str]:
     """Every dimension source of every registered layer."""
-    return frozenset(name for layer in _LAYERS for name in layer.sources)
+    return layer_sources.sources()
 
 
 def sources_for(spec: EvaluationSpec) -> tuple[str, ...]:

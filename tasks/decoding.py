@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalfleet.scoring.compat.gojson import as_float64
+from evalfleet.scoring.compat import as_float64
 
 from .messages import FieldProblem, Rejection, RunRequest
 
@@ -127,7 +127,7 @@ def _check_events(events: list[dict[str, Any]]) -> None:
     as JSON text gets the checks of :func:`_check_values` once decoded: found by a
     red-team pass, a nested, huge-integer or lone-surrogate payload sent that way passed
     them and made scoring raise (the run void)."""
-    from evalfleet.scoring.run.events import Event
+    from evalfleet.scoring.record import Event
 
     problems: list[FieldProblem] = []
     for index, event in enumerate(events):

@@ -151,7 +151,7 @@ PreflightStatus = Literal["passed", "failed", "missing", "stale", "preflight"]
 
 class Preflight(BaseModel):
     """Where the run's pack version stands with its preflight (``evalfleet check``), when
-    the operator asks (``EVALFLEET_PREFLIGHT__MODE``; see :mod:`tasks.preflight`)."""
+    the operator asks (``EVALFLEET_PREFLIGHT__MODE``; see :mod:`tasks.checking.preflight`)."""
 
     status: PreflightStatus
     """``passed``; ``failed`` (the recorded check failed, or not a section the operator

@@ -34,12 +34,12 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
 
 from . import task_context
-from .closing import close_now
 from .decoding import decode_loosely, fallback_run_id
+from .evaluation.closing import close_now
+from .evaluation.pipeline import run_pipeline
+from .evaluation.provenance import provenance
 from .messages import RunResult, cap_size
 from .patience import Refused
-from .pipeline import run_pipeline
-from .provenance import provenance
 from .queueing import TASK_NAME
 
 INFRA_ERRORS = (SandboxUnavailable, RedisConnectionError, RedisTimeoutError, ConnectionError)

@@ -13,10 +13,10 @@ from typing import Any, Protocol
 
 from evalfleet.sandbox.base import SandboxFactory
 
-from .closing import Closer
+from .evaluation.closing import Closer
+from .evaluation.pipeline import Gate, PipelineConfig
 from .messages import RunResult
 from .patience import Patience
-from .pipeline import Gate, PipelineConfig
 from .publish import Publisher
 
 
@@ -57,7 +57,7 @@ class Runtime:
     closer: Closer | None = None
     """Removes sandboxes in the background (``None``: each run removes its own at once)."""
     gate: Gate | None = None
-    """The operator's preflight requirement (:class:`tasks.preflight.PreflightGate`)."""
+    """The operator's preflight requirement (:class:`tasks.checking.preflight.PreflightGate`)."""
     patience: Patience = field(default_factory=Patience)
     """How a run waits for Redis to take the writes it needs (full, loading, unreachable)."""
     time_limit_s: float | None = None

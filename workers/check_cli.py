@@ -34,6 +34,7 @@ from evalfleet.tasks.checking import (
 from evalfleet.tasks.messages import RunRequest, RunResult
 
 from .fleet_cli import PACK, SUBMISSION, local_pipeline, pack_mapping
+from .refusal import load
 from .settings import Settings
 
 EXIT_UNSOUND, EXIT_INVALID = 1, 2
@@ -60,9 +61,7 @@ def check(pack: Path, reference: Path | None, case_key: str | None, runs: int, j
     """Preflight a pack: its reference wins K runs out of K with the same verdicts, an
     empty submission loses, nothing fails for environmental reasons, and no forgery of the
     battery wins."""
-    from .cli import _load
-
-    loaded = _load(str(pack))
+    loaded = load(str(pack))
     try:
         checked = subjects(loaded, pack_mapping(pack), pack.parent, runs=runs,
                            case_key=case_key, reference=reference)
@@ -86,16 +85,16 @@ def _executor(fleet_url: str | None, timeout: float, jobs: int) -> Execute:
 
     if fleet_url is None:
         return one_by_one(local_pipeline(Settings()), progress, jobs=jobs)
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     return through_fleet(EvalfleetClient(fleet_url), timeout, progress)
 
 
 def record(fleet_url: str, report: CheckReport) -> None:
-    """Leave the verdict where the fleet's workers look for it (:mod:`tasks.preflight`)."""
+    """Leave the verdict where the fleet's workers look for it (:mod:`tasks.checking.preflight`)."""
     import redis
 
-    from evalfleet.tasks.preflight import PreflightRecord, PreflightStore
+    from evalfleet.tasks.checking.preflight import PreflightRecord, PreflightStore
 
     client = redis.Redis.from_url(fleet_url)
     try:

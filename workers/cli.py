@@ -13,35 +13,28 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from evalfleet.scoring import Case, CaseError, Pack, Scorecard, SpecError, evaluate, load_pack
-from evalfleet.scoring.compat.gojson import UnmarshalError, unmarshal
-from evalfleet.scoring.run.inputs import decode_cases
-from evalfleet.scoring.spec.cases import find_case
-from evalfleet.scoring.spec.models import spec_json_schema
+from evalfleet.scoring import (
+    Case,
+    CaseError,
+    Pack,
+    Scorecard,
+    SpecError,
+    decode_cases,
+    evaluate,
+    find_case,
+    spec_json_schema,
+)
+from evalfleet.scoring.compat import UnmarshalError, unmarshal
 from evalfleet.tasks.messages import RunRequest, RunResult
 
 from .check_cli import check
 from .fleet_cli import COMMANDS
+from .refusal import fail, load
 from .rescore_cli import rescore_command
-
-EXIT_INVALID = 2
-
-
-def _fail(lines: list[str]) -> NoReturn:
-    for line in lines:
-        click.echo(line, err=True)
-    sys.exit(EXIT_INVALID)
-
-
-def _load(path: str) -> Pack:
-    try:
-        return load_pack(Path(path))
-    except SpecError as err:
-        _fail([str(e) for e in err.errors])
 
 
 @click.group()
@@ -55,15 +48,15 @@ def main() -> None:
 def validate(pack_or_spec: str) -> None:
     """Check a pack or spec; print one line per problem (exit 2) or a summary (exit 0),
     with a warning for each way its hidden tests' verdict could be forged."""
-    from evalfleet.tasks.forgeries.battery import exposure
+    from evalfleet.tasks.checking.forgeries.battery import exposure
+    from evalfleet.tasks.evaluation.packs import sandbox_block
     from evalfleet.tasks.messages import Rejection
-    from evalfleet.tasks.packs import sandbox_block
 
-    pack = _load(pack_or_spec)
+    pack = load(pack_or_spec)
     try:
         sandbox_block(pack)
     except Rejection as rejection:
-        _fail([f"{p.field} {p.message}" for p in rejection.problems])
+        fail([f"{p.field} {p.message}" for p in rejection.problems])
     for warning in exposure(pack):
         click.echo(f"warning: {warning}", err=True)
     spec = pack.spec
@@ -92,13 +85,13 @@ def score(spec_path: str, events_path: str, cases_path: str | None, case_key: st
     """Score one run's events against a pack or spec; print the scorecard."""
     from .terminal_report import chosen_format
 
-    pack = _load(spec_path)
+    pack = load(spec_path)
     events = read_events(Path(events_path))
     try:
         cases = _read_cases(Path(cases_path)) if cases_path else pack.cases
         card = evaluate(pack.spec, events, pick_case(cases, case_key))
     except SpecError as err:  # also InputError: events or cases that do not decode
-        _fail([str(e) for e in err.errors])
+        fail([str(e) for e in err.errors])
     output = chosen_format(output, "json")
     if output == "table":
         _print_report(card, pack, events, Path(events_path))
@@ -161,13 +154,13 @@ def read_events(path: Path) -> list[Any]:
     except UnmarshalError as err:
         lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         if len(lines) < 2 or not _is_json(lines[0][1]):
-            _fail([f"events: invalid JSON{_at_line(text, err)}: {err}"])
+            fail([f"events: invalid JSON{_at_line(text, err)}: {err}"])
         return [_json_line(number, line) for number, line in lines]
     if isinstance(data, dict) and isinstance(data.get("events"), list):
         return list(data["events"])
     if isinstance(data, list):
         return data
-    _fail(["events: must be a JSON array of events, an object with 'events', or JSON lines"])
+    fail(["events: must be a JSON array of events, an object with 'events', or JSON lines"])
 
 
 def _is_json(text: str) -> bool:
@@ -182,7 +175,7 @@ def _json_line(number: int, line: str) -> Any:
     try:
         return unmarshal(line, float64=False)
     except UnmarshalError as err:
-        _fail([f"events: invalid JSON lines at line {number}: {err}"])
+        fail([f"events: invalid JSON lines at line {number}: {err}"])
 
 
 def _at_line(text: str, err: UnmarshalError) -> str:
@@ -194,7 +187,7 @@ def _read_cases(path: Path) -> list[Case]:
     try:
         data = unmarshal(text, float64=False)
     except UnmarshalError as err:
-        _fail([f"cases: invalid JSON{_at_line(text, err)}: {err}"])
+        fail([f"cases: invalid JSON{_at_line(text, err)}: {err}"])
     return decode_cases(data if isinstance(data, list) else [data])
 
 
@@ -203,12 +196,12 @@ def pick_case(cases: list[Case], case_key: str | None) -> list[Case]:
     if case_key is None:
         if len(cases) > 1:
             keys = ", ".join(c.qualified_key if c.input_set else c.case_key for c in cases)
-            _fail([f"case: the pack has {len(cases)} cases ({keys}); pass --case KEY"])
+            fail([f"case: the pack has {len(cases)} cases ({keys}); pass --case KEY"])
         return cases
     try:
         return [find_case(cases, case_key)]
     except CaseError as err:
-        _fail([f"case: {err}"])
+        fail([f"case: {err}"])
 
 
 @click.command()

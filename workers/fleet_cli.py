@@ -12,8 +12,8 @@ import click
 
 from evalfleet.scoring import EvaluationSpec, SpecError, load_pack
 from evalfleet.scoring.compat import yamlv3
+from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest, RunResult
-from evalfleet.tasks.submissions import load_submission
 
 from .settings import ProfileSettings, Settings
 
@@ -124,7 +124,7 @@ def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
         SystemExit: a profile asks for a runtime the engine cannot give it.
     """
     from evalfleet.sandbox.docker.factory import DockerFactory
-    from evalfleet.tasks.pipeline import run_pipeline
+    from evalfleet.tasks.evaluation.pipeline import run_pipeline
 
     from .worker import docker_client, resolve_isolation
 
@@ -145,7 +145,7 @@ def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
 def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, wait: bool,
            timeout: float) -> None:
     """Enqueue submissions to the fleet; print run ids (or, with --wait, scorecards)."""
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     client = EvalfleetClient(Settings().redis_url)
     run_ids = client.submit_many([build_request(pack, s, case_key) for s in submissions])
@@ -163,7 +163,7 @@ def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, wait
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="json")
 def result(run_id: str, output: str) -> None:
     """Print a run's published result (exit 1 if there is none yet)."""
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     found = EvalfleetClient(Settings().redis_url).result(run_id)
     if found is None:
@@ -177,7 +177,7 @@ def result(run_id: str, output: str) -> None:
 @click.option("--once", is_flag=True, help="Stop when no new result arrives for a while.")
 def watch(group: str, once: bool) -> None:
     """Follow published results as they arrive (resumable through a consumer group)."""
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     client = EvalfleetClient(Settings().redis_url)
     for found in client.results(group=group, block_ms=2000, stop_when_idle=once):

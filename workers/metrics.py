@@ -22,9 +22,9 @@ from prometheus_client.registry import Collector
 from evalfleet.sandbox.docker.labels import LABEL_WORKER
 from evalfleet.sandbox.docker.listing import labelled
 from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.platform.result_groups import GroupState, group_states
 from evalfleet.tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
 from evalfleet.tasks.redis_keys import RESULTS_STREAM
-from evalfleet.tasks.result_groups import GroupState, group_states
 
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 SCORE_BUCKETS = tuple(range(100, 1001, 100))

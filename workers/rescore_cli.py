@@ -22,10 +22,10 @@ import click
 from pydantic import ValidationError
 
 from evalfleet.scoring import Pack, SpecError, load_pack
-from evalfleet.scoring.compat.gojson import UnmarshalError, unmarshal
+from evalfleet.scoring.compat import UnmarshalError, unmarshal
+from evalfleet.tasks.evaluation.packs import registered_pack
+from evalfleet.tasks.evaluation.rescoring import Rescored, rescore, stream_results, summary
 from evalfleet.tasks.messages import RunResult
-from evalfleet.tasks.packs import registered_pack
-from evalfleet.tasks.rescoring import Rescored, rescore, stream_results, summary
 
 from .settings import Settings
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evalfleet.sandbox.profile import Limits, Profile
-from evalfleet.tasks.judging import JudgingConfig, ProviderEndpoint
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds
+from evalfleet.tasks.evaluation.judging import JudgingConfig, ProviderEndpoint
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
 
 MiB = 1024 * 1024
 SECRETS_DIR = Path("/run/secrets")
@@ -124,7 +124,7 @@ class JudgeSettings(BaseModel):
 
 class PreflightSettings(BaseModel):
     """Whether runs need a passing ``evalfleet check`` of their pack version
-    (``EVALFLEET_PREFLIGHT__MODE``; see :mod:`tasks.preflight`)."""
+    (``EVALFLEET_PREFLIGHT__MODE``; see :mod:`tasks.checking.preflight`)."""
 
     mode: Literal["off", "flag", "require"] = "off"
     """``off``: runs never look; ``require``: a run whose pack version has no passing

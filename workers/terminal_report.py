@@ -18,9 +18,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from evalfleet.scoring import EvaluationSpec, Scorecard
-from evalfleet.scoring.run import event_types
-from evalfleet.scoring.spec.models import Dimension
+from evalfleet.scoring import Dimension, EvaluationSpec, Scorecard
+from evalfleet.scoring.record import event_types
 from evalfleet.tasks.messages import RunResult
 
 #: Lines of a failing step's output shown under it.

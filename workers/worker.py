@@ -62,7 +62,7 @@ def redis_client(settings: Settings) -> Any:
 def build_runtime(settings: Settings) -> Any:
     """A pool process's runtime (called lazily, after the fork)."""
     from evalfleet.sandbox.docker.factory import DockerFactory
-    from evalfleet.tasks.closing import Closer
+    from evalfleet.tasks.evaluation.closing import Closer
     from evalfleet.tasks.patience import Patience
     from evalfleet.tasks.publish import Publisher
     from evalfleet.tasks.task_context import Runtime
@@ -88,7 +88,7 @@ def preflight_gate(settings: Settings, redis: Any, factory: Any) -> Any:
     """The operator's preflight requirement, or None when it is off. The image id it
     compares is the one ``factory`` reports in each result (``resources.image_id``), so a
     check through this fleet records exactly what the gate later looks for."""
-    from evalfleet.tasks.preflight import PreflightGate, PreflightStore
+    from evalfleet.tasks.checking.preflight import PreflightGate, PreflightStore
 
     wanted = settings.preflight
     if wanted.mode == "off":
@@ -162,7 +162,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     """Start the main process's services; returns what to stop at exit."""
     from prometheus_client import start_http_server
 
-    from evalfleet.tasks.intake import IntakeForwarder
+    from evalfleet.tasks.platform.intake import IntakeForwarder
 
     from .health import Heartbeat
     from .metrics import (

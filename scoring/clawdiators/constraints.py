@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..run import collectors, pricing
-from ..run.evidence import Evidence, over_limit
+from ..record import pricing
+from ..record.evidence import Evidence, over_limit
+from ..run import collectors
 from ..spec.models import EvaluationSpec
 from ..spec.superset import Constraints
 from .runinfo import RunInfo

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..layers import Additions, Adjusted, Layer
-from ..run.evidence import Evidence
+from ..record.evidence import Evidence
 from ..run.records import DimensionResult
 from ..run.scorecard import ConstraintViolation, SubmissionWarning
 from ..spec.models import EvaluationSpec

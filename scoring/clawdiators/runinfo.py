@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..run import event_types
-from ..run.events import Event, order_events
+from ..record import event_types
+from ..record.events import Event, order_events
 
 #: The layer's name, under which the core keeps its reading of a run (``readings``).
 NAME = "clawdiators"

@@ -8,9 +8,9 @@ import math
 from typing import Any
 
 from ..run import collectors
-from ..run.collectors import Collected, Collector, Context, unavailable, value
-from ..run.dimensions import Inputs, Source
+from ..run.collector import Collected, Collector, Context, unavailable, value
 from ..run.records import DimensionResult
+from ..run.source import Inputs, Source
 from ..spec.models import Dimension, EvaluationSpec
 from .efficiency import call_efficiency, token_efficiency
 from .runinfo import RunInfo, info_in

@@ -10,3 +10,11 @@ comparators (:mod:`.jsonpath`, :mod:`.jsoncompare`), math_equivalence's expressi
 (:mod:`.mathexpr`, :mod:`.mathnorm`, :mod:`.mathcanon`) and the BLEU/ROUGE/chrF arithmetic
 (:mod:`.generation`). Nothing here knows the spec or the scorecard.
 """
+
+from __future__ import annotations
+
+from . import yamlv3
+from .gojson import UnmarshalError, as_float64, unmarshal
+from .textnorm import split_words
+
+__all__ = ["UnmarshalError", "as_float64", "split_words", "unmarshal", "yamlv3"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ..run.pricing import PER_MILLION, lookup_price
+from ..record.pricing import PER_MILLION, lookup_price
 from ..spec.models import EvaluationSpec, PriceRow
 
 MESSAGE_OVERHEAD_TOKENS: Final = 64

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..run import event_types
-from ..run.events import Event
+from ..record import event_types
+from ..record.events import Event
 from .calls import JudgeCall
 
 CALL_COMPLETED: Final = event_types.JUDGE_CALL_COMPLETED

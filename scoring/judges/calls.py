@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..run.evidence import Evidence
+from ..record.evidence import Evidence
 from ..spec.models import EvaluationSpec, JudgeDecl, JudgeLimits
 from .prompts import Candidate, Context, judge_context, judge_message, n_wise_message
 from .providers import infer_provider

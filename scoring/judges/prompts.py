@@ -12,8 +12,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Final
 
-from ..run import references
-from ..run.evidence import Evidence
+from ..record import references
+from ..record.evidence import Evidence
 from ..spec.models import JudgeDecl
 from .parsing import DEFAULT_SCALE
 

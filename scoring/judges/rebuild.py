@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from ..compat.goquote import quote
-from ..run.events import Event
-from ..run.evidence import Evidence
+from ..record.events import Event
+from ..record.evidence import Evidence
 from ..spec.models import EvaluationSpec, JudgeDecl, JudgeLimits
 from . import aggregate
 from .call_events import (

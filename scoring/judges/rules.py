@@ -14,7 +14,7 @@ from typing import Final
 
 from ..compat.goquote import quote
 from ..errors import FieldError
-from ..run import references
+from ..record import references
 from ..spec.models import Consensus, EvaluationSpec, JudgeDecl
 from ..validators.schemas import SchemaProblem, schema_draft
 from .providers import infer_provider

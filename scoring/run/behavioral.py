@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..compat.goquote import quote
+from ..record.evidence import Evidence, ToolCall
 from ..spec.models import BehavioralSignal, EvaluationSpec
-from .evidence import Evidence, ToolCall
 from .records import State, ValidatorResult
 
 OUT_OF_SCOPE_MESSAGES = ("tool is not allowed in this runtime",

@@ -7,53 +7,18 @@ AgentClash; it is a metric in state ``error``, which makes the scorecard invalid
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from .. import layers
 from ..compat.goquote import quote
+from ..record.evidence import Evidence
+from ..record.pricing import run_model_cost_usd
 from ..spec.models import EvaluationSpec, MetricDecl
 from .behavioral import signal_value
-from .evidence import Evidence
-from .pricing import run_model_cost_usd
-from .records import MetricResult, State, ValidatorResult
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a collector may read."""
-
-    spec: EvaluationSpec
-    evidence: Evidence
-    validators: list[ValidatorResult]
-    readings: Mapping[str, object] = field(default_factory=dict)
-    """Each registered layer's reading of the run's events, by layer name."""
-
-
-@dataclass(frozen=True)
-class Collected:
-    """A collector's outcome before it becomes a :class:`MetricResult`."""
-
-    state: State
-    numeric: float | None = None
-    boolean: bool | None = None
-    reason: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-Collector = Callable[[Context], Collected]
-
-
-def value(number: float, **metadata: Any) -> Collected:
-    """An available numeric value."""
-    return Collected("available", numeric=float(number), metadata=metadata)
-
-
-def unavailable(reason: str, **metadata: Any) -> Collected:
-    """No value, and why."""
-    return Collected("unavailable", reason=reason, metadata=metadata)
+from .collector import Collected, Collector, Context, unavailable, value
+from .records import MetricResult, ValidatorResult
 
 
 def collect_metric(decl: MetricDecl, spec: EvaluationSpec, evidence: Evidence,

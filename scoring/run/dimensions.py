@@ -4,37 +4,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import layers
 from ..compat.goquote import quote
 from ..compat.textform import first_non_empty
 from ..judges.call_events import BUDGET_STOP, UNJUDGEABLE
-from ..spec.models import Dimension, Envelope, EvaluationSpec
-from . import behavioral, collectors, pricing
-from .evidence import Evidence
-from .records import DimensionResult, MetricResult, ValidatorResult
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What dimension sources read: everything evaluated before them."""
-
-    spec: EvaluationSpec
-    evidence: Evidence
-    validators: list[ValidatorResult]
-    metrics: list[MetricResult]
-    judge_results: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    human_preference: float | None = None
-    readings: Mapping[str, object] = field(default_factory=dict)
-    """Each registered layer's reading of the run's events, by layer name."""
-
-
-Source = Callable[[Dimension, Inputs], DimensionResult]
-"""A dimension source: one declared dimension and everything scored before it in, its
-result out."""
+from ..record import pricing
+from ..spec.models import Dimension, Envelope
+from . import behavioral, collectors
+from .records import DimensionResult, MetricResult
+from .source import Inputs, Source
 
 
 def score_dimension(dimension: Dimension, given: Inputs) -> DimensionResult:

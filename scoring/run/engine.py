@@ -16,16 +16,17 @@ from ..compat.goquote import quote
 from ..compat.textform import first_non_empty
 from ..errors import SpecError
 from ..judges.rebuild import JudgeOutcome, judge_results
+from ..record.events import Event, order_events
+from ..record.evidence import Evidence, extract_evidence
 from ..spec.models import EvaluationSpec
 from ..spec.rules import validate_spec
 from ..validators import fuzzy_match, math_equivalence
 from . import scorecard as card
 from .collectors import collect_metric
-from .dimensions import Inputs, score_dimension
-from .events import Event, order_events
-from .evidence import Evidence, extract_evidence
+from .dimensions import score_dimension
 from .inputs import run_inputs
 from .records import DimensionResult, MetricResult, ValidatorResult
+from .source import Inputs
 from .strategies import Verdict, decide, is_available, weights
 from .validator_run import run_validator
 

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import FieldError, InputError
+from ..record.events import Event
 from ..spec.cases import Case
-from .events import Event
 
 M = TypeVar("M", bound=BaseModel)
 

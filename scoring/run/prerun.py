@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import layers
+from ..record.events import decode_events
+from ..record.evidence import extract_evidence
 from ..spec.models import EvaluationSpec
-from .events import decode_events
-from .evidence import extract_evidence
 
 
 def prerun_check(spec: EvaluationSpec, events: Iterable[Any]) -> str | None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..compat.goquote import quote
+from ..record.evidence import Evidence
+from ..record.references import Resolution, resolve, resolve_source
 from ..spec.models import EvaluationSpec, ValidatorDecl
 from ..validators import lookup
 from ..validators.base import NESTED_TOO_DEEPLY, CheckInput, Kind, Outcome, classify
-from .evidence import Evidence
 from .records import ValidatorResult
-from .references import Resolution, resolve, resolve_source
 
 
 def run_validator(decl: ValidatorDecl, spec: EvaluationSpec, evidence: Evidence) -> ValidatorResult:

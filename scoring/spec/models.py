@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .. import layers
+from .. import layer_sources
 from ..compat.godecode import Int32, Int64
 from ..compat.textnorm import trim
 from .superset import ClawdiatorsBlock, EfficiencyConfig, SpeedConfig
@@ -238,7 +238,7 @@ class EvaluationSpec(Strict):
             if not dimension.source:
                 _expand_builtin(dimension, self)
             if not dimension.better_direction and (dimension.source in HIGHER_BY_DEFAULT
-                                                   or dimension.source in layers.sources()):
+                                                   or dimension.source in layer_sources.sources()):
                 dimension.better_direction = "higher"
         return self
 

@@ -16,7 +16,7 @@ from .. import layers
 from ..compat.goquote import quote
 from ..errors import FieldError
 from ..judges.rules import judge_rules
-from ..run import references
+from ..record import references
 from ..validators import lookup
 from ..validators.base import Kind, config_parse_message
 from .dimension_rules import dimension_rules

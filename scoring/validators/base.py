@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..compat import lenient
 from ..compat.godecode import unwrap
 from ..errors import FieldError
-from ..run.evidence import Evidence
-from ..run.references import Resolution
+from ..record.evidence import Evidence
+from ..record.references import Resolution
 from ..spec.models import EvaluationSpec, ValidatorDecl
 
 Strictness = Literal["strict", "lenient", "ignored"]

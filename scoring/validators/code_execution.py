@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ..compat.textnorm import go_quote
 from ..errors import FieldError
-from ..run.references import source
+from ..record.references import source
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
 DEFAULT_TIMEOUT_MS: Final = 30_000

@@ -25,7 +25,7 @@ from ..compat.jsondoc import DocumentError, parse_document, to_exact, to_plain
 from ..compat.patterns import PatternError, compile_pattern, search
 from ..compat.textform import first_non_empty
 from ..errors import FieldError
-from ..run.references import Resolution
+from ..record.references import Resolution
 from .base import CheckInput, Kind, Outcome, StrictConfig
 from .json_path_match import Expectation, evaluate
 

@@ -24,8 +24,8 @@ from pydantic import Field
 from ..compat import gojson
 from ..compat.textnorm import go_quote
 from ..errors import FieldError
-from ..run.evidence import ToolCall
-from ..run.references import source
+from ..record.evidence import ToolCall
+from ..record.references import source
 from .base import CheckInput, Kind, Outcome, StrictConfig
 
 ORDER_MODES = ("subsequence", "exact")

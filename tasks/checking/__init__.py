@@ -4,7 +4,7 @@ The reference submission runs K times and an empty one once, per case; each sect
 :data:`~tasks.checking.sections.SECTIONS` judges those runs (the reference wins every
 time, verdicts do not vary, the empty submission loses, no environmental failure, run
 times). The CLI lives in :mod:`workers.check_cli`; the fleet's requirement of a passing
-check in :mod:`tasks.preflight`.
+check in :mod:`.preflight`.
 """
 
 from .leaks import LEAK

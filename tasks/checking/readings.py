@@ -8,10 +8,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from evalfleet.scoring.run import event_types
+from evalfleet.scoring.record import event_types
 
+from ..evaluation.pack_faults import ENVIRONMENT, PACK_ERROR
 from ..messages import RunResult
-from ..pack_faults import ENVIRONMENT, PACK_ERROR
 
 #: Output that says a tool or module the step needs is not in the image.
 _MISSING = re.compile(r"command not found|: not found|No module named [\w.'\"]+|"
@@ -68,7 +68,7 @@ def first_line(*texts: Any) -> str:
     return ""
 
 
-#: How the reason of a run the pack spoiled starts (:mod:`tasks.pack_faults`).
+#: How the reason of a run the pack spoiled starts (:mod:`tasks.evaluation.pack_faults`).
 PACK_FAULTS = (ENVIRONMENT, PACK_ERROR)
 
 

@@ -64,7 +64,8 @@ class CheckReport(BaseModel):
     """The spec's name."""
     version_number: int | None = None
     digest: str
-    """SHA-256 of the pack document in canonical JSON (:func:`tasks.packs.pack_digest`)."""
+    """SHA-256 of the pack document in canonical JSON
+    (:func:`tasks.evaluation.packs.pack_digest`)."""
     runs: int
     """How many times the reference ran per case."""
     where: str

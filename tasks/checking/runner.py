@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 
 from evalfleet.sandbox.errors import SandboxError
 
+from ..evaluation.packs import pack_digest
 from ..messages import RunRequest, RunResult
-from ..packs import pack_digest
 from .report import CaseReport, CheckReport
 from .sections import SECTIONS, Section
 from .subject import Subject, Trial
 
 if TYPE_CHECKING:
-    from ..client import EvalfleetClient
+    from ..platform.client import EvalfleetClient
 
 Execute = Callable[[Sequence[RunRequest]], list[RunResult]]
 Progress = Callable[[RunRequest, RunResult], None]

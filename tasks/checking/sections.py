@@ -7,10 +7,10 @@ share its runs: the reference runs once per index however many sections read it.
 
 Adding a section is adding a class and a line to :data:`SECTIONS`. The forgery battery is
 one: its ``trials`` build hostile submissions against the pack's own names
-(:mod:`tasks.forgeries.battery`), one :class:`Trial` each (label ``forgery:<name>``), and its
+(:mod:`.forgeries.battery`), one :class:`Trial` each (label ``forgery:<name>``), and its
 ``judge`` lists the forgeries that win. It is not core (it does not decide soundness); its
 verdict is recorded per section key in the fleet's preflight record, where an operator may
-require it separately (:class:`tasks.preflight.PreflightGate` ``required``), and
+require it separately (:class:`.preflight.PreflightGate` ``required``), and
 ``evalfleet check`` exits non-zero when it fails.
 """
 
@@ -20,12 +20,12 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final
 
-from evalfleet.scoring.run import event_types
+from evalfleet.scoring.record import event_types
 
-from ..forgeries.battery import Forgery, battery, refused, wins
+from ..evaluation.packs import sandbox_block
 from ..messages import RunResult, Submission
-from ..packs import sandbox_block
 from . import leaks, readings
+from .forgeries.battery import Forgery, battery, refused, wins
 from .report import Level, SectionReport
 from .subject import Subject, Trial
 
@@ -273,10 +273,10 @@ class Timing(Section):
 
 
 class Forgeries(Section):
-    """The forgery battery (:mod:`tasks.forgeries.battery`): submissions that implement nothing
+    """The forgery battery (:mod:`.forgeries.battery`): submissions that implement nothing
     and try to win anyway, built against the pack's own deliverable and test names. A
     forgery wins when its run does not lose or any ``code_execution`` passes for it; one of
-    the shapes that must lose (:mod:`tasks.forgeries.shapes`) wins when its run ends as
+    the shapes that must lose (:mod:`.forgeries.shapes`) wins when its run ends as
     anything but a scored loss, refused at the intake included.
 
     Not core: whether the fleet requires it is the operator's separate choice

@@ -15,9 +15,9 @@ from typing import Any
 
 from evalfleet.scoring import Case, Pack
 
+from ..evaluation.packs import SandboxBlock, sandbox_block
 from ..messages import Rejection, Submission
-from ..packs import SandboxBlock, sandbox_block
-from ..submissions import load_submission
+from .submissions import load_submission
 
 #: Where a pack names its reference submission.
 REFERENCE_FIELD = "pack.version.sandbox.reference"

@@ -52,7 +52,7 @@ def fleet(redis_server: RedisServer, docker_client: Any,
 @pytest.fixture
 def client(redis_server: RedisServer) -> Iterator[Any]:
     """An EvalfleetClient on the private Redis."""
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     found = EvalfleetClient(redis_server.url)
     yield found

@@ -49,8 +49,8 @@ from fleet_support import (
 )
 
 from evalfleet.sandbox.docker.listing import name_of
-from evalfleet.tasks.client import SubmitError
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
+from evalfleet.tasks.platform import SubmitError
 from evalfleet.tasks.redis_keys import RESULTS_STREAM, deliveries_key, result_key
 from evalfleet.workers.devtools.local_fleet import WorkerNode, worker_env
 

@@ -85,7 +85,7 @@ class PrivateFleet:
         return self.starter.launch(name, args, **settings)
 
     def client(self, url: str | None = None) -> Any:
-        from evalfleet.tasks.client import EvalfleetClient
+        from evalfleet.tasks.platform import EvalfleetClient
 
         made = EvalfleetClient(url or self.redis.url)
         self.clients.append(made)

@@ -1,11 +1,11 @@
 """The forgery battery through the whole fleet, on every runtime (issue 21).
 
-Each forgery of ``tasks.forgeries.battery`` implements nothing and tries to win the example pack
-``fizzbuzz-coding`` anyway. Written as a clean-room pack (deliverables, a probe instead of
-an import, a JUnit report as the verdict), the pack resists every one of them. Each
-forgery that aims at a pack's tests wins a pack written to be forged (:mod:`forgeable`):
-the battery is not empty words; those aiming at the fleet name the tests of the defence
-they probe.
+Each forgery of ``tasks.checking.forgeries.battery`` implements nothing and tries to win
+the example pack ``fizzbuzz-coding`` anyway. Written as a clean-room pack (deliverables, a
+probe instead of an import, a JUnit report as the verdict), the pack resists every one of
+them. Each forgery that aims at a pack's tests wins a pack written to be forged
+(:mod:`forgeable`): the battery is not empty words; those aiming at the fleet name the
+tests of the defence they probe.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from forgeable import (
 )
 
 from evalfleet.scoring import load_pack
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES, battery, refused, wins
 from evalfleet.tasks.checking.leaks import leaked
 from evalfleet.tasks.checking.readings import files_refused
-from evalfleet.tasks.forgeries.battery import FORGERIES, battery, refused, wins
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
 
 PACK = EXAMPLE / "pack.yaml"

@@ -16,10 +16,10 @@ from pydantic import ValidationError
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring import Pack, SpecError, evaluate, load_pack
-from evalfleet.scoring.run.events import decode_events
+from evalfleet.scoring.record.events import decode_events
 from evalfleet.tasks.decoding import parse_request
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 from evalfleet.tasks.messages import Rejection, RunRequest
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 MiB = 1024 * 1024
 MAX = 8 * MiB

@@ -124,7 +124,7 @@ def assert_pack_error(name: str, result: RunResult) -> None:
 def assert_flood_is_contained(result: RunResult) -> None:
     """A hidden test printing 1 GB is stopped at the output cap and its validator fails;
     the result stays small. It is never no contest: the candidate's code runs under the
-    test and could flood it on purpose to void a loss (``tasks/pack_faults.py``)."""
+    test and could flood it on purpose to void a loss (``tasks/evaluation/pack_faults.py``)."""
     card = result.scorecard
     assert result.outcome == "scored" and card is not None, (result.outcome, result.reason)
     assert not card.validity_reason.startswith("pack_error"), card.validity_reason

@@ -27,8 +27,8 @@ from fleet_support import (
 )
 from kombu.exceptions import OperationalError
 
-from evalfleet.tasks.client import EvalfleetClient, SubmitError
-from evalfleet.tasks.intake import IntakeForwarder
+from evalfleet.tasks.platform import EvalfleetClient, SubmitError
+from evalfleet.tasks.platform.intake import IntakeForwarder
 from evalfleet.tasks.queueing import PRIORITY_STEPS, queue_for
 from evalfleet.tasks.redis_keys import INTAKE_GROUP, INTAKE_STREAM
 from evalfleet.workers.devtools.local_fleet import RedisServer

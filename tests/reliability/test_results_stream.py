@@ -15,11 +15,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from evalfleet.scoring.run.scorecard import Scorecard
-from evalfleet.tasks.client import EvalfleetClient
 from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.platform import EvalfleetClient
+from evalfleet.tasks.platform.result_groups import group_states
 from evalfleet.tasks.publish import Publisher
 from evalfleet.tasks.redis_keys import RESULTS_CHANNEL, RESULTS_STREAM
-from evalfleet.tasks.result_groups import group_states
 from evalfleet.workers.devtools.local_fleet import RedisServer
 from evalfleet.workers.metrics import ResultsCollector
 
@@ -125,7 +125,7 @@ def test_results_older_than_their_ttl_leave_the_stream_and_are_reported(
     kept = int(client.redis.xlen(RESULTS_STREAM))
     (state,) = group_states(client.redis)
     assert kept < 243 and state.missed == 243 - kept
-    with caplog.at_level(logging.WARNING, logger="evalfleet.tasks.client"):
+    with caplog.at_level(logging.WARNING, logger="evalfleet.tasks.platform.client"):
         assert read(client, "late") == fresh
     assert f"{243 - kept} results expired before it read them" in caplog.text
     assert "expired before it was read" in caplog.text  # old entries still in the stream

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import click
 
-from evalfleet.tasks.client import EvalfleetClient
 from evalfleet.tasks.devtools.judge_stub import StubJudgeServer
 from evalfleet.tasks.messages import RunRequest, RunResult
+from evalfleet.tasks.platform import EvalfleetClient
 
 from ..fleet_cli import pack_mapping
 from ..settings import Settings
@@ -39,7 +39,7 @@ class DemoRun:
 
 def demo_runs(packs_dir: Path) -> list[DemoRun]:
     """One run per example submission; a multi-case pack runs against its first case."""
-    from evalfleet.tasks.submissions import load_submission
+    from evalfleet.tasks.checking.submissions import load_submission
 
     runs: list[DemoRun] = []
     for pack_file in sorted(packs_dir.glob("*/pack.yaml")):

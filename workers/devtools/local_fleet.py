@@ -93,7 +93,7 @@ def worker_env(redis_url: str, worker_id: str, workdir: Path,
 
 
 #: How long a stopped node gets before SIGKILL: a warm shutdown finishes its pending
-#: sandbox removals (up to a minute: ``tasks.closing.Closer.drain``) and removes its warm
+#: sandbox removals (up to a minute: ``tasks.evaluation.closing.Closer.drain``) and removes its warm
 #: pool; killed sooner, it leaves them to a reaper (the deployments allow 13 minutes).
 STOP_TIMEOUT_S = 120.0
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from evalfleet.scoring.run.event_types import RUN_COMPLETED, RUN_STARTED
+from evalfleet.scoring.record.event_types import RUN_COMPLETED, RUN_STARTED
 
 #: One validator on the submitted final output.
 PACK: dict[str, Any] = {

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from check_support import evalfleet
 
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES
+from evalfleet.tasks.checking.forgeries.memory import FORGERIES as NEED_A_PYTHON_REFERENCE
 from evalfleet.tasks.devtools.judge_stub import StubJudgeServer
-from evalfleet.tasks.forgeries.battery import FORGERIES
-from evalfleet.tasks.forgeries.memory import FORGERIES as NEED_A_PYTHON_REFERENCE
 from evalfleet.workers.devtools.demo import stub_judge_settings
 
 HERE = Path(__file__).parent

@@ -15,12 +15,12 @@ from typing import Any
 import yaml
 from check_support import evalfleet
 
-from evalfleet.tasks.forgeries.battery import FORGERIES
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES
+from evalfleet.tasks.checking.preflight import PreflightRecord
+from evalfleet.tasks.checking.submissions import load_submission
+from evalfleet.tasks.evaluation.packs import pack_digest
 from evalfleet.tasks.messages import RunRequest
-from evalfleet.tasks.packs import pack_digest
-from evalfleet.tasks.preflight import PreflightRecord
 from evalfleet.tasks.redis_keys import preflight_key
-from evalfleet.tasks.submissions import load_submission
 from evalfleet.workers.devtools.local_fleet import wait_until
 
 EXAMPLES = Path(__file__).parents[3] / "examples" / "packs"

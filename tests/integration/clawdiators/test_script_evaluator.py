@@ -15,7 +15,7 @@ from evalfleet.sandbox.evaluator import EvaluatorRun
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 from evalfleet.scoring import evaluate, load_spec
-from evalfleet.tasks import recording
+from evalfleet.tasks.evaluation import recording
 
 SCRIPT = r"""
 import json, os

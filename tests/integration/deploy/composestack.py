@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
+from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest
-from evalfleet.tasks.submissions import load_submission
 from evalfleet.workers.devtools.local_fleet import free_port, wait_until
 
 ROOT = Path(__file__).parents[3]

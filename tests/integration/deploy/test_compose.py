@@ -34,8 +34,8 @@ from composestack import (
 )
 from services import missing_service
 
+from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest, RunResult
-from evalfleet.tasks.submissions import load_submission
 from evalfleet.workers.devtools.local_fleet import wait_until
 
 DASHBOARD = ROOT / "deploy" / "grafana" / "evalfleet.json"
@@ -108,7 +108,7 @@ def stack(docker_client: Any) -> Iterator[Stack]:
 @pytest.fixture(scope="module")
 def batch(stack: Stack) -> Batch:
     """The batch of runs through the stack, submitted once per module."""
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     examples = example_requests()
     requests = [r for r, _ in examples.values()]
@@ -257,7 +257,7 @@ def test_stopping_a_busy_worker_lets_its_run_finish(stack: Stack, docker_client:
 
     Runs last in this module: it leaves the stack with one worker fewer.
     """
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     passing = load_submission(PACKS / "fizzbuzz-coding" / "submissions" / "pass")
     request = RunRequest(run_id=run_id("drain"), pack=pack("fizzbuzz-coding"),

@@ -35,9 +35,9 @@ import json, sys
 from pathlib import Path
 
 import scoring, tasks  # the platform's own, found first on its path
-from evalfleet.tasks.client import EvalfleetClient
+from evalfleet.tasks.platform import EvalfleetClient
 from evalfleet.tasks.messages import RunRequest
-from evalfleet.tasks.submissions import load_submission
+from evalfleet.tasks.checking.submissions import load_submission
 import yaml
 
 redis_url, pack_dir, run_id = sys.argv[1:]

@@ -27,8 +27,8 @@ import pytest
 from composestack import LOCAL_IMAGES, PACKS, ROOT, Stack, pack, run_id
 from services import missing_service
 
+from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest, RunResult
-from evalfleet.tasks.submissions import load_submission
 from evalfleet.workers.devtools.demo import demo_runs
 from evalfleet.workers.devtools.local_fleet import wait_until
 
@@ -116,7 +116,7 @@ def pod(docker_client: Any) -> Iterator[Pod]:
 
 @pytest.fixture(scope="module")
 def client(pod: Pod) -> Iterator[Any]:
-    from evalfleet.tasks.client import EvalfleetClient
+    from evalfleet.tasks.platform import EvalfleetClient
 
     found = EvalfleetClient(pod.stack.redis_url)
     wait_until(lambda: _pings(found), 60, "Redis of the stack did not answer")

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
+from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest
 from evalfleet.tasks.queueing import TASK_NAME, queue_for
 from evalfleet.tasks.redis_keys import INTAKE_STREAM, RESULTS_CHANNEL, RESULTS_STREAM, result_key
-from evalfleet.tasks.submissions import load_submission
 
 PACKS = Path(__file__).parents[3] / "examples" / "packs"
 EXPECTED = {  # pack → (case, result of the passing submission, result of the failing one)

@@ -11,10 +11,10 @@ from typing import Any
 
 import redis as redis_lib
 
+from evalfleet.tasks.evaluation.rescoring import stream_results
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.publish import Publisher
 from evalfleet.tasks.redis_keys import result_key
-from evalfleet.tasks.rescoring import stream_results
 
 
 def test_the_stream_gives_back_the_published_results(redis_server: Any) -> None:

@@ -19,8 +19,8 @@ from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring.judges import CALL_COMPLETED, CALL_SKIPPED, JudgeCall
 from evalfleet.tasks.devtools.judge_stub import Answer, StubJudgeServer, keyword
-from evalfleet.tasks.judging import CallFailed, JudgingConfig, ProviderEndpoint, Sender
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.judging import CallFailed, JudgingConfig, ProviderEndpoint, Sender
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "support-reply-judged" / "pack.yaml"
 KEY = "sk-test-never-published"

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
+from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.devtools.judge_stub import Answer, StubJudgeServer, keyword
 from evalfleet.tasks.messages import RunRequest
-from evalfleet.tasks.submissions import load_submission
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "support-reply-judged"
 

@@ -12,8 +12,8 @@ from pydantic import SecretStr
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.tasks.devtools.judge_stub import Answer, StubJudgeServer
-from evalfleet.tasks.judging import JudgingConfig, ProviderEndpoint
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.judging import JudgingConfig, ProviderEndpoint
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "ranked"},

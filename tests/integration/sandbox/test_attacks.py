@@ -21,8 +21,8 @@ from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.results import DirectoryListing
 from evalfleet.scoring.validators import code_execution
 from evalfleet.scoring.validators.code_execution import CodeExecutionConfig
-from evalfleet.tasks.code_executed import record
-from evalfleet.tasks.recording import directory_listed
+from evalfleet.tasks.evaluation.code_executed import record
+from evalfleet.tasks.evaluation.recording import directory_listed
 
 MiB = 1024 * 1024
 #: The process-level attacks run against both ways of driving a sandbox.

@@ -14,7 +14,7 @@ from sandbox_support import hi_pack, left_over, profile
 
 from evalfleet.sandbox.docker.factory import DockerFactory
 from evalfleet.sandbox.errors import SandboxUnavailable
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 MiB = 1024 * 1024
 PACK = hi_pack("probe")

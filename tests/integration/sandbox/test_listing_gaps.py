@@ -14,7 +14,7 @@ import pytest
 from sandbox_support import left_over, profile
 
 from evalfleet.sandbox.docker.factory import DockerFactory
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "listing"},

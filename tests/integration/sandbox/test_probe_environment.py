@@ -19,7 +19,7 @@ from sandbox_support import evaluated_pack, left_over, profile
 from evalfleet.sandbox.capture import ListingCheck
 from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker.factory import DockerFactory
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ import pytest
 from sandbox_support import hi_pack, left_over, profile
 
 from evalfleet.sandbox.docker.factory import DockerFactory
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 KiB, MiB = 1024, 1024 * 1024
 PACK = hi_pack("seeding")

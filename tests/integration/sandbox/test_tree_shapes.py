@@ -21,7 +21,7 @@ from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker.factory import DockerFactory
 from evalfleet.sandbox.docker.pool import WarmPool
 from evalfleet.sandbox.profile import Limits, Profile
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from evalfleet.sandbox.command import SeedFile
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.results import FileRead
 from evalfleet.sandbox.testing.fake import FakeSandbox
-from evalfleet.tasks.recording import file_captured
+from evalfleet.tasks.evaluation.recording import file_captured
 
 MiB = 1024 * 1024
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalfleet.scoring.run.events import decode_events
-from evalfleet.scoring.run.evidence import Evidence, extract_evidence
+from evalfleet.scoring.record.events import decode_events
+from evalfleet.scoring.record.evidence import Evidence, extract_evidence
 from evalfleet.scoring.run.records import ValidatorResult
 from evalfleet.scoring.run.validator_run import run_validator
 from evalfleet.scoring.spec.cases import Case

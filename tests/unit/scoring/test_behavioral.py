@@ -10,15 +10,15 @@ from helpers import evidence_of, spec_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalfleet.scoring.record.evidence import Evidence, ToolCall
+from evalfleet.scoring.record.transcript import Turn
 from evalfleet.scoring.run.behavioral import (
     SIGNALS,
     SignalValue,
     behavioral_dimension,
     signal_value,
 )
-from evalfleet.scoring.run.evidence import Evidence, ToolCall
 from evalfleet.scoring.run.records import ValidatorResult
-from evalfleet.scoring.run.transcript import Turn
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",
              "expected_from": "literal:x"}

@@ -8,8 +8,9 @@ import pytest
 from helpers import completed, evidence_of
 
 from evalfleet import scoring
-from evalfleet.scoring.run.dimensions import Inputs, normalize, score_dimension
+from evalfleet.scoring.run.dimensions import normalize, score_dimension
 from evalfleet.scoring.run.records import DimensionResult, MetricResult, ValidatorResult
+from evalfleet.scoring.run.source import Inputs
 from evalfleet.scoring.spec.models import Envelope, EvaluationSpec
 
 START = {"type": "system.run.started", "occurred_at": "2026-01-01T00:00:00Z", "payload": {}}

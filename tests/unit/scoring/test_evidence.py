@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from helpers import T0, evidence_of
 
-from evalfleet.scoring.run.evidence import ToolCall
+from evalfleet.scoring.record.evidence import ToolCall
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 

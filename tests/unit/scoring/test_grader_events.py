@@ -3,7 +3,7 @@ back as it was written (and AgentClash's optional keys left out as AgentClash do
 
 from __future__ import annotations
 
-from evalfleet.scoring.run import grader_events
+from evalfleet.scoring.record import grader_events
 
 
 def test_a_capture_reads_back_as_written() -> None:

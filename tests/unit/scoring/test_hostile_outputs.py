@@ -16,10 +16,10 @@ from evalfleet.scoring.clawdiators.script import scores_line
 from evalfleet.scoring.compat import gofloat
 from evalfleet.scoring.compat.gofloat import FloatSyntaxError, parse_float
 from evalfleet.scoring.compat.mathcanon import fraction_text
-from evalfleet.scoring.run import tally
-from evalfleet.scoring.run.events import Event
-from evalfleet.scoring.run.evidence import extract_evidence
-from evalfleet.scoring.run.tally import TestCounts, parse_counts
+from evalfleet.scoring.record import tally
+from evalfleet.scoring.record.events import Event
+from evalfleet.scoring.record.evidence import extract_evidence
+from evalfleet.scoring.record.tally import TestCounts, parse_counts
 
 DEEP = "[" * 100_000
 

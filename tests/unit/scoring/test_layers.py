@@ -9,15 +9,15 @@ import pytest
 from helpers import T0, completed, spec_with
 from pydantic import ValidationError
 
-from evalfleet.scoring import evaluate, layers
+from evalfleet.scoring import evaluate, layer_sources, layers
 from evalfleet.scoring.clawdiators.layer import LAYER
 from evalfleet.scoring.layers import Additions, Adjusted, Layer
-from evalfleet.scoring.run.collectors import Collected, Context
-from evalfleet.scoring.run.dimensions import Inputs
-from evalfleet.scoring.run.events import Event
-from evalfleet.scoring.run.evidence import Evidence
+from evalfleet.scoring.record.events import Event
+from evalfleet.scoring.record.evidence import Evidence
+from evalfleet.scoring.run.collector import Collected, Context
 from evalfleet.scoring.run.prerun import prerun_check
 from evalfleet.scoring.run.records import DimensionResult
+from evalfleet.scoring.run.source import Inputs
 from evalfleet.scoring.spec.models import Dimension, EvaluationSpec
 from evalfleet.scoring.spec.rules import validate_spec
 
@@ -51,12 +51,12 @@ TOY = Layer(name="toy", opted_in=lambda spec: spec.name == "toy", sources={"toy"
 
 
 @pytest.fixture
-def toy_layer() -> Iterator[None]:
+def toy_layer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The toy layer registered beside the Clawdiators layer, for one test."""
-    before = layers.registered()
+    monkeypatch.setattr(layers, "_LAYERS", list(layers.registered()))
+    monkeypatch.setattr(layer_sources, "_BY_LAYER", dict(layer_sources._BY_LAYER))
     layers.register(TOY)
     yield
-    layers._LAYERS[:] = before
 
 
 def _spec(name: str, **extra: Any) -> EvaluationSpec:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from evalfleet.scoring.run.placeholders import merge_case_context, render
+from evalfleet.scoring.spec.placeholders import merge_case_context, render
 
 
 @pytest.mark.parametrize(("value", "text"), [

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from helpers import evidence_of, spec_with
 
-from evalfleet.scoring.run.pricing import lookup_price, run_model_cost_usd, strip_date_suffix
+from evalfleet.scoring.record.pricing import lookup_price, run_model_cost_usd, strip_date_suffix
 from evalfleet.scoring.spec.models import PriceRow
 
 VALIDATOR = {"key": "v", "type": "exact_match", "target": "final_output",

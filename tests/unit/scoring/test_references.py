@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from helpers import T0, completed, evidence_of
 
-from evalfleet.scoring.run.references import is_supported, resolve
+from evalfleet.scoring.record.references import is_supported, resolve
 
 PAYLOAD = {"question": "q?", "answer": "x", "nums": [10, 1000000, {"deep": "d"}],
            "obj": {"b": 2, "a": "<&>"}}

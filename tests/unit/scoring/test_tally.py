@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalfleet.scoring.run.tally import (
+from evalfleet.scoring.record.tally import (
     TestCounts,
     TestVerdict,
     junit_verdicts,

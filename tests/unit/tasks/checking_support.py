@@ -7,8 +7,8 @@ from typing import Any
 
 from evalfleet.scoring import Scorecard, load_pack
 from evalfleet.tasks.checking import Subject
+from evalfleet.tasks.evaluation.packs import sandbox_block
 from evalfleet.tasks.messages import RunResult, Submission
-from evalfleet.tasks.packs import sandbox_block
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "answer"},

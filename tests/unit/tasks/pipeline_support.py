@@ -9,7 +9,7 @@ from typing import Any
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.results import ExecResult
 from evalfleet.sandbox.testing.fake import FakeFactory
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 MiB = 1024 * 1024
 EXAMPLES = Path(__file__).parents[3] / "examples" / "packs"

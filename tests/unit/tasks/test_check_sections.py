@@ -8,6 +8,7 @@ from typing import Any
 
 from unit.tasks.checking_support import card, code_executed, event, result, subject
 
+from evalfleet.tasks.checking.forgeries.memory import ONLY_VISIBLE
 from evalfleet.tasks.checking.report import SectionReport
 from evalfleet.tasks.checking.sections import (
     EmptyLoses,
@@ -18,7 +19,6 @@ from evalfleet.tasks.checking.sections import (
     Timing,
     tally,
 )
-from evalfleet.tasks.forgeries.memory import ONLY_VISIBLE
 from evalfleet.tasks.messages import FieldProblem, Submission
 
 

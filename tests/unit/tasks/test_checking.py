@@ -29,10 +29,10 @@ from evalfleet.tasks.checking import (
     plan,
     subjects,
 )
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES, battery
 from evalfleet.tasks.checking.sections import Runs
-from evalfleet.tasks.forgeries.battery import FORGERIES, battery
+from evalfleet.tasks.evaluation.packs import pack_digest
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
-from evalfleet.tasks.packs import pack_digest
 
 
 def fake_fleet(requests: Sequence[RunRequest]) -> list[RunResult]:

@@ -11,7 +11,7 @@ from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring import evaluate, load_pack
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 SCRIPT = """echo starting
 echo '{"scores": {"quality": 700}, "details": {"checked": 1}}'

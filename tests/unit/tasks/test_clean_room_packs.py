@@ -15,13 +15,13 @@ import yaml
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring import load_pack
-from evalfleet.tasks.forgeries.battery import FORGERIES, battery, exposure, target, wins
-from evalfleet.tasks.forgeries.kit import NOTHING
-from evalfleet.tasks.forgeries.memory import ONLY_VISIBLE, startup_hook
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES, battery, exposure, target, wins
+from evalfleet.tasks.checking.forgeries.kit import NOTHING
+from evalfleet.tasks.checking.forgeries.memory import ONLY_VISIBLE, startup_hook
+from evalfleet.tasks.evaluation.packs import sandbox_block
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.plan_builder import build_plan
 from evalfleet.tasks.messages import RunRequest, RunResult, Submission
-from evalfleet.tasks.packs import sandbox_block
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
-from evalfleet.tasks.plan_builder import build_plan
 
 PACK = Path(__file__).parents[3] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
 

@@ -12,8 +12,8 @@ import pytest
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult
 from evalfleet.sandbox.testing.fake import FakeFactory
-from evalfleet.tasks.closing import Closer
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.closing import Closer
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 pytestmark = pytest.mark.unit
 

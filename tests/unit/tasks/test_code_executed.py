@@ -11,10 +11,10 @@ import pytest
 from evalfleet.sandbox.docker import outcome
 from evalfleet.sandbox.execution import CodeExecution, TestRun
 from evalfleet.sandbox.results import ExecResult, FileRead
-from evalfleet.scoring.run import grader_events
+from evalfleet.scoring.record import grader_events
 from evalfleet.scoring.validators import code_execution
 from evalfleet.scoring.validators.code_execution import CodeExecutionConfig
-from evalfleet.tasks.code_executed import (
+from evalfleet.tasks.evaluation.code_executed import (
     KEPT_OUTPUT_BYTES,
     NO_EVIDENCE,
     kept,

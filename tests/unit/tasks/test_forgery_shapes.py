@@ -21,13 +21,13 @@ from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.seed_limits import NAME_MAX, PATH_MAX
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring import load_pack
+from evalfleet.tasks.checking.forgeries import shapes
+from evalfleet.tasks.checking.forgeries.battery import FORGERIES, battery, target, wins
+from evalfleet.tasks.checking.forgeries.kit import Forgery, Target
+from evalfleet.tasks.checking.forgeries.shapes import SHAPES
 from evalfleet.tasks.checking.sections import Forgeries
-from evalfleet.tasks.forgeries import shapes
-from evalfleet.tasks.forgeries.battery import FORGERIES, battery, target, wins
-from evalfleet.tasks.forgeries.kit import Forgery, Target
-from evalfleet.tasks.forgeries.shapes import SHAPES
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 from evalfleet.tasks.messages import RunResult
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 pytestmark = pytest.mark.unit
 

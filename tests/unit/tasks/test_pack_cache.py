@@ -1,4 +1,4 @@
-"""Loaded packs kept between runs (:mod:`tasks.pack_cache`): each run a copy of its own,
+"""Loaded packs kept between runs (:mod:`tasks.evaluation.pack_cache`): each run a copy of its own,
 an edited file read again, nothing kept of a pack that does not load."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from evalfleet.scoring import SpecError
-from evalfleet.tasks import pack_cache
-from evalfleet.tasks.pack_cache import PackCache, cache_key
+from evalfleet.tasks.evaluation import pack_cache
+from evalfleet.tasks.evaluation.pack_cache import PackCache, cache_key
 
 PACK: dict[str, Any] = {
     "pack": {"slug": "kept"},

@@ -8,7 +8,7 @@ import pytest
 from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.evaluator import EvaluatorRun
 from evalfleet.sandbox.execution import CodeExecution
-from evalfleet.tasks.pack_environment import probes, program_of
+from evalfleet.tasks.evaluation.pack_environment import probes, program_of
 
 
 @pytest.mark.parametrize(("run", "tool"), [

@@ -12,8 +12,8 @@ from evalfleet.sandbox.plan import PlanResult
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.results import DirectoryListing, ExecResult, ListingEntry
 from evalfleet.sandbox.testing.fake import FakeFactory
-from evalfleet.tasks.pack_faults import pack_fault
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pack_faults import pack_fault
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 CONFIG = PipelineConfig(profiles={"default": ProfileBounds(Profile("default", "fake"))})
 PACK: dict[str, Any] = {

@@ -19,7 +19,7 @@ from pipeline_support import (
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring import evaluate, load_pack
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds, run_pipeline
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 from evalfleet.workers.devtools import sandbox_free
 
 

@@ -13,9 +13,9 @@ from evalfleet.sandbox.results import ExecResult
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.scoring import load_spec
 from evalfleet.scoring.run.dimensions import NOT_A_NUMBER
-from evalfleet.tasks.budgets import exceeded
+from evalfleet.tasks.evaluation.budgets import exceeded
+from evalfleet.tasks.evaluation.pipeline import run_pipeline
 from evalfleet.tasks.messages import RunResult, cap_size
-from evalfleet.tasks.pipeline import run_pipeline
 
 
 def test_a_result_past_its_size_with_a_text_payload_is_published_slimmed() -> None:

@@ -14,10 +14,10 @@ from unit.tasks.pipeline_support import PACK, TESTS_PASS, config, request
 
 from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.tasks.checking import check_pack
+from evalfleet.tasks.checking.preflight import Mode, PreflightGate, PreflightRecord, PreflightStore
+from evalfleet.tasks.evaluation.packs import pack_digest
+from evalfleet.tasks.evaluation.pipeline import run_pipeline
 from evalfleet.tasks.messages import RunResult
-from evalfleet.tasks.packs import pack_digest
-from evalfleet.tasks.pipeline import run_pipeline
-from evalfleet.tasks.preflight import Mode, PreflightGate, PreflightRecord, PreflightStore
 from evalfleet.tasks.redis_keys import preflight_key
 
 IMAGE = "sha256:f00d"

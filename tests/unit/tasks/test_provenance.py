@@ -9,8 +9,8 @@ from pipeline_support import PACK, request, run
 
 from evalfleet.scoring import load_pack
 from evalfleet.scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
+from evalfleet.tasks.evaluation.provenance import evalfleet_version, provenance
 from evalfleet.tasks.messages import RunResult
-from evalfleet.tasks.provenance import evalfleet_version, provenance
 
 
 def test_a_scored_run_records_code_semantics_and_pack_hash() -> None:

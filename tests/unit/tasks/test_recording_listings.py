@@ -10,7 +10,7 @@ import pytest
 
 from evalfleet.sandbox.results import DirectoryListing, ListingEntry
 from evalfleet.scoring import evaluate, load_spec
-from evalfleet.tasks.recording import directory_listed
+from evalfleet.tasks.evaluation.recording import directory_listed
 
 SEEN = (ListingEntry("/workspace/a.py", 3, False),)
 SPEC = load_spec({

@@ -1,4 +1,4 @@
-"""Re-scoring stored results with today's semantics (``tasks.rescoring``, ``evalfleet
+"""Re-scoring stored results with today's semantics (``tasks.evaluation.rescoring``, ``evalfleet
 rescore``): what moved is listed field by field; what cannot be re-scored says why."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from pipeline_support import PACK, request, run
 
 from evalfleet.scoring import load_pack
+from evalfleet.tasks.evaluation.rescoring import Change, rescore, stream_results
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.redis_keys import RESULTS_STREAM, result_key
-from evalfleet.tasks.rescoring import Change, rescore, stream_results
 from evalfleet.workers.cli import main
 
 

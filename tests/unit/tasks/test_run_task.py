@@ -14,9 +14,9 @@ from unit.tasks.pipeline_support import TESTS_PASS, request
 from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.testing.fake import FakeFactory
+from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.patience import Patience
-from evalfleet.tasks.pipeline import PipelineConfig, ProfileBounds
 from evalfleet.tasks.run_task import execute
 from evalfleet.tasks.task_context import Runtime
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from unit.tasks.checking_support import PACK, card, result, subject
 
 from evalfleet.tasks.checking import check_pack
-from evalfleet.tasks.forgeries.battery import battery
+from evalfleet.tasks.checking.forgeries.battery import battery
 from evalfleet.workers.check_cli import render
 from evalfleet.workers.cli import main
 

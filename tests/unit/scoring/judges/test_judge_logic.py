@@ -186,7 +186,7 @@ def test_shuffle_is_seeded() -> None:
 
 def test_plan_caps_samples_and_is_model_major() -> None:
     """samples × models calls, capped by max_samples_per_judge, AgentClash's order."""
-    from evalfleet.scoring.run.evidence import Evidence
+    from evalfleet.scoring.record.evidence import Evidence
     from evalfleet.scoring.spec.models import JudgeLimits
 
     judge = decl(model="", models=["gpt-4o", "claude-x"], samples=5,
@@ -198,7 +198,7 @@ def test_plan_caps_samples_and_is_model_major() -> None:
 
 
 def test_n_wise_alone_is_unavailable() -> None:
-    from evalfleet.scoring.run.evidence import Evidence
+    from evalfleet.scoring.record.evidence import Evidence
 
     plan = plan_judge(decl(mode="n_wise", prompt="p"), Evidence(), "run")
     assert (

@@ -208,7 +208,7 @@ def test_an_n_wise_context_error_is_worded_as_agentclash_words_it() -> None:
     <id>: <err>", and the judge "errored"; a missing one is "judge context unavailable"."""
     from evalfleet.scoring.judges.calls import n_wise_reason
     from evalfleet.scoring.judges.prompts import Context
-    from evalfleet.scoring.run import event_types
+    from evalfleet.scoring.record import event_types
 
     assert n_wise_reason("r1", Context(reason="boom", error=True)) == (
         "resolve n_wise context for r1: boom")

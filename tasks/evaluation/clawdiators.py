@@ -13,9 +13,9 @@ from evalfleet.sandbox.evaluator import EvaluatorRun
 from evalfleet.sandbox.paths import seeded_as
 from evalfleet.sandbox.profile import WORKSPACE
 from evalfleet.scoring import EvaluationSpec
-from evalfleet.scoring.run import event_types
+from evalfleet.scoring.record import event_types
 
-from .messages import RunRequest, SubmissionFile
+from ..messages import RunRequest, SubmissionFile
 from .recording import Recorder
 
 MiB = 1024 * 1024

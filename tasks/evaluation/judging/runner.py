@@ -13,25 +13,22 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from evalfleet.scoring import EvaluationSpec
+from evalfleet.scoring import Case, EvaluationSpec
 from evalfleet.scoring.judges import (
     CALL_COMPLETED,
     CALL_SKIPPED,
+    PLAN_UNAVAILABLE,
     Budget,
     JudgeCall,
+    Peer,
+    Reservation,
     call_payload,
     plan_run,
     request_summary,
 )
-from evalfleet.scoring.judges.budget import Reservation
-from evalfleet.scoring.judges.call_events import PLAN_UNAVAILABLE
-from evalfleet.scoring.judges.calls import Peer
-from evalfleet.scoring.run import event_types
-from evalfleet.scoring.run.events import decode_events
-from evalfleet.scoring.run.evidence import extract_evidence
-from evalfleet.scoring.spec.cases import Case
+from evalfleet.scoring.record import decode_events, event_types, extract_evidence
 
-from ..messages import PeerRun
+from ...messages import PeerRun
 from ..recording import Recorder
 from .config import JudgingConfig
 from .http import CallFailed, Sender

@@ -6,7 +6,7 @@ directory, more entries or bytes than the profile's seeding limits
 before any sandbox starts. What only the sandbox can find (its workspace full) ends the
 sandbox's plan at the seeding (:attr:`~sandbox.plan.PlanResult.files_refused`), with the
 same end. Either way the run records ``grader.submission.refused`` and
-``system.run.failed`` (:func:`tasks.recording.submission_refused`), and scoring books the
+``system.run.failed`` (:func:`tasks.evaluation.recording.submission_refused`), and scoring books the
 loss from the event (docs/scoring.md §18), so a stored run re-scores the same. Were it
 ``rejected``, ``internal_error`` or ``infra_error``, a losing candidate could choose no
 verdict.

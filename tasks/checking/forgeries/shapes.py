@@ -4,8 +4,8 @@ listings, exports, the reuse reset), and a listing padded past its cap. Each pla
 answers and deliverables as the others do, so only its shape can keep it from losing.
 
 A candidate chooses its shape, so any end but a scored loss would be a verdict it chose:
-each is :attr:`~tasks.forgeries.kit.Forgery.must_lose`, and a refusal wins too.
-:data:`SHAPES` is their part of :data:`tasks.forgeries.battery.FORGERIES`, in the report's
+each is :attr:`~.kit.Forgery.must_lose`, and a refusal wins too.
+:data:`SHAPES` is their part of :data:`.battery.FORGERIES`, in the report's
 order, after the fleet's.
 """
 

@@ -2,10 +2,11 @@
 
 Events are AgentClash's format, ``{type, sequence_number?, occurred_at, payload}``: the
 platform supplies the agent's trajectory, the worker adds what the sandbox and the judges
-did (``tasks.recording``, ``tasks.judging``), and :mod:`scoring.run.evidence` reads them
-all. A stored run re-scores offline from its events, so renaming a type is a breaking
-change (CHANGELOG.md's contract list points here). The payloads of the worker's own
-events are shaped, and read back, in :mod:`scoring.run.grader_events`.
+did (``tasks.evaluation.recording``, ``tasks.evaluation.judging``), and
+:mod:`scoring.record.evidence` reads them all. A stored run re-scores offline from its
+events, so renaming a type is a breaking change (CHANGELOG.md's contract list points
+here). The payloads of the worker's own events are shaped, and read back, in
+:mod:`scoring.record.grader_events`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Preflight in the fleet: a pack version's check recorded in Redis, required by the operator.
 
 ``evalfleet check PACK --fleet REDIS_URL`` runs the check through the fleet and records its
-verdict under ``evalfleet:preflight:<digest>`` (:func:`tasks.packs.pack_digest` of the pack
-document; the latest check of a version wins), with the cases it checked and the ids of
+verdict under ``evalfleet:preflight:<digest>`` (:func:`tasks.evaluation.packs.pack_digest`
+of the pack document; the latest check of a version wins), with the cases it checked and the ids of
 the images its runs used. A worker whose operator sets ``EVALFLEET_PREFLIGHT__MODE``
 consults it before any container starts (:class:`PreflightGate`):
 
@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from .checking.report import CheckReport
-from .messages import Preflight, PreflightStatus
-from .packs import pack_digest
-from .redis_keys import preflight_key
+from ..evaluation.packs import pack_digest
+from ..messages import Preflight, PreflightStatus
+from ..redis_keys import preflight_key
+from .report import CheckReport
 
 if TYPE_CHECKING:
-    from .pipeline import Prepared
+    from ..evaluation.pipeline import Prepared
 
 Mode = Literal["off", "flag", "require"]
 #: How many of a failed check's errors its record keeps (the reason quotes the first).

@@ -6,10 +6,9 @@ import functools
 from importlib import metadata
 from typing import Any
 
-from evalfleet.scoring import Pack
-from evalfleet.scoring.run.semantics import AGENTCLASH_COMMIT, SEMANTICS_VERSION
+from evalfleet.scoring import AGENTCLASH_COMMIT, SEMANTICS_VERSION, Pack
 
-from .messages import Provenance
+from ..messages import Provenance
 
 
 @functools.cache

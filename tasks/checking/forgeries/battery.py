@@ -4,7 +4,7 @@ Agents that optimise for a score find these (issue 21): each forgery is built ag
 pack's own names — its deliverables (or, for a pack without, the files its tests run next
 to), its hidden test files, its listed directories — and submitted like any run. A forgery
 **wins** when its run does not lose, or when any ``code_execution`` validator passes for it;
-a shape that could void its run (:mod:`tasks.forgeries.shapes`) wins when it ends as
+a shape that could void its run (:mod:`.shapes`) wins when it ends as
 anything but a scored loss, a refusal included. A pack whose tests run in the judge's clean
 room, never import the candidate's code and take their verdict from the judge's own report
 resists all of them (README, "Packs that cannot be gamed").
@@ -22,8 +22,8 @@ from typing import Any
 
 from evalfleet.scoring import Case, Pack
 
-from ..messages import RunResult, Submission
-from ..packs import sandbox_block
+from ...evaluation.packs import sandbox_block
+from ...messages import RunResult, Submission
 from .fleet import FLEET
 from .kit import PASS_LINE, Builder, Forgery, Target, planted, relative, submission
 from .memory import FORGERIES as MEMORY
@@ -91,7 +91,7 @@ def _scalars(case: Case | None) -> Iterator[str]:
 def battery(pack: Pack, reference: Submission | None = None,
             case: Case | None = None) -> list[Forgery]:
     """Every forgery of :data:`FORGERIES` built against ``pack`` (those needing a reference
-    only with one: :mod:`tasks.forgeries.memory`)."""
+    only with one: :mod:`tasks.checking.forgeries.memory`)."""
     aim = target(pack, reference, case)
     return [forgery for build in FORGERIES.values() if (forgery := build(aim)) is not None]
 
@@ -424,9 +424,8 @@ def _unwritable_deliverable(aim: Target) -> Forgery:
 
 
 #: Every forgery of the battery, by name (registry order is the report's order): the test
-#: frameworks' here, then those that know the answers (:mod:`tasks.forgeries.memory`), the
-#: fleet's (:mod:`tasks.forgeries.fleet`), and the shapes that must lose
-#: (:mod:`tasks.forgeries.shapes`).
+#: frameworks' here, then those that know the answers (:mod:`.memory`), the fleet's
+#: (:mod:`.fleet`), and the shapes that must lose (:mod:`.shapes`).
 FORGERIES: dict[str, Builder] = {
     "pytest hook": _pytest_hook,
     "shadowed runner": _shadowed_runner,

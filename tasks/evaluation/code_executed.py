@@ -2,7 +2,7 @@
 event, with counts and per-test verdicts read by scoring's rules.
 
 The sandbox hands back what the test did (:class:`~sandbox.execution.TestRun`); this module
-counts (:mod:`scoring.run.tally`: from the output, or from the JUnit report of a test
+counts (:mod:`scoring.record.tally`: from the output, or from the JUnit report of a test
 that has one) and keeps a bounded head and tail of each output stream.
 """
 
@@ -13,10 +13,10 @@ from typing import Any
 
 from evalfleet.sandbox.execution import TestRun
 from evalfleet.sandbox.results import FileRead, text
-from evalfleet.scoring.run import grader_events
-from evalfleet.scoring.run.tally import (
+from evalfleet.scoring.record import (
     TestCounts,
     TestVerdict,
+    grader_events,
     junit_verdicts,
     parse_counts,
     strict_junit,
@@ -57,7 +57,7 @@ class CodeExecutionRecord:
     duration_s: float = 0.0
 
     def to_event_payload(self) -> dict[str, Any]:
-        """The event's payload (:func:`scoring.run.grader_events.code_executed`)."""
+        """The event's payload (:func:`scoring.record.grader_events.code_executed`)."""
         return grader_events.code_executed(asdict(self), [asdict(t) for t in self.test_cases])
 
 

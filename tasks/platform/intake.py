@@ -19,8 +19,8 @@ from typing import Any
 import redis
 from celery import Celery
 
-from .queueing import TASK_NAME, broker_priority, profile_of, queue_for
-from .redis_keys import INTAKE_GROUP, INTAKE_STREAM
+from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for
+from ..redis_keys import INTAKE_GROUP, INTAKE_STREAM
 
 
 @dataclass

@@ -15,9 +15,8 @@ from pydantic import ValidationError
 from evalfleet.sandbox.evaluator import EvaluatorRecord
 from evalfleet.sandbox.plan import PlanResult
 from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture, text
-from evalfleet.scoring.run import event_types
-from evalfleet.scoring.run import grader_events as payloads
-from evalfleet.scoring.run.events import Event
+from evalfleet.scoring.record import Event, event_types
+from evalfleet.scoring.record import grader_events as payloads
 
 from .code_executed import record
 
@@ -52,7 +51,7 @@ def _sequence_number(event: dict[str, Any]) -> int | None:
 
 def _decoded(event: dict[str, Any]) -> dict[str, Any]:
     """A submitted event with its payload as an object: AgentClash's wire also allows JSON
-    text, which the intake has decoded once already (:class:`scoring.run.events.Event`)."""
+    text, which the intake has decoded once already (:class:`scoring.record.events.Event`)."""
     if not isinstance(event.get("payload"), str | bytes):
         return dict(event)
     return {**event, "payload": Event.model_validate(event).payload}
@@ -84,7 +83,7 @@ def run_story(recorder: Recorder, started: datetime, result: PlanResult,
 
 
 def submission_refused(recorder: Recorder, path: str, reason: str) -> None:
-    """The submission's files the sandbox could not hold (:mod:`tasks.refusals`):
+    """The submission's files the sandbox could not hold (:mod:`tasks.evaluation.refusals`):
     evalfleet's ``grader.submission.refused``, which scores the run as the candidate's
     loss (docs/scoring.md §18), then AgentClash's ``system.run.failed`` with the reason
     (the run did not complete)."""

@@ -1,6 +1,6 @@
 """The forgeries of the battery that know the answers: built from the pack's reference
-submission (:attr:`~tasks.forgeries.kit.Target.reference`) and the case the agent sees
-(:attr:`~tasks.forgeries.kit.Target.visible`), so ``evalfleet check`` builds them for each
+submission (:attr:`~tasks.checking.forgeries.kit.Target.reference`) and the case the agent sees
+(:attr:`~tasks.checking.forgeries.kit.Target.visible`), so ``evalfleet check`` builds them for each
 case it checks. Neither implements the task where it is judged:
 
 * the **memorizer** answers only the visible case's inputs (the reference's answers, as if
@@ -120,5 +120,5 @@ def probe_hooks(aim: Target) -> Forgery | None:
                    submission(planted(aim, NOTHING, **{"plant.py": plant}), "python3 plant.py"))
 
 
-#: This module's part of :data:`tasks.forgeries.battery.FORGERIES`, in the report's order.
+#: This module's part of :data:`tasks.checking.forgeries.battery.FORGERIES`, in the report's order.
 FORGERIES: dict[str, Builder] = {"memorizer": memorizer, "probe start-up hooks": probe_hooks}

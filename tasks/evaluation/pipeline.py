@@ -1,12 +1,12 @@
 """The run pipeline as a plain function: request in, :class:`RunResult` out. No Celery.
 
 validate (spec errors stop here, before any container) → acquire a sandbox (none when the
-plan has nothing to execute, or the submission's files cannot be held: :mod:`tasks.refusals`)
-→ run the plan (seed → commands → stop the candidate → tests → captures) → close → score. A
-candidate's failure is a scored result; a bad request is a ``rejected`` result; our
-infrastructure's failure is an exception (:class:`~sandbox.errors.SandboxUnavailable`) for
-the caller to retry. ``run_pipeline`` is what the Celery task and ``evalfleet run`` both
-call.
+plan has nothing to execute, or the submission's files cannot be held:
+:mod:`tasks.evaluation.refusals`) → run the plan (seed → commands → stop the candidate →
+tests → captures) → close → score. A candidate's failure is a scored result; a bad
+request is a ``rejected`` result; our infrastructure's failure is an exception
+(:class:`~sandbox.errors.SandboxUnavailable`) for the caller to retry. ``run_pipeline`` is
+what the Celery task and ``evalfleet run`` both call.
 """
 
 from __future__ import annotations
@@ -22,17 +22,19 @@ from evalfleet.sandbox.base import Sandbox, SandboxFactory
 from evalfleet.sandbox.plan import Plan, PlanResult
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.results import text
-from evalfleet.scoring import Case, CaseError, EvaluationSpec, Pack, evaluate
-from evalfleet.scoring.run import event_types
-from evalfleet.scoring.run.prerun import prerun_check
-from evalfleet.scoring.spec.cases import find_case
+from evalfleet.scoring import (
+    Case,
+    CaseError,
+    EvaluationSpec,
+    Pack,
+    evaluate,
+    find_case,
+    prerun_check,
+)
+from evalfleet.scoring.record import event_types
 
-from . import clawdiators, recording, refusals
-from .budgets import enforce_budgets
-from .closing import close_now
-from .decoding import decode_loosely, fallback_run_id, parse_request
-from .judging import JudgingConfig, judged_events
-from .messages import (
+from ..decoding import decode_loosely, fallback_run_id, parse_request
+from ..messages import (
     FieldProblem,
     Preflight,
     Rejection,
@@ -40,6 +42,10 @@ from .messages import (
     RunResult,
     cap_size,
 )
+from . import clawdiators, recording, refusals
+from .budgets import enforce_budgets
+from .closing import close_now
+from .judging import JudgingConfig, judged_events
 from .pack_faults import no_contest, pack_fault
 from .packs import SandboxBlock, resolve_pack, sandbox_block
 from .plan_builder import build_plan, step_env
@@ -97,8 +103,8 @@ def run_pipeline(body: str | bytes | dict[str, Any], factory: SandboxFactory,
     """Run one request end to end and return its result (not yet published).
 
     ``close`` receives the sandbox once its plan is done (or failed); the worker passes
-    :meth:`tasks.closing.Closer.close_later` so removal leaves the run's critical path.
-    ``gate`` (:class:`tasks.preflight.PreflightGate`) may refuse the run before any
+    :meth:`tasks.evaluation.closing.Closer.close_later` so removal leaves the run's critical path.
+    ``gate`` (:class:`tasks.checking.preflight.PreflightGate`) may refuse the run before any
     container starts; its answer is the result's ``preflight``.
 
     Raises:
@@ -135,7 +141,7 @@ class Prepared:
     """Why the submitted events end the run before any container (scoring's pre-run check:
     a Clawdiators constraint the pack enforces), or None."""
     refusal: Refusal | None = None
-    """The submission's file the sandbox cannot hold (:mod:`tasks.refusals`): the
+    """The submission's file the sandbox cannot hold (:mod:`tasks.evaluation.refusals`): the
     candidate's loss before any container, or None."""
 
     @property

@@ -12,12 +12,11 @@ from evalfleet.sandbox.paths import PathRejected, seeded_as, workspace_path
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.profile import WORKSPACE
 from evalfleet.sandbox.room import Probe
-from evalfleet.scoring import Case, EvaluationSpec
-from evalfleet.scoring.run.placeholders import render
+from evalfleet.scoring import Case, EvaluationSpec, placeholders
 
+from ..messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
 from . import pack_environment
 from .clawdiators import evaluator_run
-from .messages import FieldProblem, Rejection, RunRequest, SubmissionCommand, SubmissionFile
 from .packs import ProbeSpec, SandboxBlock
 
 
@@ -26,7 +25,7 @@ def build_plan(spec: EvaluationSpec, case: Case | None, block: SandboxBlock,
                workspace: str = WORKSPACE) -> Plan:
     """Everything the run needs from its sandbox, in the pipeline's order: the pack's own
     files and setup commands first, then the submission's (``workspace``: the profile's,
-    for the environment probes of :mod:`tasks.pack_environment`).
+    for the environment probes of :mod:`tasks.evaluation.pack_environment`).
 
     Raises:
         Rejection: a submission file collides with a pack file or does not decode.
@@ -107,8 +106,9 @@ def command(spec: SubmissionCommand, env: Mapping[str, str], output_cap: int | N
 def probe(name: str, spec: ProbeSpec, env: Mapping[str, str], output_cap: int | None,
           context: Mapping[str, Any]) -> Probe:
     """A probe of the pack: its command as the candidate, placeholders filled."""
-    argv: tuple[str, ...] | str = (render(spec.run, context).text if isinstance(spec.run, str)
-                                   else tuple(render(a, context).text for a in spec.run))
+    fill = placeholders.render
+    argv: tuple[str, ...] | str = (fill(spec.run, context).text if isinstance(spec.run, str)
+                                   else tuple(fill(a, context).text for a in spec.run))
     return Probe(name=name, command=Command(argv=argv, stdin=spec.stdin.encode(),
                                             env=dict(env), timeout_s=spec.timeout_ms / 1000,
                                             output_cap_bytes=output_cap))
@@ -127,7 +127,7 @@ def code_executions(spec: EvaluationSpec, reports: Mapping[str, str] | None = No
         if decl.type != "code_execution" or check is None or check.type != "file_capture":
             continue
         config: dict[str, Any] = decl.config or {}
-        command = render(str(config.get("test_command", "")).strip(), context or {})
+        command = placeholders.render(str(config.get("test_command", "")).strip(), context or {})
         runs.append(CodeExecution(
             validator_key=decl.key, target=decl.target, target_path=check.path,
             test_command=command.text, unresolved=command.unresolved,

@@ -2,7 +2,7 @@
 the custom-script evaluator (hooks, links, FIFOs, crashes), the space it needs (a full or
 locked ``/tmp``), the sandbox itself (a FIFO past ``PATH_MAX``, a memory bomb that ends it)
 and the grader's own events. :data:`FLEET` is their part of
-:data:`tasks.forgeries.battery.FORGERIES`, in the report's order."""
+:data:`.battery.FORGERIES`, in the report's order."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import textwrap
 from typing import Any
 
-from ..messages import Submission
+from ...messages import Submission
 from .kit import PASS_LINE, Builder, Forgery, Target, answered, submission
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from .redis_keys import RESULTS_STREAM
+from ..redis_keys import RESULTS_STREAM
 
 
 @dataclass(frozen=True)

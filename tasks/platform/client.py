@@ -20,10 +20,10 @@ from celery import Celery
 from kombu.exceptions import BatchPublishError, OperationalError
 from pydantic import ValidationError
 
-from . import broker
-from .messages import RunRequest, RunResult
-from .queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
-from .redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key
+from .. import broker
+from ..messages import RunRequest, RunResult
+from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
+from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key
 from .result_groups import missed_by
 
 log = logging.getLogger(__name__)

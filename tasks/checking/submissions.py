@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .messages import Submission, SubmissionFile
+from ..messages import Submission, SubmissionFile
 
 MANIFESTS = ("submission.yaml", "submission.yml", "submission.json")
 

@@ -29,7 +29,7 @@ from evalfleet.sandbox.paths import PathRejected, workspace_path
 from evalfleet.sandbox.profile import WORKSPACE
 from evalfleet.scoring import Pack, SpecError
 
-from .messages import (
+from ..messages import (
     FieldProblem,
     Rejection,
     RunRequest,
@@ -126,7 +126,7 @@ class SandboxBlock(BaseModel):
         return "default"
 
 
-#: The packs this process has loaded (:mod:`tasks.pack_cache`).
+#: The packs this process has loaded (:mod:`tasks.evaluation.pack_cache`).
 PACKS = PackCache()
 
 

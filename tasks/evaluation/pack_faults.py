@@ -5,7 +5,7 @@ Whose fault it is decides the path: a step that fails because of what the **pack
 to the candidate, not ``infra_error``. What counts as the pack's is only what the candidate
 cannot have caused (a candidate must never be able to turn a loss into no contest):
 
-* its environment cannot work: the probe of :mod:`tasks.pack_environment` found the
+* its environment cannot work: the probe of :mod:`tasks.evaluation.pack_environment` found the
   workspace unwritable, too small for the pack's files, or a tool the pack's own commands
   name missing (reason ``pack environment: …``);
 * the pack's files could not be written, or a setup command did not succeed: both come

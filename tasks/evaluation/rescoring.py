@@ -20,12 +20,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalfleet.scoring import Pack, Scorecard, SpecError, evaluate
-from evalfleet.scoring.spec.cases import CaseError, find_case
+from evalfleet.scoring import CaseError, Pack, Scorecard, SpecError, evaluate, find_case
 
-from .messages import RunResult
+from ..messages import RunResult
+from ..redis_keys import RESULTS_STREAM, result_key
 from .provenance import provenance
-from .redis_keys import RESULTS_STREAM, result_key
 
 Kind = Literal["verdict", "score", "result", "text"]
 Status = Literal["changed", "unchanged", "skipped", "unscorable"]

@@ -10,10 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from evalfleet.scoring import EvaluationSpec
-from evalfleet.scoring.run import event_types
-from evalfleet.scoring.run.events import decode_events
-from evalfleet.scoring.run.evidence import extract_evidence, over_limit
-from evalfleet.scoring.run.pricing import run_model_cost_usd
+from evalfleet.scoring.record import (
+    decode_events,
+    event_types,
+    extract_evidence,
+    over_limit,
+    run_model_cost_usd,
+)
 
 from .recording import Recorder
 

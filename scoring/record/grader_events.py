@@ -1,5 +1,5 @@
 """The events the worker writes about the sandbox's work: their payloads, written here
-(by :mod:`tasks.recording`) and read here (by :mod:`scoring.run.evidence`).
+(by :mod:`tasks.evaluation.recording`) and read here (by :mod:`scoring.record.evidence`).
 
 Reading follows AgentClash's Go structs: ``grader.verification.file_captured``,
 ``…directory_listed`` and ``…code_executed`` are read with ``json.Unmarshal`` into

@@ -1,4 +1,4 @@
-"""What every forgery of the battery is made of (:mod:`tasks.forgeries.battery`): the names it aims
+"""What every forgery of the battery is made of (:mod:`.battery`): the names it aims
 at in a pack, the hostile submission, and the helpers that build one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import Submission
+from ...messages import Submission
 
 #: Every forged deliverable: any name imported from it exists and does nothing (a module
 #: ``__getattr__``), so the tests get as far as running and fail, as a wrong answer would.
@@ -33,7 +33,7 @@ class Target:
     relative to the workspace, where the candidate's commands start)."""
     reference: tuple[tuple[str, str], ...] = ()
     """The reference submission's text deliverables, ``(path, text)`` (empty when the battery
-    is built without a reference): :mod:`tasks.forgeries.memory` loads them."""
+    is built without a reference): :mod:`tasks.checking.forgeries.memory` loads them."""
     visible: tuple[str, ...] = ()
     """Every scalar of the case the agent sees (its payload and inputs), as text."""
 
@@ -55,13 +55,13 @@ class Forgery:
     submission: Submission
     must_lose: bool = False
     """Whether anything but a scored loss wins, a refusal included: a shape whose void the
-    candidate could choose (:mod:`tasks.forgeries.shapes`)."""
+    candidate could choose (:mod:`.shapes`)."""
     means: str = ""
     """What its win tells the pack's author, where its name does not say it."""
 
 
 #: Builds a forgery against a pack's names; ``None`` when the pack gives it nothing to aim
-#: at (:mod:`tasks.forgeries.memory` without a reference).
+#: at (:mod:`tasks.checking.forgeries.memory` without a reference).
 Builder = Callable[[Target], Forgery | None]
 
 
