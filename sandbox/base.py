@@ -131,6 +131,13 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Remove the sandbox and everything it owns; safe to call twice, never raises."""
 
+    def terminate(self) -> None:
+        """End the sandbox now, from any thread (the run was cancelled): a step under way
+        and every later one fail or find it ended, and :meth:`close` removes it rather
+        than hand it back for reuse. Never raises. The default is :meth:`close`; a driver
+        whose ``close`` is not safe beside a running step overrides it."""
+        self.close()
+
     def capture(self, check: CaptureCheck, budget: CaptureBudget) -> FileCapture:
         """Capture one file under the §7.2 caps, charging ``budget``.
 

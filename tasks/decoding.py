@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -175,3 +176,27 @@ def fallback_run_id(body: Any) -> str:
     text = body if isinstance(body, str | bytes) else json.dumps(body, sort_keys=True, default=str)
     data = text.encode() if isinstance(text, str) else text
     return "invalid-" + hashlib.sha256(data).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Life:
+    """What the worker reads of a request before it is parsed: its ``match`` and
+    ``expires_at`` (Unix seconds), each ``None`` when absent or not valid (the pipeline
+    then rejects the request, naming the field)."""
+
+    match: str | None = None
+    expires_at: float | None = None
+
+
+def life_of(body: Any) -> Life:
+    """The :class:`Life` of a loosely decoded request."""
+    if not isinstance(body, dict):
+        return Life()
+    try:
+        fields = RunRequest.model_validate({"run_id": "x", "pack_ref": "x",
+                                            "match": body.get("match"),
+                                            "expires_at": body.get("expires_at")})
+    except ValidationError:
+        return Life()
+    moment = fields.expires_at
+    return Life(fields.match, None if moment is None else moment.timestamp())

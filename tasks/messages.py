@@ -13,6 +13,7 @@ import binascii
 from typing import Any, Literal
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -25,7 +26,12 @@ from evalfleet.scoring import Scorecard
 
 SCHEMA_VERSION: Literal[1] = 1
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
-Outcome = Literal["scored", "rejected", "infra_error", "internal_error"]
+#: A match name (a platform's match, tournament round, ...): the run id's alphabet.
+MATCH_PATTERN = RUN_ID_PATTERN
+Outcome = Literal["scored", "rejected", "infra_error", "internal_error", "cancelled", "expired"]
+"""How a run ended. ``cancelled``: the platform cancelled it (:meth:`~tasks.platform.client.
+EvalfleetClient.cancel`) before it was published: no scorecard, neither the candidate's loss
+nor the fleet's failure. ``expired``: no worker started it by its ``expires_at``."""
 
 
 class Wire(BaseModel):
@@ -125,6 +131,14 @@ class RunRequest(Wire):
     """Other runs of the same case that ``n_wise`` judges rank this run against."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Opaque; echoed back in the result."""
+    match: str | None = Field(None, pattern=MATCH_PATTERN)
+    """The platform's name for the runs that belong together (a match, a tournament round):
+    ``client.runs(match)`` lists them, ``client.cancel_match`` and ``wait_many`` take it;
+    echoed in the result."""
+    expires_at: AwareDatetime | None = None
+    """The match's deadline (RFC 3339 with a zone, or Unix seconds): a run no worker has
+    started by then never starts and ends ``expired`` (Clawdiators: a draw with no rating
+    change). A run started by then runs to its end."""
     check_run: int | None = Field(None, ge=1, le=1000)
     """Set by ``evalfleet check`` only: this run's index in a preflight series of one
     submission. Every step of the run (the pack's setup, the submission's commands, the
@@ -201,6 +215,8 @@ class RunResult(BaseModel):
     input_set: str | None = None
     """The key of the input set the scored case belongs to."""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    match: str | None = None
+    """The request's ``match``, echoed."""
     attempt: int = 1
     """How many times this run was delivered to a worker (1 = first delivery)."""
     worker: str = ""

@@ -8,7 +8,9 @@ leave a result key without its stream entry:
    score <score> scorecard_result <win|draw|loss>`` — a small entry that names the result;
 3. ``PUBLISH evalfleet:results <run_id>``.
 
-A later writer (a redelivered run) publishes nothing and learns it was a duplicate.
+A later writer (a redelivered run, or a run cancelled meanwhile) publishes nothing and
+learns it was a duplicate. The same script sets the run's status record to its outcome, and
+the admission before a run sets it ``running`` (:mod:`tasks.lifecycle` holds the scripts).
 
 The stream is kept by age, not by length: an entry lives as long as the result it names
 (``ttl_s``), so a consumer group that was away for days still finds every result published
@@ -18,43 +20,21 @@ the result itself stays in its key; 7 days at 10 runs/s is about 6 million entri
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from .lifecycle import Lifecycle, Publication
 from .messages import RunResult
-from .redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, deliveries_key, result_key
-
-_PUBLISH = """
-if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3]) then
-  local now = redis.call('TIME')
-  local oldest = (tonumber(now[1]) - tonumber(ARGV[3])) * 1000
-  redis.call('XADD', KEYS[2], 'MINID', '~', string.format('%d', oldest), '*',
-             'run_id', ARGV[1], 'outcome', ARGV[4], 'score', ARGV[5],
-             'scorecard_result', ARGV[6])
-  redis.call('PUBLISH', ARGV[7], ARGV[1])
-  return 1
-end
-return 0
-"""
-
-# Before a run, one round trip: 0 if its result is published already, else this delivery's
-# number (the count lives as long as a result would).
-_ADMIT = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return 0
-end
-local delivery = redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[1])
-return delivery
-"""
 
 
-def entry_fields(result: RunResult) -> list[str]:
-    """The stream entry's values after the run id: outcome, score, scorecard result
-    (empty strings when the run has no scorecard or no score)."""
+def publication(result: RunResult) -> Publication:
+    """What the stream entry and the status record say of ``result``: its outcome, score,
+    scorecard result (empty when it has no scorecard or no score) and match."""
     card = result.scorecard
     score = "" if card is None or card.score is None else str(card.score)
-    return [result.outcome, score, (card.result or "") if card is not None else ""]
+    return Publication(run_id=result.run_id, outcome=result.outcome, score=score,
+                       scorecard_result=(card.result or "") if card is not None else "",
+                       match=result.match or "")
 
 
 @dataclass
@@ -63,29 +43,31 @@ class Publisher:
 
     redis: Any
     ttl_s: int = 7 * 24 * 3600
-    """How long a result's key, and its stream entry, live."""
+    """How long a result's key, its stream entry and the run's status record live."""
+    worker: str = ""
+    """The worker named in the status record of each run it admits."""
+    lifecycle: Lifecycle = field(init=False)
 
     def __post_init__(self) -> None:
-        self._script = self.redis.register_script(_PUBLISH)
-        self._admit = self.redis.register_script(_ADMIT)
+        self.lifecycle = Lifecycle(self.redis, self.ttl_s)
 
-    def admit(self, run_id: str) -> int:
+    def admit(self, run_id: str, expires_at: float | None = None,
+              match: str | None = None) -> int:
         """Before running ``run_id``: 0 when its result is published already (a duplicate,
-        not counted), else which delivery of the run this is (1 for the first).
+        or cancelled while queued; not counted); -1 when ``expires_at`` (or the one its
+        record holds) has passed; else which delivery of the run this is (1 for the
+        first), and the run's record says it is running here.
 
         Raises:
             redis.RedisError: Redis refused the count or could not be reached.
         """
-        keys = [result_key(run_id), deliveries_key(run_id)]
-        return int(self._admit(keys=keys, args=[self.ttl_s]))
+        return self.lifecycle.admit(run_id, self.worker, expires_at, match)
 
     def publish(self, result: RunResult, body: str) -> bool:
         """Publish ``body`` (``result`` as JSON) once; False when a result for its run id
-        already exists (a duplicate).
+        already exists (a duplicate, or the run was cancelled).
 
         Raises:
             redis.RedisError: Redis refused the write or could not be reached.
         """
-        keys = [result_key(result.run_id), RESULTS_STREAM]
-        args = [result.run_id, body, self.ttl_s, *entry_fields(result), RESULTS_CHANNEL]
-        return bool(self._script(keys=keys, args=args))
+        return self.lifecycle.publish(publication(result), body)

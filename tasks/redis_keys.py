@@ -22,6 +22,16 @@ DELIVERIES_KEY = "evalfleet:deliveries:{run_id}"
 """How many times a run was delivered (the delivery cap counts it)."""
 PREFLIGHT_KEY = "evalfleet:preflight:{digest}"
 """The latest ``evalfleet check --fleet`` of a pack version (string, JSON, no expiry)."""
+STATUS_KEY = "evalfleet:status:{run_id}"
+"""A run's status record (hash: ``status``, ``match``, ``worker``, ``attempt``,
+``expires_at``, and ``<status>_at`` for every transition, Unix seconds); it lives as long
+as the result (:mod:`tasks.lifecycle`)."""
+MATCH_KEY = "evalfleet:match:{match}"
+"""A match's runs (sorted set: run id → the time it was first seen), as long as its
+latest result lives."""
+CANCELS_CHANNEL = "evalfleet:cancels"
+"""Pub/sub: the run id of each run cancelled while queued or running (its worker stops
+the sandbox)."""
 HEARTBEAT_KEY = "evalfleet:heartbeat:{worker_id}"
 """A worker's heartbeat (string, with a TTL)."""
 FLEET_KEY = "evalfleet:fleet"
@@ -40,6 +50,16 @@ def result_key(run_id: str) -> str:
 def deliveries_key(run_id: str) -> str:
     """:data:`DELIVERIES_KEY` of a run."""
     return DELIVERIES_KEY.format(run_id=run_id)
+
+
+def status_key(run_id: str) -> str:
+    """:data:`STATUS_KEY` of a run."""
+    return STATUS_KEY.format(run_id=run_id)
+
+
+def match_key(match: str) -> str:
+    """:data:`MATCH_KEY` of a match."""
+    return MATCH_KEY.format(match=match)
 
 
 def preflight_key(digest: str) -> str:

@@ -22,6 +22,7 @@ Only when Celery's soft time limit comes near does the task give the run back
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -34,7 +35,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
 
 from . import task_context
-from .decoding import decode_loosely, fallback_run_id
+from .cancelling import CancelWatch, RunCancelled, WatchedFactory
+from .decoding import Life, decode_loosely, fallback_run_id, life_of
 from .evaluation.closing import close_now
 from .evaluation.pipeline import run_pipeline
 from .evaluation.provenance import provenance
@@ -42,6 +44,7 @@ from .messages import RunResult, cap_size
 from .patience import Refused
 from .queueing import TASK_NAME
 
+log = logging.getLogger(__name__)
 INFRA_ERRORS = (SandboxUnavailable, RedisConnectionError, RedisTimeoutError, ConnectionError)
 #: Seconds before Celery's soft time limit at which a run stops waiting for Redis.
 DEADLINE_MARGIN_S = 10.0
@@ -73,13 +76,30 @@ def execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float |
 
 def _execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float | None,
              deadline: float) -> str:
-    run_id = fallback_run_id(decode_loosely(body))
-    attempt = rt.patience.persist("delivery", lambda: rt.publisher.admit(run_id), deadline)
+    decoded = decode_loosely(body)
+    run_id, life = fallback_run_id(decoded), life_of(decoded)
+    attempt = rt.patience.persist(
+        "delivery", lambda: rt.publisher.admit(run_id, life.expires_at, life.match), deadline)
     if not attempt:
         rt.observer.duplicate()
         return "duplicate"
+    if attempt < 0:  # its match's deadline passed before any worker started it
+        return _publish(rt, expired(run_id, rt), 1, enqueued_at, (_queue(task), life),
+                        deadline)
     if attempt > 1:
         rt.observer.redelivered()
+    result = _evaluated(rt, task, body, (run_id, attempt), deadline)
+    if result is None:
+        log.info("run %s was cancelled: its sandbox ended, its result is the cancel's", run_id)
+        return "cancelled"
+    return _publish(rt, result, attempt, enqueued_at, (_queue(task), life), deadline)
+
+
+def _evaluated(rt: task_context.Runtime, task: Any, body: Any, delivery: tuple[str, int],
+               deadline: float) -> RunResult | None:
+    """The run's result, or ``None`` when the platform cancelled it meanwhile (the cancel
+    published its result; :mod:`tasks.cancelling`)."""
+    (run_id, attempt) = delivery
     if attempt > rt.delivery_cap:
         # Only deliveries that never returned get here (every failure that returns is capped
         # on its way out): the pool process was lost mid-run each time (SIGKILL, OOM kill, a
@@ -87,18 +107,24 @@ def _execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float 
         # must not loop forever, so it is published as failed without running again.
         reason = (f"gave up after {attempt - 1} deliveries that never finished (the worker "
                   "process was lost during each, or the run outlived the visibility timeout)")
-        return _publish(rt, failed(run_id, "internal_error", reason, rt), attempt,
-                        enqueued_at, _queue(task), deadline)
-    try:
-        result = run_pipeline(body, rt.factory, rt.config, gate=rt.gate,
-                              close=rt.closer.close_later if rt.closer else close_now)
-    except SandboxConfigError as err:
-        result = failed(run_id, "infra_error", f"sandbox configuration: {err}", rt)
-    except INFRA_ERRORS as err:
-        result = _retry_or_give_up(rt, task, (run_id, attempt), "infra_error", err, deadline)
-    except Exception as err:  # a bug of ours: retried, then published
-        result = _retry_or_give_up(rt, task, (run_id, attempt), "internal_error", err, deadline)
-    return _publish(rt, result, attempt, enqueued_at, _queue(task), deadline)
+        return failed(run_id, "internal_error", reason, rt)
+    result: RunResult | None
+    with CancelWatch(rt.redis, run_id) as watch:
+        try:
+            result = run_pipeline(body, WatchedFactory(rt.factory, watch), rt.config,
+                                  gate=rt.gate,
+                                  close=rt.closer.close_later if rt.closer else close_now)
+        except RunCancelled:
+            return None
+        except SandboxConfigError as err:
+            result = failed(run_id, "infra_error", f"sandbox configuration: {err}", rt)
+        except INFRA_ERRORS as err:  # a cancelled run's sandbox ends: not a failure
+            result = None if watch.cancelled else _retry_or_give_up(
+                rt, task, delivery, "infra_error", err, deadline)
+        except Exception as err:  # a bug of ours: retried, then published
+            result = None if watch.cancelled else _retry_or_give_up(
+                rt, task, delivery, "internal_error", err, deadline)
+    return None if watch.cancelled else result
 
 
 def _retry_or_give_up(rt: task_context.Runtime, task: Any, delivery: tuple[str, int],
@@ -132,9 +158,17 @@ def failed(run_id: str, outcome: Any, reason: str, rt: task_context.Runtime) -> 
                      provenance=provenance())
 
 
+def expired(run_id: str, rt: task_context.Runtime) -> RunResult:
+    """A run no worker started by its ``expires_at``: it never starts."""
+    return RunResult(run_id=run_id, outcome="expired", worker=rt.config.worker_id,
+                     reason="not started by its expires_at: it never ran",
+                     provenance=provenance())
+
+
 def _publish(rt: task_context.Runtime, result: RunResult, attempt: int, enqueued_at: float | None,
-             queue: str, deadline: float) -> str:
-    result.attempt = attempt
+             where: tuple[str, Life], deadline: float) -> str:
+    queue, life = where
+    result.attempt, result.match = attempt, result.match or life.match
     if enqueued_at is not None:
         total = result.timings_ms.get("total", 0.0)
         waited = (time.time() - enqueued_at) * 1000 - total

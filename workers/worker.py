@@ -77,7 +77,7 @@ def build_runtime(settings: Settings) -> Any:
     return Runtime(
         config=settings.pipeline_config(),
         factory=sandbox_factory(settings, cold, metrics),
-        redis=client, publisher=Publisher(client, settings.result_ttl_s),
+        redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.worker_id),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
         observer=metrics, closer=Closer(),
         gate=preflight_gate(settings, client, cold),

@@ -49,7 +49,7 @@ PAST_DEADLINE = RawExec(None, b"", b"deadline exceeded", False, False, True, 0.0
 #: memory limit: SIGKILL, as a process OOM-killed under runc (its output is lost with it).
 KILLED_WITH_SANDBOX = RawExec(137, b"", b"", False, False, False, 0.0)
 #: How a sandbox can end before it is closed (:attr:`Conduit.ended_by`).
-DEADLINE, MEMORY = "deadline", "memory"
+DEADLINE, MEMORY, CANCELLED = "deadline", "memory", "cancelled"
 #: Why a gVisor sandbox reports no usage.
 GVISOR_USAGE = ("not measured under gVisor: the sandbox's cgroup counts its kernel as well "
                 "as the candidate's processes")
@@ -89,7 +89,8 @@ class Conduit:
         self.base_env = dict(base_env or {})
         self.gvisor = gvisor
         self.ended_by: str | None = None
-        """:data:`DEADLINE` or :data:`MEMORY` once the sandbox ended before its close."""
+        """:data:`DEADLINE`, :data:`MEMORY` or :data:`CANCELLED` once the sandbox ended
+        before its close."""
         self.hits: set[str] = set()
         """Limits the run's requests hit: ``timeout``, ``output`` (a cap), ``oom``; a
         reusable sandbox that hit any is removed, not reused (:mod:`sandbox.docker.reuse`)."""
@@ -258,16 +259,26 @@ class Conduit:
         self._closed = True
         removal.remove(self.container, line=self.line)
 
+    def end(self, why: str) -> None:
+        """End the container now, from any thread (``why``: :data:`CANCELLED`), as the
+        wall deadline does; every later request finds it ended, and ``close`` removes it."""
+        self.ended_by = self.ended_by or why
+        self._timer.cancel()
+        self._stop_container()
+
     def _expire(self) -> None:
-        """The wall deadline: end the container (``close`` removes it). It is hung up on
-        (its supervisor or keep-alive exits) and stops by itself; the engine kills it only
-        if it has not stopped within :data:`~sandbox.docker.removal.EXIT_WAIT_S` (why:
-        :mod:`sandbox.docker.removal`)."""
+        """The wall deadline: end the container (``close`` removes it)."""
         self._expired.set()
         self.ended_by = self.ended_by or DEADLINE
+        self._stop_container()
+
+    def _stop_container(self) -> None:
+        """Hang up on the container (its supervisor or keep-alive exits) and let it stop by
+        itself; the engine kills it only if it has not stopped within
+        :data:`~sandbox.docker.removal.EXIT_WAIT_S` (why: :mod:`sandbox.docker.removal`)."""
         if self.line is not None and removal.hang_up(self.line, self.container):
             return
         try:
             self.container.kill()
         except Exception as error:  # already gone or stopping: nothing left to kill
-            log.info("deadline kill of %s: %s", self.id[:12], error)
+            log.info("kill of %s (%s): %s", self.id[:12], self.ended_by, error)

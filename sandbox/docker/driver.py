@@ -46,6 +46,7 @@ from evalfleet.sandbox.docker import (
 )
 from evalfleet.sandbox.docker import evaluator as evaluator_step
 from evalfleet.sandbox.docker.conduit import (
+    CANCELLED,
     DEFAULT_PATH,
     PAST_DEADLINE,
     Conduit,
@@ -391,6 +392,12 @@ class DockerSandbox(Sandbox):
         if self.channel is None:
             return reuse.ResetOutcome(False, "the sandbox has no supervisor")
         return reuse.reset(self)
+
+    def terminate(self) -> None:
+        """End the container now, as its wall deadline would (hung up on, then killed):
+        the step under way ends; it is removed at :meth:`close`, never reused."""
+        self.release = None
+        self.conduit.end(CANCELLED)
 
     def close(self) -> None:
         """Remove the container (force), or hand it back to the pool that may reuse it;

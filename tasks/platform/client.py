@@ -3,7 +3,11 @@
     client = EvalfleetClient("redis://localhost:6379/0")
     run_id = client.submit({"run_id": "r1", "pack_ref": "fizzbuzz", "submission": {...}})
     client.submit_batch(many_requests)                # pipelined: thousands per second
+    client.status(run_id)                             # queued, running (where), ended (how)
     result = client.wait(run_id, timeout=60)          # a RunResult
+    client.cancel(run_id)                             # never starts, or its sandbox stops
+    for result in client.wait_many("match-7", 600):   # a match's results as they arrive
+        ...
     for result in client.results(group="leaderboard"):  # every result, resumable
         ...
 """
@@ -21,9 +25,12 @@ from kombu.exceptions import BatchPublishError, OperationalError
 from pydantic import ValidationError
 
 from .. import broker
+from ..lifecycle import Cancelled, Lifecycle
 from ..messages import RunRequest, RunResult
 from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
-from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key
+from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key, status_key
+from ..status import RunStatus
+from . import cancels
 from .result_groups import missed_by
 
 log = logging.getLogger(__name__)
@@ -70,9 +77,13 @@ def sender_app(redis_url: str, visibility_timeout_s: int = 3600) -> Celery:
 class EvalfleetClient:
     """Submit runs to the fleet and read their results."""
 
-    def __init__(self, redis_url: str, *, app: Celery | None = None) -> None:
+    def __init__(self, redis_url: str, *, app: Celery | None = None,
+                 status_ttl_s: int = 7 * 24 * 3600) -> None:
         self.redis: Any = redis.Redis.from_url(redis_url)
         self.app = app or sender_app(redis_url)
+        self.lifecycle = Lifecycle(self.redis, status_ttl_s)
+        """Writes the ``queued`` records, which live ``status_ttl_s`` until a worker takes
+        the run (then as long as its result: ``EVALFLEET_RESULT_TTL_S``)."""
 
     def submit(self, request: RunRequest | dict[str, Any]) -> str:
         """Validate and enqueue one run; returns its run id.
@@ -100,7 +111,9 @@ class EvalfleetClient:
                     self._send(request, producer)
                     sent.append(request.run_id)
         except (OperationalError, redis.RedisError) as err:
+            self._record(checked[:len(sent)])
             raise SubmitError(sent, [r.run_id for r in checked[len(sent):]], err) from err
+        self._record(checked)
         return sent
 
     def submit_batch(self, requests: Iterable[RunRequest | dict[str, Any]],
@@ -127,7 +140,23 @@ class EvalfleetClient:
                     raise SubmitError(sent, [r.run_id for r in checked[len(sent):]], err,
                                       uncertain=[r.run_id for r in part]) from err
                 sent.extend(r.run_id for r in part)
+                self._record(part)
         return sent
+
+    def _record(self, requests: list[RunRequest]) -> None:
+        """The ``queued`` record of each run sent, in one round trip, after it was sent (a
+        worker that took it first wrote ``running``, which the record leaves alone). A
+        Redis that refuses it loses only the record: the run was queued, and its worker
+        writes the record when it starts it."""
+        try:
+            with self.redis.pipeline(transaction=False) as pipe:
+                for request in requests:
+                    self.lifecycle.queue(request.run_id, request.match,
+                                         _seconds(request.expires_at), client=pipe)
+                pipe.execute()
+        except redis.RedisError as err:
+            log.warning("submit: the queued records of %d runs were not written: %s",
+                        len(requests), err)
 
     def _send(self, request: RunRequest, producer: Any) -> None:
         # argsrepr: the run id, not Celery's repr of the whole request (which it computes
@@ -142,6 +171,59 @@ class EvalfleetClient:
         """The published result of ``run_id``, or None if there is none (yet)."""
         raw = self.redis.get(result_key(run_id))
         return RunResult.model_validate_json(raw) if raw is not None else None
+
+    def status(self, run_id: str) -> RunStatus | None:
+        """Where ``run_id`` stands: ``queued``, ``running`` (which worker, which attempt) or
+        how it ended, with the time of each transition; ``None`` for a run the fleet does
+        not know (never submitted, or past its result's TTL)."""
+        return RunStatus.from_record(run_id, self.redis.hgetall(status_key(run_id)))
+
+    def cancel(self, run_id: str) -> Cancelled:
+        """Cancel a run: a queued run never starts; a running run's sandbox is stopped; its
+        one result is ``cancelled`` (no scorecard). A finished run is left as it is:
+        ``what`` says ``finished`` (``was``: how it ended), or ``unknown``."""
+        return cancels.cancel(self.lifecycle, run_id)
+
+    def cancel_match(self, match: str) -> list[Cancelled]:
+        """:meth:`cancel` every run of ``match``; one answer each."""
+        return cancels.cancel_match(self.lifecycle, match)
+
+    def runs(self, match: str) -> list[RunStatus]:
+        """The runs of ``match`` with their statuses, in the order they were submitted."""
+        run_ids = cancels.match_runs(self.redis, match)
+        with self.redis.pipeline(transaction=False) as pipe:
+            for run_id in run_ids:
+                pipe.hgetall(status_key(run_id))
+            records = pipe.execute()
+        found = (RunStatus.from_record(r, record) for r, record in zip(run_ids, records,
+                                                                        strict=True))
+        return [status for status in found if status is not None]
+
+    def wait_many(self, runs: str | Iterable[str], timeout: float = 300.0) -> Iterator[RunResult]:
+        """The results of ``runs`` (run ids, or a match's name: its runs when called) as
+        they are published, in that order.
+
+        Raises:
+            TimeoutError: ``timeout`` seconds passed with results missing (named).
+        """
+        waiting = ({s.run_id for s in self.runs(runs)} if isinstance(runs, str)
+                   else set(runs))
+        deadline = time.monotonic() + timeout
+        with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
+            pubsub.subscribe(RESULTS_CHANNEL)
+            while waiting:
+                for found in self._published(waiting):
+                    waiting.discard(found.run_id)
+                    yield found
+                if waiting and not _heard_any(pubsub, waiting, deadline):
+                    raise TimeoutError(f"no result within {timeout} s for "
+                                       f"{', '.join(sorted(waiting))}")
+
+    def _published(self, run_ids: set[str]) -> list[RunResult]:
+        """The results of ``run_ids`` published so far (one round trip)."""
+        ordered = sorted(run_ids)
+        raws = self.redis.mget([result_key(run_id) for run_id in ordered])
+        return [RunResult.model_validate_json(raw) for raw in raws if raw is not None]
 
     def wait(self, run_id: str, timeout: float = 300.0) -> RunResult:
         """Block until ``run_id``'s result is published.
@@ -254,6 +336,20 @@ class EvalfleetClient:
 
 def _run_id(fields: dict[bytes, bytes] | None) -> str:
     return (fields or {}).get(b"run_id", b"").decode()
+
+
+def _heard_any(pubsub: Any, run_ids: set[str], deadline: float) -> bool:
+    """Wait for the publication of one of ``run_ids``, or a quiet second; False once
+    ``deadline`` has passed."""
+    while (left := deadline - time.monotonic()) > 0:
+        message = pubsub.get_message(timeout=min(left, 1.0))
+        if message is None or message["data"].decode(errors="replace") in run_ids:
+            return True
+    return False
+
+
+def _seconds(moment: Any) -> float | None:
+    return None if moment is None else float(moment.timestamp())
 
 
 def _heard(pubsub: Any, run_id: bytes, deadline: float) -> bool:

@@ -118,7 +118,7 @@ def test_a_case_the_pack_no_longer_has_is_unscorable() -> None:
 
 class StreamStub:
     """``XRANGE`` over a list of entries and ``MGET`` of result keys, as redis-py answers
-    them: an entry names its run (``publish.entry_fields``), the result is its key's."""
+    them: an entry names its run (``publish.publication``), the result is its key's."""
 
     def __init__(self, results: list[RunResult]) -> None:
         self.entries = [(f"{i + 1}-0".encode(), {b"run_id": r.run_id.encode(),

@@ -5,6 +5,7 @@ The same paths run against real Redis and workers in tests/integration/fleet.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -19,6 +20,9 @@ from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.patience import Patience
 from evalfleet.tasks.run_task import execute
 from evalfleet.tasks.task_context import Runtime
+
+
+wall_clock = time.time
 
 
 class MemoryRedis:
@@ -37,6 +41,25 @@ class MemoryRedis:
     def exists(self, key: str) -> int:
         return int(key in self.data)
 
+    def hget(self, key: str, field: str) -> Any:
+        return self.data.get(f"{key}#{field}")
+
+    def pubsub(self, **options: Any) -> QuietChannel:
+        return QuietChannel()
+
+
+class QuietChannel:
+    """Pub/sub on which nothing is ever said (the cancel watch listens to it)."""
+
+    def subscribe(self, *channels: str) -> None:
+        """Nothing."""
+
+    def get_message(self, timeout: float = 0.0) -> None:
+        time.sleep(timeout)
+
+    def close(self) -> None:
+        """Nothing."""
+
 
 class MemoryPublisher:
     """SET NX semantics over the same dict."""
@@ -48,10 +71,13 @@ class MemoryPublisher:
     def published(self, run_id: str) -> bool:
         return f"evalfleet:result:{run_id}" in self.redis.data
 
-    def admit(self, run_id: str) -> int:
-        """The Lua script's order: the published check, then the count."""
+    def admit(self, run_id: str, expires_at: float | None = None,
+              match: str | None = None) -> int:
+        """The Lua script's order: the published check, the deadline, then the count."""
         if self.redis.exists(f"evalfleet:result:{run_id}"):
             return 0
+        if expires_at is not None and wall_clock() > expires_at:
+            return -1
         return self.redis.incr(f"evalfleet:deliveries:{run_id}")
 
     def publish(self, result: RunResult, body: str) -> bool:
@@ -137,6 +163,31 @@ def test_a_scored_run_is_published_with_its_attempt() -> None:
 
     assert outcome == "scored"
     assert [(r.run_id, r.attempt) for r in publisher.results] == [("run-1", 1)]
+
+
+def test_a_run_past_its_expiry_never_starts_and_ends_expired() -> None:
+    """``expires_at`` passed before any worker took it: no sandbox, one ``expired`` result
+    (no scorecard), its match echoed."""
+    factory = FakeFactory(script={"run-tests 7": TESTS_PASS})
+    rt, publisher = runtime(factory)
+
+    outcome = execute(rt, FakeTask(), request(expires_at=wall_clock() - 1, match="m-1"),
+                      enqueued_at=None)
+
+    assert outcome == "expired" and factory.sandboxes == []
+    [result] = publisher.results
+    assert (result.outcome, result.scorecard, result.match) == ("expired", None, "m-1")
+
+
+def test_a_run_cancelled_before_its_sandbox_never_starts_one() -> None:
+    """Cancelled between its delivery and its sandbox: nothing starts, nothing is published
+    by the worker (the cancel published the run's result)."""
+    factory = FakeFactory(script={"run-tests 7": TESTS_PASS})
+    rt, publisher = runtime(factory)
+    rt.redis.data["evalfleet:status:run-1#status"] = b"cancelled"
+
+    assert execute(rt, FakeTask(), request(), enqueued_at=None) == "cancelled"
+    assert factory.sandboxes == [] and publisher.results == []
 
 
 @pytest.mark.parametrize(("files", "sandboxes"), [

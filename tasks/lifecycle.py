@@ -1,0 +1,200 @@
+"""A run's life in Redis: every transition of its status record is one Lua script, so that
+no two can interleave (a wire contract: the keys are :mod:`tasks.redis_keys`'s).
+
+* **queued** — :meth:`Lifecycle.queue`, by the client and the intake before the run is
+  sent: the record is made only if the run has none (a run id submitted twice is not
+  queued again); the match's index gets the run.
+* **running** — :meth:`Lifecycle.admit`, by the worker that takes it: nothing if its
+  result is published already (a duplicate, or cancelled while queued); ``-1`` if its
+  ``expires_at`` has passed (the worker publishes it ``expired`` without starting it);
+  else the delivery's number, and the record says which worker and attempt.
+* **the outcome** — :meth:`Lifecycle.publish`: the result (``SET NX``), its stream entry,
+  its announcement and the record's final status, at once (:mod:`tasks.publish`).
+* **cancelled** — :meth:`Lifecycle.cancel`: when the run has a record and no result, the
+  ``cancelled`` result is published as any other, and the run id goes out on
+  :data:`~tasks.redis_keys.CANCELS_CHANNEL` (its worker stops the sandbox). Cancel and
+  publication are both ``SET NX`` on the result key inside a script: whichever comes
+  first is the run's one result.
+
+Times are Redis's own clock (``TIME``), Unix seconds. The record and the match index live
+as long as the result (``ttl_s``), and are renewed by each transition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .redis_keys import (
+    CANCELS_CHANNEL,
+    RESULTS_CHANNEL,
+    RESULTS_STREAM,
+    deliveries_key,
+    match_key,
+    result_key,
+    status_key,
+)
+
+#: ``now`` as text (``<seconds>.<microseconds>``), from Redis's clock.
+_NOW = """
+local clock = redis.call('TIME')
+local now = clock[1] .. '.' .. string.format('%06d', clock[2])
+"""
+
+# KEYS: status, match index. ARGV: ttl, match ('' for none), expires_at ('' or seconds),
+# run id.
+_QUEUE = _NOW + """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'status', 'queued', 'queued_at', now)
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'expires_at', ARGV[3])
+end
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[1], 'match', ARGV[2])
+  redis.call('ZADD', KEYS[2], 'NX', now, ARGV[4])
+  redis.call('EXPIRE', KEYS[2], ARGV[1])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+# KEYS: result, deliveries, status, match index. ARGV: ttl, worker, expires_at ('' or
+# seconds), match ('' for none), run id.
+_ADMIT = _NOW + """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+local expires = ARGV[3]
+if expires == '' then
+  expires = redis.call('HGET', KEYS[3], 'expires_at') or ''
+end
+if expires ~= '' and tonumber(now) > tonumber(expires) then
+  return -1
+end
+local delivery = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[3], 'status', 'running', 'running_at', now, 'worker', ARGV[2],
+           'attempt', delivery)
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[3], 'match', ARGV[4])
+  redis.call('ZADD', KEYS[4], 'NX', now, ARGV[5])
+  redis.call('EXPIRE', KEYS[4], ARGV[1])
+end
+redis.call('EXPIRE', KEYS[3], ARGV[1])
+return delivery
+"""
+
+#: The publication (KEYS: result, stream, status, match index. ARGV: run id, body, ttl,
+#: outcome, score, scorecard result, results channel, match): ``published`` is 1 when
+#: this body is the run's result.
+_PUBLISHING = """
+local published = 0
+if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3]) then
+  published = 1
+  local oldest = (tonumber(clock[1]) - tonumber(ARGV[3])) * 1000
+  redis.call('XADD', KEYS[2], 'MINID', '~', string.format('%d', oldest), '*',
+             'run_id', ARGV[1], 'outcome', ARGV[4], 'score', ARGV[5],
+             'scorecard_result', ARGV[6])
+  redis.call('PUBLISH', ARGV[7], ARGV[1])
+  redis.call('HSET', KEYS[3], 'status', ARGV[4], ARGV[4] .. '_at', now)
+  if ARGV[8] ~= '' then
+    redis.call('HSET', KEYS[3], 'match', ARGV[8])
+    redis.call('ZADD', KEYS[4], 'NX', now, ARGV[1])
+    redis.call('EXPIRE', KEYS[4], ARGV[3])
+  end
+  redis.call('EXPIRE', KEYS[3], ARGV[3])
+end
+"""
+_PUBLISH = _NOW + _PUBLISHING + "return published\n"
+
+# As _PUBLISHING, and ARGV[9]: the cancels channel. Returns {what, the status before}.
+_CANCEL = _NOW + """
+local was = redis.call('HGET', KEYS[3], 'status') or ''
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'finished', was}
+end
+if was == '' then
+  return {'unknown', ''}
+end
+""" + _PUBLISHING + """
+redis.call('PUBLISH', ARGV[9], ARGV[1])
+return {'cancelled', was}
+"""
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What a result's publication writes besides its body."""
+
+    run_id: str
+    outcome: str
+    score: str = ""
+    scorecard_result: str = ""
+    match: str = ""
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    """What :meth:`Lifecycle.cancel` found: ``cancelled`` (the run was ``was``: queued or
+    running), ``finished`` (its result was published already, as ``was``) or ``unknown``
+    (no record: never submitted, expired, or sent by a client without the record)."""
+
+    run_id: str
+    what: str
+    was: str = ""
+
+
+class Lifecycle:
+    """The scripts of a run's life over one Redis client (``redis.Redis``)."""
+
+    def __init__(self, redis: Any, ttl_s: int = 7 * 24 * 3600) -> None:
+        self.redis, self.ttl_s = redis, ttl_s
+        self._queue = redis.register_script(_QUEUE)
+        self._admit = redis.register_script(_ADMIT)
+        self._publish = redis.register_script(_PUBLISH)
+        self._cancel = redis.register_script(_CANCEL)
+
+    def queue(self, run_id: str, match: str | None, expires_at: float | None,
+              client: Any = None) -> Any:
+        """Record the run as ``queued`` unless it has a record (on ``client``: a pipeline
+        to batch it with others). Returns 1 when recorded (or the pipeline)."""
+        keys = [status_key(run_id), match_key(match or "")]
+        return self._queue(keys=keys, args=[self.ttl_s, match or "", _seconds(expires_at),
+                                            run_id], client=client)
+
+    def admit(self, run_id: str, worker: str, expires_at: float | None = None,
+              match: str | None = None) -> int:
+        """0: published already; -1: expired before it started; else the delivery."""
+        keys = [result_key(run_id), deliveries_key(run_id), status_key(run_id),
+                match_key(match or "")]
+        return int(self._admit(keys=keys, args=[self.ttl_s, worker, _seconds(expires_at),
+                                                match or "", run_id]))
+
+    def publish(self, publication: Publication, body: str) -> bool:
+        """Publish ``body`` as the run's result unless it has one; whether it did."""
+        return bool(self._publish(keys=self._keys(publication),
+                                  args=self._args(publication, body)))
+
+    def cancel(self, publication: Publication, body: str) -> Cancelled:
+        """Cancel the run with ``body`` as its result, if it has a record and no result."""
+        what, was = self._cancel(keys=self._keys(publication),
+                                 args=[*self._args(publication, body), CANCELS_CHANNEL])
+        return Cancelled(publication.run_id, _text(what), _text(was))
+
+    def _keys(self, publication: Publication) -> list[str]:
+        return [result_key(publication.run_id), RESULTS_STREAM, status_key(publication.run_id),
+                match_key(publication.match)]
+
+    def _args(self, publication: Publication, body: str) -> list[Any]:
+        return [publication.run_id, body, self.ttl_s, publication.outcome, publication.score,
+                publication.scorecard_result, RESULTS_CHANNEL, publication.match]
+
+
+def _seconds(moment: float | None) -> str:
+    return "" if moment is None else repr(float(moment))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,43 @@
+"""Cancelling runs, for the client and the intake stream alike.
+
+A cancelled run's one result is published by the cancel (:meth:`tasks.lifecycle.Lifecycle.
+cancel`): ``outcome: cancelled``, no scorecard, never the candidate's loss or the fleet's
+failure. A queued run then never starts (its worker finds the result and drops it); a
+running one's worker ends its sandbox (:mod:`tasks.cancelling`); a finished one is left as
+it is, and the answer says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..lifecycle import Cancelled, Lifecycle, Publication
+from ..messages import RunResult
+from ..redis_keys import match_key, status_key
+
+#: The reason of every cancelled result.
+CANCELLED_REASON = "cancelled by the platform before it was published"
+
+
+def cancel(lifecycle: Lifecycle, run_id: str) -> Cancelled:
+    """Cancel one run (see the module)."""
+    match = _text(lifecycle.redis.hget(status_key(run_id), "match"))
+    result = RunResult(run_id=run_id, outcome="cancelled", reason=CANCELLED_REASON,
+                       match=match or None)
+    return lifecycle.cancel(Publication(run_id, "cancelled", match=match), result.to_json())
+
+
+def cancel_match(lifecycle: Lifecycle, match: str) -> list[Cancelled]:
+    """Cancel every run of ``match`` that has not ended."""
+    return [cancel(lifecycle, run_id) for run_id in match_runs(lifecycle.redis, match)]
+
+
+def match_runs(redis: Any, match: str) -> list[str]:
+    """The run ids of ``match``, in the order they were first seen."""
+    return [_text(run_id) for run_id in redis.zrange(match_key(match), 0, -1)]
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else str(value)
