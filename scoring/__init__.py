@@ -21,6 +21,7 @@ Code outside ``scoring`` uses its public face: the names below, and those of
 from __future__ import annotations
 
 from . import clawdiators  # noqa: F401  (the layer registers itself with the core)
+from .clawdiators import trajectory_verified
 from .errors import FieldError, InputError, ScoringError, SpecError
 from .run.engine import evaluate
 from .run.inputs import decode_cases
@@ -55,4 +56,5 @@ __all__ = [
     "prerun_check",
     "run_validator",
     "spec_json_schema",
+    "trajectory_verified",
 ]

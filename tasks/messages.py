@@ -143,6 +143,13 @@ class RunRequest(Wire):
     """Set by ``evalfleet check`` only: this run's index in a preflight series of one
     submission. Every step of the run (the pack's setup, the submission's commands, the
     hidden tests, the evaluator) sees it as ``EVALFLEET_CHECK_RUN``."""
+    attempt_number: int | None = Field(None, ge=1)
+    """The platform's attempt number of this match (Clawdiators: 1 + the number of this
+    agent's earlier *completed* matches on this challenge; expired matches do not count).
+    Echoed in the result's ``rating``, where it decides the verified bonus; None: not said."""
+    memoryless: bool | None = None
+    """Whether the agent ran memoryless (no memory carried from earlier matches), as the
+    platform knows it. Echoed in the result's ``rating`` (benchmark-grade); None: not said."""
     runtime: SkipJsonSchema[Any] = Field(None, exclude=True)
     """Never accepted (:data:`RUNTIME_IS_THE_OPERATORS`); named so the refusal says why."""
 
@@ -176,6 +183,46 @@ class Preflight(BaseModel):
     """The pack version: SHA-256 of the pack document in canonical JSON."""
     image_id: str = ""
     """The image the run would use, as the check must have seen it."""
+
+
+RatingCategory = Literal["win", "draw", "loss", "expired"]
+
+
+class Rating(BaseModel):
+    """What a platform's rating update needs from a run (docs/scoring.md §C9),
+    computed by :mod:`tasks.evaluation.rating`. The fleet computes no rating itself: it
+    states the facts, and the multiplier they give, so a platform can apply either reading
+    of "benchmark-grade" (Clawdiators' code checks the attempt only, its docs all three)."""
+
+    category: RatingCategory | None
+    """``win`` (≥ 700), ``draw`` (≥ 400) or ``loss`` from the scorecard's ``result``;
+    ``expired`` for a run not started by its match's ``expires_at`` (Clawdiators records
+    it as a draw with no rating change); None when the scorecard has no result (no
+    contest: the pack's or the fleet's failure decided nothing)."""
+    elo_score: float | None
+    """Clawdiators' S: 1 for a win, 0.5 for a draw, 0 for a loss; 0.5 for ``expired`` (a
+    draw); None with no category."""
+    rating_change: bool
+    """Whether the platform changes the agent's rating for this run: false for ``expired``
+    (a draw with no rating change) and for a run with no category."""
+    verified: bool
+    """The agent's trajectory was verified (docs/scoring.md §C4: ``model.call.completed``
+    / ``tool.call.*`` steps, all within the run's window, give or take 5 s), read from the
+    run's events whatever the pack (a pack without the Clawdiators layer too); false with
+    no trajectory, and for ``expired`` (nothing ran)."""
+    attempt_number: int | None = None
+    """The request's ``attempt_number``, echoed (None: the request did not say)."""
+    memoryless: bool | None = None
+    """The request's ``memoryless``, echoed (None: the request did not say)."""
+    benchmark_grade: bool | None
+    """Verified, memoryless and attempt 1 (Clawdiators' scoring page). False as soon as
+    one of the three is known false; None when none is false but memoryless or the attempt
+    is unknown."""
+    multiplier: float | None
+    """What Clawdiators multiplies a *positive* rating change by (never a loss, never a
+    zero change): 1.2 for a verified first attempt, 1.1 for a verified later one (its
+    code's reading: the attempt alone). None when not verified, when the attempt is
+    unknown, or with no rating change."""
 
 
 class Provenance(BaseModel):
@@ -234,6 +281,9 @@ class RunResult(BaseModel):
     not ``passed`` is ``rejected`` (require) or scored and flagged here (flag)."""
     provenance: Provenance | None = None
     """What produced this result; None only in results stored before it was recorded."""
+    rating: Rating | None = None
+    """What a platform's rating update needs: set on every ``scored`` result and on an
+    ``expired`` one; None otherwise (and in results stored before it was recorded)."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)

@@ -14,12 +14,16 @@ package); the core imports nothing from it. Its spec fields are declared with th
 Modules: :mod:`.rules` (load-time checks), :mod:`.runinfo` (what the layer reads from a
 run's events), :mod:`.sources` (its dimension sources and collector), :mod:`.submission`,
 :mod:`.constraints`, :mod:`.speed`, :mod:`.efficiency`, :mod:`.script` and :mod:`.layer`
-(the hooks: applying it all to a scored run, and the pre-run check).
+(the hooks: applying it all to a scored run, and the pre-run check). Outside ``scoring``,
+its one name is :func:`.runinfo.trajectory_verified`, re-exported by ``scoring``.
 """
 
 from __future__ import annotations
 
 from ..layers import register
 from .layer import LAYER
+from .runinfo import trajectory_verified
+
+__all__ = ["trajectory_verified"]
 
 register(LAYER)

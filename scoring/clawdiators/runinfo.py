@@ -9,13 +9,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..record import event_types
-from ..record.events import Event, order_events
+from ..record.events import Event, decode_events, order_events
 
 #: The layer's name, under which the core keeps its reading of a run (``readings``).
 NAME = "clawdiators"
@@ -58,6 +58,20 @@ def run_info(events: list[Event]) -> RunInfo:
         model_calls=sum(e.type == event_types.MODEL_CALL_COMPLETED for e in steps),
         trajectory_steps=len(steps), verified=verified, unverified_reason=reason,
         evaluator=_last_payload(ordered, event_types.EVALUATOR_COMPLETED), files=_manifest(ordered))
+
+
+def trajectory_verified(events: Iterable[Any]) -> bool:
+    """Whether a run's events hold a verified agent trajectory (docs/scoring.md §C4): what
+    Clawdiators' verified rating bonus rests on.
+
+    A fact of the events alone, whatever the spec: false with no ``model.call.completed``
+    or ``tool.call.*`` event (the worker writes neither), or with a step outside the run's
+    window.
+
+    Raises:
+        pydantic.ValidationError: an event does not decode.
+    """
+    return run_info(decode_events(list(events))).verified
 
 
 def _bounds(events: list[Event]) -> tuple[datetime | None, datetime | None]:

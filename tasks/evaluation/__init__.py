@@ -9,6 +9,7 @@ request means; loaded packs kept), :mod:`.plan_builder` and :mod:`.pack_environm
 sandbox plan), :mod:`.pack_faults` and :mod:`.refusals` (whose fault a failed step is),
 :mod:`.recording` and :mod:`.code_executed` (the sandbox's record as events),
 :mod:`.budgets` (runtime budgets), :mod:`.clawdiators` (the Clawdiators evaluator step),
-:mod:`.judging` (LLM judge calls), :mod:`.provenance`, :mod:`.closing` (sandbox removal
-off the critical path) and :mod:`.rescoring` (stored results scored again).
+:mod:`.judging` (LLM judge calls), :mod:`.provenance`, :mod:`.rating` (what a rating
+update needs), :mod:`.closing` (sandbox removal off the critical path) and
+:mod:`.rescoring` (stored results scored again).
 """

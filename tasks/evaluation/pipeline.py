@@ -30,6 +30,7 @@ from evalfleet.scoring import (
     evaluate,
     find_case,
     prerun_check,
+    trajectory_verified,
 )
 from evalfleet.scoring.record import event_types
 
@@ -50,6 +51,7 @@ from .pack_faults import no_contest, pack_fault
 from .packs import SandboxBlock, resolve_pack, sandbox_block
 from .plan_builder import build_plan, step_env
 from .provenance import provenance
+from .rating import rating
 from .refusals import Refusal
 
 MiB = 1024 * 1024
@@ -288,6 +290,7 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
     fault = pack_fault(plan_result, run.profile.workdir)
     if fault is not None:  # the pack spoiled the run: no contest, whatever the evidence says
         card = no_contest(card, fault)
+    rated = rating(request, card, trajectory_verified(events))
     timer.mark("scoring", mark)
     timer.phases["total"] = round((time.perf_counter() - timer.started) * 1000, 3)
     resources = _resources(plan_result)
@@ -298,7 +301,8 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
         case_key=case.case_key if case else None, input_set=case.input_set if case else None,
         metadata=request.metadata,
         timings_ms=dict(timer.phases), resources=resources, events=events,
-        provenance=provenance(pack, request.pack_ref, resources))
+        provenance=provenance(pack, request.pack_ref, resources),
+        rating=rated)
 
 
 def _events(run: Prepared, result: PlanResult, started: datetime,

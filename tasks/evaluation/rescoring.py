@@ -20,11 +20,20 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalfleet.scoring import CaseError, Pack, Scorecard, SpecError, evaluate, find_case
+from evalfleet.scoring import (
+    CaseError,
+    Pack,
+    Scorecard,
+    SpecError,
+    evaluate,
+    find_case,
+    trajectory_verified,
+)
 
 from ..messages import RunResult
 from ..redis_keys import RESULTS_STREAM, result_key
 from .provenance import provenance
+from .rating import rerated
 
 Kind = Literal["verdict", "score", "result", "text"]
 Status = Literal["changed", "unchanged", "skipped", "unscorable"]
@@ -57,7 +66,7 @@ class Rescored:
     changes: list[Change] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     result: RunResult | None = None
-    """The stored result with today's scorecard and provenance (when re-scored)."""
+    """The stored result with today's scorecard, provenance and rating (when re-scored)."""
 
 
 def rescore(stored: RunResult, pack: Pack | None) -> Rescored:
@@ -75,7 +84,8 @@ def rescore(stored: RunResult, pack: Pack | None) -> Rescored:
     moved = changes(before, card) if before is not None else []
     resources = stored.resources
     after = stored.model_copy(update={"scorecard": card, "provenance": provenance(
-        pack, stored.provenance.pack_ref if stored.provenance else None, resources)})
+        pack, stored.provenance.pack_ref if stored.provenance else None, resources),
+        "rating": rerated(stored.rating, card, trajectory_verified(stored.events))})
     return Rescored(stored.run_id, "changed" if moved else "unchanged", changes=moved,
                     notes=notes, result=after)
 

@@ -46,6 +46,8 @@ def assert_no_contest(result: Any, reason: str) -> None:
     assert result.outcome == "scored" and card is not None
     assert (card.validity, card.score, card.result) == ("invalid", None, None)
     assert card.validity_reason == reason == result.reason
+    assert result.rating is not None  # no contest: no category, no rating change
+    assert (result.rating.category, result.rating.rating_change) == (None, False)
 
 
 def test_an_ordinary_run_is_untouched() -> None:

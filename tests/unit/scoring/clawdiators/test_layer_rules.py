@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from layer_helpers import evaluator_event, layer_spec, manifest_event, run, scores
 
-from evalfleet.scoring import evaluate
+from evalfleet.scoring import evaluate, trajectory_verified
 from evalfleet.scoring.clawdiators.efficiency import call_efficiency, token_efficiency
 from evalfleet.scoring.errors import SpecError
 from evalfleet.scoring.spec.loading import load_spec
@@ -223,3 +223,17 @@ def test_tokens_that_sum_to_nan_break_the_token_constraint() -> None:
     card = evaluate(spec, events)
     assert [v.message for v in card.constraint_violations] == [
         "max_total_tokens exceeded: nan > 100"]
+
+
+@pytest.mark.parametrize(("events", "verified"), [
+    (run(calls=2, tokens=(10, 10)), True),
+    (run(), False),
+    ([], False),
+    ([{**e, "occurred_at": "2026-01-01T00:00:30+00:00"} if e["type"] == "model.call.completed"
+      else e for e in run(seconds=2.0, calls=1)], False),
+])
+def test_trajectory_verified_is_the_layers_reading(events: list[dict[str, object]],
+                                                   verified: bool) -> None:
+    """``scoring.trajectory_verified``: a trajectory within the run's window is verified;
+    none, or a step outside it, is not (§C4), whatever the spec."""
+    assert verified == trajectory_verified(events)
