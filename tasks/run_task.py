@@ -36,11 +36,12 @@ from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable
 
 from . import task_context
 from .cancelling import CancelWatch, RunCancelled, WatchedFactory
-from .decoding import Life, decode_loosely, fallback_run_id, life_of
+from .decoding import Life, decode_loosely, fallback_run_id, life_of, parse_request
 from .evaluation.closing import close_now
-from .evaluation.pipeline import run_pipeline
+from .evaluation.pipeline import rejected, run_pipeline
 from .evaluation.provenance import provenance
-from .messages import RunResult, cap_size
+from .evaluation.rating import expired_rating
+from .messages import Rejection, RunResult, cap_size
 from .patience import Refused
 from .queueing import TASK_NAME
 
@@ -84,7 +85,7 @@ def _execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float 
         rt.observer.duplicate()
         return "duplicate"
     if attempt < 0:  # its match's deadline passed before any worker started it
-        return _publish(rt, expired(run_id, rt), 1, enqueued_at, (_queue(task), life),
+        return _publish(rt, expired(body, run_id, rt), 1, enqueued_at, (_queue(task), life),
                         deadline)
     if attempt > 1:
         rt.observer.redelivered()
@@ -158,11 +159,18 @@ def failed(run_id: str, outcome: Any, reason: str, rt: task_context.Runtime) -> 
                      provenance=provenance())
 
 
-def expired(run_id: str, rt: task_context.Runtime) -> RunResult:
-    """A run no worker started by its ``expires_at``: it never starts."""
+def expired(body: Any, run_id: str, rt: task_context.Runtime) -> RunResult:
+    """A run no worker started by its ``expires_at``: it never starts, and its result
+    says what Clawdiators records (a draw, no rating change); a request that is not
+    valid is rejected as ever."""
+    try:
+        request = parse_request(body, rt.config.max_request_bytes)
+    except Rejection as rejection:
+        return rejected(body, rejection, rt.config)
     return RunResult(run_id=run_id, outcome="expired", worker=rt.config.worker_id,
                      reason="not started by its expires_at: it never ran",
-                     provenance=provenance())
+                     case_key=request.case_key, metadata=request.metadata,
+                     rating=expired_rating(request), provenance=provenance())
 
 
 def _publish(rt: task_context.Runtime, result: RunResult, attempt: int, enqueued_at: float | None,

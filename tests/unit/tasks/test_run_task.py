@@ -177,6 +177,8 @@ def test_a_run_past_its_expiry_never_starts_and_ends_expired() -> None:
     assert outcome == "expired" and factory.sandboxes == []
     [result] = publisher.results
     assert (result.outcome, result.scorecard, result.match) == ("expired", None, "m-1")
+    assert result.rating is not None and result.rating.category == "expired"
+    assert (result.rating.elo_score, result.rating.rating_change) == (0.5, False)
 
 
 def test_a_run_cancelled_before_its_sandbox_never_starts_one() -> None:
