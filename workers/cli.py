@@ -30,6 +30,7 @@ from evalfleet.scoring import (
 )
 from evalfleet.scoring.compat import UnmarshalError, unmarshal
 from evalfleet.tasks.messages import RunRequest, RunResult
+from evalfleet.tasks.status import RunStatus
 
 from .check_cli import check
 from .fleet_cli import COMMANDS
@@ -133,6 +134,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "scorecard": lambda: Scorecard.model_json_schema(by_alias=True),
     "request": lambda: RunRequest.model_json_schema(),
     "result": lambda: RunResult.model_json_schema(by_alias=True),
+    "status": lambda: RunStatus.model_json_schema(),
 }
 
 

@@ -1,8 +1,11 @@
-"""Fleet commands of the ``evalfleet`` CLI: worker, run, submit, result, watch, health."""
+"""Fleet commands of the ``evalfleet`` CLI: worker, run, submit, result, status, cancel,
+runs, watch, health."""
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -173,6 +176,65 @@ def result(run_id: str, output: str) -> None:
 
 
 @click.command()
+@click.argument("run_id")
+@click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
+def status(run_id: str, output: str) -> None:
+    """Where a run stands: queued, running (where), or how it ended (exit 1: unknown)."""
+    from evalfleet.tasks.platform import EvalfleetClient
+
+    found = EvalfleetClient(Settings().redis_url).status(run_id)
+    if found is None:
+        click.echo(f"{run_id}: unknown (never submitted, or past its result's TTL)", err=True)
+        sys.exit(1)
+    click.echo(found.model_dump_json(indent=2) if output == "json" else status_line(found))
+
+
+def status_line(found: Any) -> str:
+    """One line: the run, its status, where it runs, and since when."""
+    where = f" on {found.worker} (attempt {found.attempt})" if found.worker else ""
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(found.at.get(found.status, 0)))
+    match = f" [match {found.match}]" if found.match else ""
+    return f"{found.run_id}: {found.status}{where} since {since}{match}"
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@click.option("--match", help="Cancel every run of this match instead.")
+def cancel(run_id: str | None, match: str | None) -> None:
+    """Cancel a run (or a match's runs): a queued run never starts, a running one's sandbox
+    stops; a finished run is left as it is. Exit 1 when a run is unknown."""
+    from evalfleet.tasks.platform import EvalfleetClient
+
+    if (run_id is None) == (match is None):
+        raise click.UsageError("give a RUN_ID or --match, not both")
+    client = EvalfleetClient(Settings().redis_url)
+    answers = client.cancel_match(match) if match else [client.cancel(str(run_id))]
+    for answer in answers:
+        click.echo(CANCEL_WORDS[answer.what].format(run=answer.run_id, was=answer.was))
+    sys.exit(1 if any(a.what == "unknown" for a in answers) else 0)
+
+
+#: What ``evalfleet cancel`` says of each answer.
+CANCEL_WORDS = {"cancelled": "{run}: cancelled (it was {was})",
+                "finished": "{run}: finished already ({was}): left as it is",
+                "unknown": "{run}: unknown (never submitted, or past its result's TTL)"}
+
+
+@click.command()
+@click.option("--match", required=True)
+@click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
+def runs(match: str, output: str) -> None:
+    """A match's runs with their statuses, in the order they were submitted."""
+    from evalfleet.tasks.platform import EvalfleetClient
+
+    found = EvalfleetClient(Settings().redis_url).runs(match)
+    if output == "json":
+        click.echo(json.dumps([s.model_dump(mode="json") for s in found], indent=2))
+        return
+    click.echo("\n".join(status_line(s) for s in found) or f"no runs in match {match}")
+
+
+@click.command()
 @click.option("--group", default="evalfleet-watch", show_default=True)
 @click.option("--once", is_flag=True, help="Stop when no new result arrives for a while.")
 def watch(group: str, once: bool) -> None:
@@ -202,5 +264,5 @@ def health(ready: bool) -> None:
     sys.exit(0 if ok else 1)
 
 
-COMMANDS = [worker, run_local, submit, result, watch, health]
+COMMANDS = [worker, run_local, submit, result, status, cancel, runs, watch, health]
 

@@ -186,7 +186,8 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
                                     IsolationCollector(isolations or []),
                                     ReuseCollector(reuses or []))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
-    forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id)
+    forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id,
+                                ttl_s=settings.result_ttl_s)
     try:
         forwarder.ensure_group()
     except Exception as err:  # a full Redis refuses it: the forwarder's first read retries

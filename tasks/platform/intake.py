@@ -2,11 +2,13 @@
 
 A platform appends ``XADD evalfleet:intake * request <RunRequest JSON>``; a forwarder in
 each worker reads the stream through the consumer group ``evalfleet-intake`` and enqueues
-each request as an ``evalfleet.run`` task, acknowledging the entry only after the task is
-sent. A forwarder first sends again what it read but could not send (a full or unreachable
-Redis refused the task), then what a dead forwarder had claimed and left for
-``reclaim_after_ms``, then new entries. Invalid requests are forwarded as they are: the
-worker publishes them as ``rejected``.
+each request as an ``evalfleet.run`` task (then writes its ``queued`` status record),
+acknowledging the entry only after the task is sent. ``XADD evalfleet:intake * cancel
+<run_id>`` cancels a run, ``… cancel_match <match>`` every run of a match
+(:mod:`tasks.platform.cancels`). A forwarder first sends again what it read but could
+not send (a full or unreachable Redis refused the task), then what a dead forwarder had
+claimed and left for ``reclaim_after_ms``, then new entries. Invalid requests are
+forwarded as they are: the worker publishes them as ``rejected``.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from typing import Any
 import redis
 from celery import Celery
 
+from ..decoding import life_of
+from ..lifecycle import Lifecycle
 from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for
 from ..redis_keys import INTAKE_GROUP, INTAKE_STREAM
+from . import cancels
 
 
 @dataclass
@@ -31,6 +36,11 @@ class IntakeForwarder:
     app: Celery
     consumer: str
     reclaim_after_ms: int = 60_000
+    ttl_s: int = 7 * 24 * 3600
+    """How long a ``queued`` record lives (a worker's transitions renew it)."""
+
+    def __post_init__(self) -> None:
+        self.lifecycle = Lifecycle(self.redis, self.ttl_s)
 
     def ensure_group(self) -> None:
         try:
@@ -53,9 +63,18 @@ class IntakeForwarder:
         entries = self._read("0", None) or self._claimed() or self._read(">", block_ms)
         for entry_id, fields in entries:
             if fields:  # else trimmed from the stream while it was pending
-                self._send(fields.get(b"request", b""))
+                self._take(fields)
             self.redis.xack(INTAKE_STREAM, INTAKE_GROUP, entry_id)
         return len(entries)
+
+    def _take(self, fields: dict[bytes, bytes]) -> None:
+        """One entry: a request, a cancel, or a match's cancel."""
+        if b"cancel" in fields:
+            cancels.cancel(self.lifecycle, fields[b"cancel"].decode(errors="replace"))
+        elif b"cancel_match" in fields:
+            cancels.cancel_match(self.lifecycle, fields[b"cancel_match"].decode(errors="replace"))
+        else:
+            self._send(fields.get(b"request", b""))
 
     def _read(self, start: str, block_ms: int | None) -> list[Any]:
         """This forwarder's unsent entries (``0``) or new ones (``>``)."""
@@ -80,3 +99,6 @@ class IntakeForwarder:
         self.app.send_task(TASK_NAME, args=[text], kwargs={"enqueued_at": time.time()},
                            queue=queue_for(profile_of(body.get("pack"))),
                            priority=broker_priority(priority))
+        run_id, life = body.get("run_id"), life_of(body)
+        if isinstance(run_id, str) and run_id:
+            self.lifecycle.queue(run_id, life.match, life.expires_at)
