@@ -88,7 +88,7 @@ def test_a_run_is_cancelled_at_every_stage_and_published_once(
     assert all(r.scorecard is None and r.match == match for r in results.values()
                if r.outcome == "cancelled")
     listed = {s.run_id: s for s in client.runs(match)}
-    assert [s.run_id for s in client.runs(match)][0] == parked.run_id  # submission order
+    assert next(iter(listed)) == parked.run_id  # in submission order
     assert {r: s.status for r, s in listed.items()} == {
         r: result.outcome for r, result in results.items()}
     assert "running" in listed[looping.run_id].at and "cancelled" in listed[looping.run_id].at

@@ -94,3 +94,44 @@ def test_submit_wait_result_and_watch(fleet: list[Any]) -> None:
     assert shown.stdout.strip() == lines[0]
     assert run_id in watched.stdout
     assert missing.returncode == 1
+
+
+def test_status_runs_and_cancel_as_a_person_types_them(redis_server: Any, client: Any) -> None:
+    """A run parked on a queue no worker serves: `status` says queued, `runs --match` lists
+    it, `cancel` cancels it, a second `cancel` says it finished already; an unknown run
+    exits 1, and `cancel` wants a run or a match."""
+    from evalfleet.tasks.messages import RunRequest
+
+    env = {**os.environ, "EVALFLEET_REDIS_URL": redis_server.url}
+    match = f"cli-{os.getpid()}-{id(client)}"
+    request = RunRequest(run_id=f"{match}-1", match=match, pack=PARKED_PACK)
+    client.submit(request)
+
+    status = evalfleet("status", request.run_id, env=env)
+    listed = evalfleet("runs", "--match", match, env=env)
+    cancelled = evalfleet("cancel", request.run_id, env=env)
+    again = evalfleet("cancel", "--match", match, env=env)
+    unknown = evalfleet("status", "no-such-run", env=env)
+    neither = evalfleet("cancel", env=env)
+
+    assert status.returncode == 0 and re.fullmatch(
+        rf"{request.run_id}: queued since \S+Z \[match {match}\]\n", status.stdout), status
+    assert listed.stdout.startswith(f"{request.run_id}: queued"), listed
+    assert cancelled.stdout == f"{request.run_id}: cancelled (it was queued)\n", cancelled
+    assert again.stdout == f"{request.run_id}: finished already (cancelled): left as it is\n"
+    assert (unknown.returncode, neither.returncode) == (1, 2)
+    assert "unknown" in unknown.stderr and "give a RUN_ID or --match" in neither.stderr
+    assert json.loads(evalfleet("status", request.run_id, "--format", "json",
+                                env=env).stdout)["status"] == "cancelled"
+
+
+PARKED_PACK: dict[str, Any] = {
+    "pack": {"slug": "parked"},
+    "version": {
+        "sandbox": {"profile": "parked-nowhere"},
+        "evaluation_spec": {
+            "name": "parked", "version_number": 1, "judge_mode": "deterministic",
+            "validators": [{"key": "hi", "type": "contains", "target": "final_output",
+                            "expected_from": "literal:hi"}],
+            "scorecard": {"dimensions": ["correctness"]}}},
+}
