@@ -9,6 +9,12 @@ Delivery policy (who is at fault decides the path):
 * any other exception (a bug of ours) is retried up to the cap, then published as
   ``internal_error``.
 
+* a run whose ``expires_at`` passed before its admission never starts: published as
+  ``expired``;
+* a run the platform cancels is stopped where it is (its sandbox ended:
+  :mod:`tasks.cancelling`) and its worker publishes nothing: the cancel published its one
+  result (:mod:`tasks.lifecycle`).
+
 Every delivery is counted in ``evalfleet:deliveries:<run_id>`` (a worker killed mid-run
 redelivers without any retry call), so a poison message stops after the cap; the count and
 the check for a result published already are one round trip (``Publisher.admit``).
