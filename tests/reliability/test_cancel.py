@@ -52,12 +52,13 @@ def cancelled_while_running(fleet: PrivateFleet, client: Any, request: RunReques
 
 
 def test_a_run_is_cancelled_at_every_stage_and_published_once(
-        private_fleet: PrivateFleet) -> None:
+        private_fleet: PrivateFleet, runtime: str) -> None:
     """Queued (on a queue no worker serves yet): it never starts, even once a worker comes.
     Running its command, and running its hidden tests: the sandbox ends and is removed.
     After publication: left as it is, and the answer says so. Each run of the match is
-    listed with its status, and ``wait_many`` yields each result once."""
-    node = private_fleet.start("cancel", ["-c", "2"])
+    listed with its status, and ``wait_many`` yields each result once. On each runtime."""
+    node = private_fleet.start("cancel", ["-c", "2"],
+                               profiles=json.dumps({"default": {"runtime": runtime}}))
     client = private_fleet.client()
     match = f"match-{time.time_ns()}"
     parked = run_request("parked", profile="parked", match=match)
