@@ -11,6 +11,7 @@ import pytest
 
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.evaluation import plans
 from evalfleet.sandbox.evaluator import EvaluatorRun
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
@@ -79,7 +80,7 @@ def test_ground_truth_was_not_there_for_the_candidate(
         open_sandbox: Callable[..., DockerSandbox]) -> None:
     """The candidate's listing of /tmp shows no evaluator directory."""
     sandbox = open_sandbox()
-    result = sandbox.run_plan(plan(SCRIPT))
+    result = plans.run_plan(sandbox, plan(SCRIPT))
     peek = sandbox.read_file("/workspace/peek.txt", 4096)
     assert result.commands[0].exit_code == 0, result.commands[0]
     assert (peek.content or b"").startswith(b"/tmp\n")  # the listing worked
@@ -142,7 +143,7 @@ def test_an_egress_pack_evaluator_still_has_no_network(factory: Any) -> None:
     sandbox = factory.acquire(profile, run_id=f"test-{uuid.uuid4().hex[:12]}")
     try:
         seen = sandbox.exec(Command("ls /sys/class/net")).stdout.split()
-        result = sandbox.run_plan(plan(SCRIPT))
+        result = plans.run_plan(sandbox, plan(SCRIPT))
     finally:
         sandbox.close()
 
