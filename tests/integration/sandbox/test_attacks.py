@@ -341,7 +341,7 @@ def test_a_test_kept_from_starting_fails(open_sandbox: OpenSandbox, transport: s
                          target_path="/tmp/out/sol.py",
                          test_command="python3 sol.py && echo '1 passed'")
     made = "mkdir -p /tmp/out && echo 'print(1)' > /tmp/out/sol.py && "
-    result = open_sandbox("python", transport).run_plan(
+    result = plans.run_plan(open_sandbox("python", transport),
         Plan(commands=(Command(made + spoil),), tests=(spec,)))
     assert result.commands[0].exit_code == 0, result.commands[0]
     done = record(result.tests[0])
@@ -380,7 +380,7 @@ def test_hollow_deliverables_cannot_void_a_clean_room_run(
                          test_command="find \"$DELIVERABLES\" -type f | wc -l")
     script = f"import os\nos.mkdir('sol')\n{HOLLOW}{hollow}"
     make = Command(["python3", "-c", script], timeout_s=120)
-    result = open_sandbox("python", transport).run_plan(
+    result = plans.run_plan(open_sandbox("python", transport),
         Plan(commands=(make,), deliverables=("sol",), tests=(test,)))
     assert result.commands[0].exit_code == 0, result.commands[0]
     run = result.tests[0].result
