@@ -27,6 +27,7 @@ from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.docker.factory import DockerFactory
 from evalfleet.sandbox.docker.listing import labelled
 from evalfleet.sandbox.docker.pool import WarmPool
+from evalfleet.sandbox.evaluation import plans
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.profile import Profile
@@ -62,7 +63,7 @@ def docker_run(image: str) -> None:
 def cold_cycle(factory: DockerFactory, profile: Profile, plan: Plan | None) -> None:
     with factory.acquire(profile, run_id="bench") as sandbox:
         if plan is not None:
-            sandbox.run_plan(plan)
+            plans.run_plan(sandbox, plan)
 
 
 def warm_cycle(pool: WarmPool, profile: Profile, plan: Plan | None) -> None:
@@ -70,7 +71,7 @@ def warm_cycle(pool: WarmPool, profile: Profile, plan: Plan | None) -> None:
     started = time.perf_counter()
     with pool.acquire(profile, run_id="bench") as sandbox:
         if plan is not None:
-            sandbox.run_plan(plan)
+            plans.run_plan(sandbox, plan)
     WARM_TIMES.append((time.perf_counter() - started) * 1000)
 
 

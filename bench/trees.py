@@ -30,6 +30,7 @@ from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker.driver import DockerSandbox
 from evalfleet.sandbox.docker.factory import DockerFactory
 from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.sandbox.evaluation import checks, evaluator
 from evalfleet.sandbox.evaluator import EvaluatorRun
 from evalfleet.sandbox.profile import Limits, Profile
 
@@ -58,8 +59,8 @@ EVALUATOR = EvaluatorRun(runtime="python", script="print('{\"scores\": {\"c\": 1
 def steps(sandbox: DockerSandbox) -> dict[str, Callable[[], object]]:
     """The steps timed, by name."""
     return {
-        "listing": lambda: sandbox.list_directory(ListingCheck("tree", ".")),
-        "evaluator": lambda: sandbox.run_evaluator(EVALUATOR),
+        "listing": lambda: checks.list_directory(sandbox, ListingCheck("tree", ".")),
+        "evaluator": lambda: evaluator.run(sandbox, EVALUATOR),
         "export": lambda: sandbox.export_files(["out"]),
     }
 

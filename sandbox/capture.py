@@ -56,11 +56,15 @@ class CaptureBudget:
         """Bytes left before the run's total cap (may be negative)."""
         return self.total_bytes - self.charged
 
+    @staticmethod
+    def per_file(max_size_bytes: int | None) -> int:
+        """A file's own cap: ``max_size_bytes`` when positive, else 1 MiB."""
+        return max_size_bytes if max_size_bytes and max_size_bytes > 0 else (
+            DEFAULT_MAX_FILE_BYTES)
+
     def limit_for(self, max_size_bytes: int | None) -> int:
         """The cap of the next file: ``min(per-file cap, remaining)`` (may be ``<= 0``)."""
-        per_file = max_size_bytes if max_size_bytes and max_size_bytes > 0 else (
-            DEFAULT_MAX_FILE_BYTES)
-        return min(per_file, self.remaining)
+        return min(self.per_file(max_size_bytes), self.remaining)
 
     def record(self, check: CaptureCheck, path: str, read: FileRead, limit: int) -> FileCapture:
         """Turn a driver's read (made with ``limit``) into the capped capture; charge it."""

@@ -9,7 +9,7 @@ the worker can decide whether to retry:
     ``SandboxConfigError``  image missing, bad limits, bad paths, seed too large: don't.
     ``SeedRefused``         ``tar`` ran in the sandbox and could not write the files (the
                             workspace full, something in the way). For the submission's
-                            own files, :meth:`~sandbox.base.Sandbox.run_plan` records it
+                            own files, :func:`~sandbox.evaluation.plans.run_plan` records it
                             (:attr:`~sandbox.plan.PlanResult.files_refused`: the
                             candidate's loss); for the pack's hidden test files, the
                             candidate's leftovers are to blame, so the tests count as

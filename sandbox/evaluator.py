@@ -11,12 +11,17 @@ nothing it does can change the run's other evidence. A driver must run it:
   (a link could name the evaluator's own files);
 * under its own timeout (default 60 s), an address-space limit (default 512 MB), no network
   and the usual output caps.
+
+That isolation is more than the driver contract asks of every driver: a driver that offers
+it is an :class:`EvaluatorHost` (the Docker driver); :mod:`sandbox.evaluation.evaluator`
+runs the step where one is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from evalfleet.sandbox.results import ExecResult, text
 
@@ -101,3 +106,18 @@ def not_run(spec: EvaluatorRun, why: str) -> EvaluatorRecord:
     """A record for an evaluator the driver could not start."""
     return EvaluatorRecord(runtime=spec.runtime, exit_code=None, stdout="", stderr="",
                            error=why, timeout_ms=int(spec.timeout_s * 1000))
+
+
+@runtime_checkable
+class EvaluatorHost(Protocol):
+    """A driver that can run the evaluator step as this module says."""
+
+    def run_evaluator(self, spec: EvaluatorRun, *,
+                      trusted: Mapping[str, str]) -> EvaluatorRecord:
+        """Run ``spec`` isolated as the module says; ``trusted``: what the fleet sets over
+        every other environment (a ``PATH`` the candidate cannot write in).
+
+        Raises:
+            SandboxUnavailable: the engine or the container is gone.
+        """
+        ...

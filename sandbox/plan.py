@@ -1,6 +1,6 @@
 """A whole run's sandbox work as one value, and its one result.
 
-The pipeline hands a :class:`Plan` to :meth:`sandbox.base.Sandbox.run_plan`: the
+The pipeline hands a :class:`Plan` to :func:`sandbox.evaluation.plans.run_plan`: the
 environment probe (:mod:`sandbox.envprobe`; a finding ends the plan there) → the pack's
 files and setup commands → the submission's files and commands (each command with its own
 timeout and caps) → stop every candidate process → (clean room: the captures and

@@ -24,14 +24,14 @@ Two transports carry the same requests (:class:`~sandbox.docker.stream.ExecReque
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
-from evalfleet.sandbox import room
-from evalfleet.sandbox.base import Sandbox
-from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
+from evalfleet.sandbox import batching
+from evalfleet.sandbox.batching import Batching, Follower, Read, Reads
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.docker import (
     ahead,
@@ -55,16 +55,16 @@ from evalfleet.sandbox.docker.conduit import (
 from evalfleet.sandbox.docker.lifeline import Line
 from evalfleet.sandbox.docker.limits import room_parts
 from evalfleet.sandbox.docker.stream import ExecRequest, RawExec, first_line
-from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from evalfleet.sandbox.evaluator import EvaluatorRecord, EvaluatorRun
-from evalfleet.sandbox.execution import CodeExecution, TestRun
-from evalfleet.sandbox.plan import Plan, PlanResult
 from evalfleet.sandbox.profile import Profile
-from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture, FileRead, Listing
+from evalfleet.sandbox.results import ExecResult, FileRead, Listing
+from evalfleet.sandbox.room import ROOM
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-class DockerSandbox(Sandbox):
+
+class DockerSandbox(Batching):
     """A started container; see :class:`sandbox.docker.factory.DockerFactory`."""
 
     def __init__(self, client: Any, container: Any, profile: Profile, *, run_id: str,
@@ -137,15 +137,18 @@ class DockerSandbox(Sandbox):
 
     def exec(self, command: Command) -> ExecResult:
         """Run one command as its user (the candidate's unless it names another; see
-        :meth:`Sandbox.exec`).
+        :meth:`Sandbox.exec`); as the judge, started by :data:`scripts.JUDGE_TEST` (the
+        room's parts made, no stale report left).
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        request = outcome.request(self.conduit, command, command.as_argv(),
+        argv = command.as_argv()
+        if command.user == self.profile.hardening.judge_user:
+            argv = ("sh", "-c", scripts.JUDGE_TEST, "sh", *argv)
+        request = outcome.request(self.conduit, command, argv,
                                   stdin=command.stdin, stop_first=command.user is not None)
-        raw = self._run(request, stopping.stopper(self.conduit, request.user),
-                       self._then(command))
+        raw = self._run(request, stopping.stopper(self.conduit, request.user), self._then())
         if raw is None:
             return outcome.ended(self.conduit)
         return outcome.result(self.conduit, raw)
@@ -165,72 +168,64 @@ class DockerSandbox(Sandbox):
         workdir = self.profile.workdir
         if (not files or command.stdin or command.user is not None
                 or command.workdir not in (None, workdir)):
-            return super().write_and_exec(files, command)
+            return batching.write_then_exec(self, files, command)
         nonce, request = seeding.with_command(self.conduit, files, command, native=self.seeds)
-        raw = self._run(request, self._kill_candidate, () if nonce else self._then(command))
+        raw = self._run(request, self._kill_candidate, () if nonce else self._then())
         if raw is None:
             return outcome.ended(self.conduit)
         if raw.start_error or (nonce and outcome.driver_failed(raw, nonce)):
-            return super().write_and_exec(files, command)
+            return batching.write_then_exec(self, files, command)
         return outcome.result(self.conduit, raw)
 
-    def stop_write_and_test(self, files: Sequence[SeedFile], spec: CodeExecution,
-                            *, clean: bool = False) -> TestRun:
-        """Through the supervisor, one request as the judge: pid 1 stops every process,
-        then :data:`scripts.SEED_THEN_TEST` writes ``files`` (into the workspace, or the
-        judge's room when ``clean``) and becomes the test — or, with nothing to write or
-        remove (no report) and the room's parts made at the start (protocol 4), the test
-        itself starts, its stdin ``/dev/null``; step by step if the script could not (in
-        the workspace: seeded as the candidate, clearing what is in the way), or through
-        ``exec``.
+    def stop_write_and_exec(self, files: Sequence[SeedFile], command: Command, *,
+                            room: bool = False) -> ExecResult:
+        """Through the supervisor, one request as the judge (``command``'s user): pid 1
+        stops every process, then :data:`scripts.SEED_THEN_TEST` writes ``files`` (into the
+        workspace, or the judge's room when ``room``) and becomes the command — or, with
+        nothing to write or remove (no ``REPORT``) and the room's parts made at the start
+        (protocol 4), the command itself starts, its stdin ``/dev/null``; step by step if
+        the script could not (in the workspace: seeded as the candidate, clearing what is
+        in the way), or through ``exec``.
 
         Raises:
-            SandboxConfigError: a path breaks the rules or the total passes ``seed_bytes``.
+            SandboxConfigError: a path breaks the rules or the total passes its limit.
             SeedRefused: the files could not be written into the workspace.
             SandboxUnavailable: the engine or the container is gone.
         """
         if self.channel is None:
-            return super().stop_write_and_test(files, spec, clean=clean)
-        nonce, request = self._test_request(files, spec, clean=clean)
-        # A test that seeds may yet be run step by step: nothing goes ahead of it.
-        raw = self._run(request, self._kill_candidate,
-                        () if clean or nonce else self._then(spec))
+            return batching.stop_write_then_exec(self, files, command, room=room)
+        nonce, request = self._test_request(files, command, room=room)
+        # A command that seeds may yet be run step by step: nothing goes ahead of it.
+        then = () if room or nonce else self._then()
+        self._ahead.followers = ()
+        raw = self._run(request, self._kill_candidate, then)
         if raw is None:
-            return TestRun(spec, outcome.ended(self.conduit))
+            return outcome.ended(self.conduit)
         if raw.start_error or (nonce and outcome.driver_failed(raw, nonce)):
-            return super().stop_write_and_test(files, spec, clean=clean)
-        return TestRun(spec, outcome.result(self.conduit, raw), self._report(spec, 0))
+            return batching.stop_write_then_exec(self, files, command, room=room)
+        return outcome.result(self.conduit, raw)
 
-    def _test_request(self, files: Sequence[SeedFile], spec: CodeExecution, *,
-                      clean: bool) -> tuple[str, ExecRequest]:
+    def _test_request(self, files: Sequence[SeedFile], command: Command, *,
+                      room: bool) -> tuple[str, ExecRequest]:
         """The first test's request, and the nonce of its seeding script (``""`` for a bare
         test: nothing to write or remove, its stdin ``/dev/null``;
         :func:`seeding.with_test`)."""
         limits = self.profile.limits
-        root, limit, most = ((room.ROOM, limits.room_bytes, None) if clean
+        root, limit, most = ((ROOM, limits.room_bytes, None) if room
                              else (self.profile.workdir, limits.seed_bytes, limits.seed_files))
-        command = Sandbox.judge_command(self, spec, index=0, clean=clean)
         return seeding.with_test(self.conduit, files, command, root=root, limit=limit,
-                                 bare=self._bare(files, spec), most=most)
+                                 bare=self._bare(files, command), most=most)
 
-    def _bare(self, files: Sequence[SeedFile], spec: CodeExecution) -> bool:
+    def _bare(self, files: Sequence[SeedFile], command: Command) -> bool:
         """Whether the first test may start by itself: nothing to write, no report to
         remove, the room's parts made by the supervisor (protocol 4)."""
-        return not files and not spec.report and self.bare_first_test
+        return not files and "REPORT" not in command.env and self.bare_first_test
 
-    def judge_command(self, spec: CodeExecution, *, index: int, clean: bool) -> Command:
-        """The test as the judge (see :class:`Sandbox`), started by
-        :data:`scripts.JUDGE_TEST` (the room's parts made, no stale report left)."""
-        test = super().judge_command(spec, index=index, clean=clean)
-        return dataclasses.replace(test, argv=("sh", "-c", scripts.JUDGE_TEST, "sh",
-                                               *test.as_argv()))
-
-    def trusted_env(self) -> dict[str, str]:
-        """The ``PATH`` commands get (the profile's, else the image's) without the
-        directories the candidate can write: the image's own (its root is read-only)."""
-        given = (self.profile.env.get("PATH") or self.conduit.base_env.get("PATH")
-                 or DEFAULT_PATH)
-        return {"PATH": room.trusted_path(given, self.writable()) or DEFAULT_PATH}
+    @property
+    def command_path(self) -> str:
+        """The ``PATH`` commands get: the profile's, else the image's, else the engine's."""
+        return (self.profile.env.get("PATH") or self.conduit.base_env.get("PATH")
+                or DEFAULT_PATH)
 
     def export_files(self, paths: Sequence[str]) -> tuple[SeedFile, ...]:
         """The deliverables, copied out as the candidate once it is stopped
@@ -310,69 +305,69 @@ class DockerSandbox(Sandbox):
             SandboxUnavailable: the engine or the container is gone.
         """
         if not seeding.stop_and_extract(self.conduit, files):
-            super().stop_and_write(files)
+            batching.stop_then_write(self, files)
 
-    def stop_and_collect(self, checks: Sequence[CaptureCheck | ListingCheck],
-                         budget: CaptureBudget) -> tuple[FileCapture | DirectoryListing, ...]:
-        """Stop the candidate and run every check in one request (see :class:`Sandbox`).
+    def stop_and_read(self, reads: Sequence[Read],
+                      total_bytes: int) -> tuple[FileRead | Listing, ...] | None:
+        """Stop the candidate and make every read in one request
+        (:mod:`sandbox.docker.collect`); ``None`` when its answer is unusable.
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        sent, request = self._collect_request(checks, budget)
+        sent, request = self._collect_request(reads, total_bytes)
         self._ahead.collect = None  # its nonce serves one request
         raw = self._run(request, self._kill_candidate) or PAST_DEADLINE
-        results = collect.answer(raw, checks, sent, budget, self.profile.limits,
-                                 where=self.id[:12])
-        return results if results is not None else super().stop_and_collect(checks, budget)
+        return collect.answer(raw, reads, sent, total_bytes, self.profile.limits,
+                              where=self.id[:12])
 
-    def _collect_request(self, checks: Sequence[CaptureCheck | ListingCheck],
-                         budget: CaptureBudget) -> tuple[collect.Request, ExecRequest]:
-        """The request of every check in one (the collector's, else the script's), as the
-        candidate's uid once every process is stopped; the one built ahead for these checks
+    def _collect_request(self, reads: Sequence[Read],
+                         total_bytes: int) -> tuple[collect.Request, ExecRequest]:
+        """The request of every read in one (the collector's, else the script's), as the
+        candidate's uid once every process is stopped; the one built ahead for these reads
         when there is one."""
-        return self._ahead.captures(checks, budget, lambda: collect.build(
-            self.profile, checks, budget, self.collector))
+        return self._ahead.reads(reads, total_bytes, lambda: collect.build(
+            self.profile, reads, total_bytes, self.collector))
 
-    def run_plan(self, plan: Plan) -> PlanResult:
-        """:meth:`Sandbox.run_plan`; with a supervisor that queues (protocol 6), the
-        plan's next requests go ahead of the one in flight where its answer cannot change
-        them (:mod:`sandbox.docker.ahead`)."""
-        self._ahead = ahead.Lookahead(plan if self.queues else None)
+    @contextlib.contextmanager
+    def ahead(self, followers: Sequence[Follower]) -> Iterator[None]:
+        """With a supervisor that queues (protocol 6), ``followers`` go ahead of the next
+        request they may follow (:mod:`sandbox.docker.ahead`)."""
+        self._ahead.followers = tuple(followers) if self.queues else ()
         try:
-            return super().run_plan(plan)
+            yield
         finally:
-            self._ahead = ahead.Lookahead()
+            self._ahead.followers = ()
 
-    def _then(self, step: object) -> tuple[ExecRequest, ...]:
-        """The requests that may go ahead of ``step``'s (see :mod:`sandbox.docker.ahead`)."""
+    def _then(self) -> tuple[ExecRequest, ...]:
+        """The requests that may go ahead of the one being sent (:mod:`sandbox.docker.ahead`)."""
         if self.channel is not None and self.channel.ahead:
             return ()  # what follows was sent ahead already
-        return self._ahead.behind(step, self._queueable)
+        return self._ahead.behind(self._queueable)
 
-    def _queueable(self, follower: str, plan: Plan) -> ExecRequest | None:
-        """The request of ``follower`` (:data:`ahead.TEST` or :data:`ahead.COLLECT`), or
-        ``None`` when it cannot be queued (a test whose files go on its stdin)."""
-        if follower == ahead.COLLECT:
-            budget = CaptureBudget(plan.capture_total_bytes)
-            return self._collect_request(plan.checks, budget)[1]
-        spec = plan.tests[0]
-        if not self._bare(plan.test_files, spec):
+    def _queueable(self, follower: Follower) -> ExecRequest | None:
+        """The request of ``follower``, or ``None`` when it cannot be queued (a test whose
+        files go on its stdin)."""
+        if isinstance(follower, Reads):
+            return self._collect_request(follower.reads, follower.total_bytes)[1]
+        if not self._bare(follower.files, follower.command):
             return None
-        return self._test_request((), spec, clean=False)[1]
+        return self._test_request((), follower.command, room=False)[1]
 
-    def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
+    def run_evaluator(self, spec: EvaluatorRun, *,
+                      trusted: Mapping[str, str]) -> EvaluatorRecord:
         """Seal the workspace, write the evaluator's files and run it as its own uid with
-        no network (:func:`sandbox.docker.evaluator.run`).
+        no network (:func:`sandbox.docker.evaluator.run`; an
+        :class:`~sandbox.evaluator.EvaluatorHost`).
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        return evaluator_step.run(self.conduit, spec, trusted=self.trusted_env())
+        return evaluator_step.run(self.conduit, spec, trusted=trusted)
 
-    def pristine_environment(self, probe: EnvironmentProbe) -> EnvironmentReport:
-        """An earlier run's answer when this container has one (:func:`reuse.environment`)."""
-        return reuse.environment(self.reused, probe, self.check_environment)
+    def pristine(self, key: Hashable, measure: Callable[[], T]) -> T:
+        """An earlier run's measure when this container has one (:func:`reuse.remembered`)."""
+        return reuse.remembered(self.reused, key, measure)
 
     def usage(self) -> Mapping[str, float | None]:
         """This run's peak memory and CPU time (:meth:`Conduit.usage`, re-based on a reused

@@ -102,7 +102,7 @@ def run(conduit: Conduit, spec: EvaluatorRun,
         trusted: Mapping[str, str] | None = None) -> EvaluatorRecord:
     """The evaluator's record (``not_run`` when it could not be prepared or started);
     ``trusted``: what the fleet sets over every other environment (a ``PATH`` the
-    candidate cannot write in: :meth:`DockerSandbox.trusted_env`).
+    candidate cannot write in: :func:`sandbox.evaluation.judge.trusted_env`).
 
     Raises:
         SandboxUnavailable: the engine or the container is gone.

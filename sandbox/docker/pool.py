@@ -43,7 +43,6 @@ from evalfleet.sandbox.docker.lifeline import Line, supervisor
 from evalfleet.sandbox.docker.limits import Ownership
 from evalfleet.sandbox.docker.listing import labelled
 from evalfleet.sandbox.docker.reuse import ResetOutcome, Reuse, limits_hit, reset_peak
-from evalfleet.sandbox.envprobe import EnvironmentReport
 from evalfleet.sandbox.errors import SandboxError
 from evalfleet.sandbox.profile import Profile
 
@@ -95,8 +94,8 @@ class _Warm:
     """Whether its cgroup's peak memory was reset after the last reset."""
     counted: bool = False
     """Out in a run, and counted towards the pool's size (it may come back)."""
-    environments: dict[Any, EnvironmentReport] = field(default_factory=dict)
-    """Its answers to environment probes (:attr:`sandbox.docker.reuse.Reuse.environments`)."""
+    environments: dict[Any, Any] = field(default_factory=dict)
+    """Its measures before seeding (:attr:`sandbox.docker.reuse.Reuse.environments`)."""
 
     @property
     def channel(self) -> Channel | None:

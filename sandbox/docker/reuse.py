@@ -32,15 +32,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from evalfleet.sandbox.docker.usage import CGROUP_ROOT
-from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Why a used sandbox was removed instead of reused (the values of the metric's label).
 DISCARD_REASONS = ("runs", "oom", "deadline", "timeout", "output", "broken", "unverified",
@@ -105,27 +105,26 @@ class Reuse:
     """The cgroup's CPU time when the run started (after the last reset)."""
     peak_rebased: bool = False
     """Whether the cgroup's peak memory was reset after the last reset."""
-    environments: dict[Any, EnvironmentReport] = field(default_factory=dict)
-    """The container's answers to environment probes asked before seeding, by the probe's
+    environments: dict[Hashable, Any] = field(default_factory=dict)
+    """The container's measures taken before seeding (environment probes' reports), by
     key: the container's own (its pool entry's), filled by its runs and dropped with it. A
     verified reset puts back everything a probe looks at (the workspace empty, writable and
     as large as at the start; the image's tools on a read-only root), so a later run's probe
     of the same key is answered here, without a request."""
 
 
-def environment(reused: Reuse, probe: EnvironmentProbe,
-                ask: Callable[[EnvironmentProbe], EnvironmentReport]) -> EnvironmentReport:
-    """The answer to ``probe``, asked before seeding: from :attr:`Reuse.environments` when an
-    earlier run of the container asked the same, else ``ask``'s (then kept there).
+def remembered(reused: Reuse, key: Hashable, measure: Callable[[], T]) -> T:
+    """An earlier run's measure of ``key`` in this container, before seeding
+    (:attr:`Reuse.environments`), else ``measure()``'s, then kept there
+    (:meth:`sandbox.base.Sandbox.pristine`).
 
     Raises:
-        SandboxUnavailable: ``ask`` found the engine or the container gone.
+        whatever ``measure`` raises (nothing is kept then).
     """
-    known = reused.environments.get(probe.key)
-    if known is not None:
-        return known.for_probe(probe)
-    report = reused.environments[probe.key] = ask(probe)
-    return report
+    if key in reused.environments:
+        return cast(T, reused.environments[key])
+    found = reused.environments[key] = measure()
+    return found
 
 
 def rebased_usage(found: dict[str, float], reuse: Reuse) -> tuple[dict[str, float | None], str]:

@@ -1,4 +1,5 @@
-"""The conformance checks every :class:`~sandbox.base.Sandbox` driver passes.
+"""The conformance checks every :class:`~sandbox.base.Sandbox` driver passes: its
+primitives, and the evaluation side (:mod:`sandbox.evaluation`) composed from them.
 
 ``tests/contract`` runs each check against the in-memory fake and against the Docker
 driver (a Debian image and a busybox one). A check is a plain function of a
@@ -23,6 +24,7 @@ from evalfleet.sandbox.errors import (
     SandboxUnavailable,
     SeedRefused,
 )
+from evalfleet.sandbox.evaluation import checks, judge, plans
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.profile import Profile
@@ -135,10 +137,10 @@ def check_capture_reports_size_and_existence(target: Target) -> None:
     with target.sandbox() as sandbox:
         sandbox.write_files([SeedFile("out.txt", "hello")])
         budget = CaptureBudget()
-        found = sandbox.capture(CaptureCheck("k", "out.txt"), budget)
+        found = checks.capture(sandbox, CaptureCheck("k", "out.txt"), budget)
         assert (found.exists, found.size, found.content, found.truncated) == (
             True, 5, b"hello", False)
-        missing = sandbox.capture(CaptureCheck("m", "/workspace/nope"), budget)
+        missing = checks.capture(sandbox, CaptureCheck("m", "/workspace/nope"), budget)
         assert not missing.exists and missing.size == 0 and missing.content is None
         assert budget.charged == 5
 
@@ -148,14 +150,14 @@ def check_capture_caps(target: Target) -> None:
     with target.sandbox() as sandbox:
         sandbox.write_files([SeedFile("big", b"a" * 3000), SeedFile("next", b"b" * 10)])
         budget = CaptureBudget(total_bytes=3500)
-        big = sandbox.capture(CaptureCheck("big", "big", max_size_bytes=1000), budget)
+        big = checks.capture(sandbox, CaptureCheck("big", "big", max_size_bytes=1000), budget)
         assert (big.size, big.content, big.truncated) == (3000, b"a" * 1000, True)
-        nxt = sandbox.capture(CaptureCheck("next", "next"), budget)
+        nxt = checks.capture(sandbox, CaptureCheck("next", "next"), budget)
         assert (nxt.content, nxt.truncated) == (b"b" * 10, False)
-        spent = sandbox.capture(CaptureCheck("again", "big"), budget)
+        spent = checks.capture(sandbox, CaptureCheck("again", "big"), budget)
         assert (spent.exists, spent.size, spent.content, spent.truncated) == (
             True, 3000, b"a" * 490, True)
-        empty = sandbox.capture(CaptureCheck("none", "next"), budget)
+        empty = checks.capture(sandbox, CaptureCheck("none", "next"), budget)
         assert (empty.content, empty.truncated, empty.size) == (b"", True, 10)
 
 
@@ -164,9 +166,9 @@ def check_capture_never_follows_links(target: Target) -> None:
     with target.sandbox() as sandbox:
         sandbox.exec(Command("ln -s /etc/passwd link"))
         budget = CaptureBudget()
-        link = sandbox.capture(CaptureCheck("link", "link"), budget)
+        link = checks.capture(sandbox, CaptureCheck("link", "link"), budget)
         assert not link.exists and link.content is None and link.error
-        dotdot = sandbox.capture(CaptureCheck("up", "/workspace/../etc/passwd"), budget)
+        dotdot = checks.capture(sandbox, CaptureCheck("up", "/workspace/../etc/passwd"), budget)
         assert not dotdot.exists and dotdot.error and budget.charged == 0
 
 
@@ -174,15 +176,15 @@ def check_listing_entries_and_cap(target: Target) -> None:
     """Listings give ``{path, size, is_dir}`` below the path, capped in entries."""
     with target.sandbox(listing_entries=3) as sandbox:
         sandbox.write_files([SeedFile("d/one", "1"), SeedFile("d/sub/two", "22")])
-        listing = sandbox.list_directory(ListingCheck("l", "d"))
+        listing = checks.list_directory(sandbox, ListingCheck("l", "d"))
         assert listing.truncated is False and listing.max_entries == 3
         assert [(e.path, e.size, e.is_dir) for e in listing.entries] == [
             ("/workspace/d/one", 1, False), ("/workspace/d/sub", 0, True),
             ("/workspace/d/sub/two", 2, False)]
         sandbox.write_files([SeedFile("d/three", "333")])
-        capped = sandbox.list_directory(ListingCheck("l", "/workspace/d"))
+        capped = checks.list_directory(sandbox, ListingCheck("l", "/workspace/d"))
         assert capped.truncated and len(capped.entries) == 3
-        missing = sandbox.list_directory(ListingCheck("m", "nowhere"))
+        missing = checks.list_directory(sandbox, ListingCheck("m", "nowhere"))
         assert missing.entries == () and missing.error
 
 
@@ -191,7 +193,7 @@ def check_listing_depth(target: Target) -> None:
     out: whatever the tree's depth, its work is bounded, and it is never read as whole."""
     with target.sandbox(tree_depth=2) as sandbox:
         sandbox.write_files([SeedFile("d/a/one", "1"), SeedFile("d/a/b/two", "22")])
-        listing = sandbox.list_directory(ListingCheck("l", "d"))
+        listing = checks.list_directory(sandbox, ListingCheck("l", "d"))
         assert [e.path for e in listing.entries] == [
             "/workspace/d/a", "/workspace/d/a/b", "/workspace/d/a/one"]
         assert listing.truncated and listing.error == (
@@ -205,11 +207,11 @@ def check_code_execution_runs_the_test(target: Target) -> None:
         sandbox.write_files([SeedFile("src/main.py", "x")])
         spec = CodeExecution(validator_key="v", target="file:main", target_path="src/main.py",
                              test_command="cat src/main.py; echo ' 2 passed'", timeout_ms=5000)
-        run = sandbox.code_execution(spec)
+        run = judge.code_execution(sandbox, spec)
         assert run.spec == spec and run.report is None
         assert run.result.stdout == b"x 2 passed\n", run.result.stdout  # in the workspace
         assert run.result.exit_code == 0 and not run.result.timed_out and run.result.error is None
-        slow = sandbox.code_execution(dataclasses.replace(spec, test_command="sleep 30",
+        slow = judge.code_execution(sandbox, dataclasses.replace(spec, test_command="sleep 30",
                                                           timeout_ms=500))
         assert slow.result.timed_out
 
@@ -228,7 +230,7 @@ def check_stop_candidate_ends_background_processes(target: Target) -> None:
         assert _eventually(sandbox, "cat out.txt", b"tampered\n")  # it outlived its exec
         spec = CodeExecution(validator_key="v", target="file:out", target_path="out.txt",
                              test_command="sleep 0.3; cat out.txt")
-        result = sandbox.run_plan(Plan(test_files=(SeedFile("out.txt", "clean\n"),),
+        result = plans.run_plan(sandbox, Plan(test_files=(SeedFile("out.txt", "clean\n"),),
                                        tests=(spec,), checks=(CaptureCheck("o", "out.txt"),)))
         assert result.tests[0].result.stdout == b"clean\n"
         assert result.captures[0].content == b"clean\n"
@@ -242,7 +244,7 @@ def check_plan_records_every_step(target: Target) -> None:
                               Command("echo never")),
                     checks=(CaptureCheck("out", "out.txt"), ListingCheck("ls", ".")),
                     stop_on_command_failure=True)
-        result = sandbox.run_plan(plan)
+        result = plans.run_plan(sandbox, plan)
         assert [c.exit_code for c in result.commands] == [0, 4] and result.commands_skipped == 1
         assert result.captures[0].content == b"seed" and result.limits == sandbox.profile.limits
         assert {e.path for e in result.listings[0].entries} >= {"/workspace/in.txt"}
@@ -251,18 +253,17 @@ def check_plan_records_every_step(target: Target) -> None:
 
 def check_plan_checks_match_step_by_step(target: Target) -> None:
     """The plan's checks (one round trip where the driver can) equal check-by-check."""
-    checks = (CaptureCheck("a", "a.txt", max_size_bytes=300), CaptureCheck("link", "link"),
-              CaptureCheck("gone", "gone"), CaptureCheck("up", "../x"), ListingCheck("d", "d"),
-              CaptureCheck("b", "/workspace/d/b.bin"), CaptureCheck("a2", "a.txt"),
-              ListingCheck("none", "nowhere"), CaptureCheck("dir", "d"))
+    asked = (CaptureCheck("a", "a.txt", max_size_bytes=300), CaptureCheck("link", "link"),
+             CaptureCheck("gone", "gone"), CaptureCheck("up", "../x"), ListingCheck("d", "d"),
+             CaptureCheck("b", "/workspace/d/b.bin"), CaptureCheck("a2", "a.txt"),
+             ListingCheck("none", "nowhere"), CaptureCheck("dir", "d"))
     seeds = (SeedFile("a.txt", "é" * 400), SeedFile("d/b.bin", bytes(range(256)) * 4))
     with target.sandbox() as sandbox:
         sandbox.write_files(seeds)
         sandbox.exec(Command("ln -s /etc/passwd link"))
-        planned = sandbox.run_plan(Plan(checks=checks, capture_total_bytes=1500)).checks
+        planned = plans.run_plan(sandbox, Plan(checks=asked, capture_total_bytes=1500)).checks
         budget = CaptureBudget(total_bytes=1500)
-        stepped = tuple(sandbox.capture(c, budget) if isinstance(c, CaptureCheck)
-                        else sandbox.list_directory(c) for c in checks)
+        stepped = tuple(checks.one(sandbox, c, budget) for c in asked)
         assert [_comparable(r) for r in planned] == [_comparable(r) for r in stepped], (
             planned, stepped)
         assert [getattr(r, "truncated", None) for r in planned[:2]] == [True, False]
@@ -294,7 +295,7 @@ def check_clean_room_holds_only_the_packs_files(target: Target) -> None:
                 probes=(Probe("p", Command("cat sol.txt; exit 3")),),
                 test_files=(SeedFile("t.txt", "pack's test"),), tests=(test,))
     with target.sandbox() as sandbox:
-        result = sandbox.run_plan(plan)
+        result = plans.run_plan(sandbox, plan)
     assert result.probes[0].stdout == b"answer" and result.probes[0].exit_code == 3
     run = result.tests[0].result
     assert run.stdout == b"answeranswer3\npack's test1 passed\n", run.stdout
@@ -312,7 +313,7 @@ def check_clean_room_captures_what_it_tests(target: Target) -> None:
                 probes=(Probe("p", Command("echo general > sol.txt")),),
                 checks=(CaptureCheck("s", "sol.txt"),), tests=(test,))
     with target.sandbox() as sandbox:
-        result = sandbox.run_plan(plan)
+        result = plans.run_plan(sandbox, plan)
     assert result.probes[0].exit_code == 0
     assert result.tests[0].result.stdout == b"hardcoded\n1 passed\n"
     capture = result.captures[0]
@@ -327,9 +328,9 @@ def check_a_test_with_a_report_hands_it_back(target: Target) -> None:
                                         "echo 9 passed", report="junit")
     silent = dataclasses.replace(writes, test_command="echo 9 passed; exit 0")
     with target.sandbox() as sandbox:
-        judged = sandbox.run_plan(Plan(tests=(writes,))).tests[0]
+        judged = plans.run_plan(sandbox, Plan(tests=(writes,))).tests[0]
     with target.sandbox() as sandbox:
-        unproven = sandbox.run_plan(Plan(tests=(silent,))).tests[0]
+        unproven = plans.run_plan(sandbox, Plan(tests=(silent,))).tests[0]
     assert judged.report is not None and judged.report.exists
     assert judged.report.content == f"{REPORT_XML}\n".encode()
     assert unproven.report is not None and not unproven.report.exists

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from evalfleet.sandbox import envprobe, room
 from evalfleet.sandbox.base import Sandbox
 from evalfleet.sandbox.command import Command, SeedFile
-from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable, SeedRefused
 from evalfleet.sandbox.evaluator import GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, record
 from evalfleet.sandbox.paths import relative_to, workspace_path
@@ -91,6 +90,8 @@ class FakeSandbox(Sandbox):
             SandboxUnavailable: the sandbox was closed.
         """
         self._check_open()
+        if command.argv[:3] == ("sh", "-c", envprobe.SCRIPT) and "environment" not in self.script:
+            return self._environment()  # not recorded: the fake answers it without a shell
         self.executed.append(command)
         if command.user is not None:
             self.jobs.clear()  # a command with a user of its own stops everything first
@@ -185,24 +186,22 @@ class FakeSandbox(Sandbox):
                        error=f"entries deeper than {depth} levels are not listed" if deep
                        else None)
 
-    def check_environment(self, probe: EnvironmentProbe) -> EnvironmentReport:
-        """The probe's answer scripted as ``script["environment"]`` (the output of
-        :data:`~sandbox.envprobe.SCRIPT`), else: every tool found, the workspace writable,
-        its free space what the in-memory tree has left.
+    def _environment(self) -> ExecResult:
+        """The environment probe's answer (:data:`~sandbox.envprobe.SCRIPT`) when none is
+        scripted as ``script["environment"]``: every tool found, the workspace writable,
+        its free space what the in-memory tree has left, in whole KiB (as ``df -Pk`` gives
+        it; rounded up)."""
+        free_kib = -(-(self.fs.capacity - self.fs.used()) // 1024)  # rounded up
+        df = ("Filesystem 1024-blocks Used Available Capacity Mounted on\n"
+              f"fake 0 0 {free_kib} 0% /")
+        return ExecResult(exit_code=0, stdout=f"writable\n@df\n{df}\n".encode())
 
-        Raises:
-            SandboxUnavailable: the sandbox was closed, or the scripted probe got no answer.
-        """
-        self._check_open()
-        scripted = self.script.get("environment")
-        if scripted is not None:
-            return super().check_environment(probe)
-        return EnvironmentReport(free_bytes=self.fs.capacity - self.fs.used(),
-                                 needed_bytes=probe.free_bytes)
-
-    def run_evaluator(self, spec: EvaluatorRun) -> EvaluatorRecord:
-        """The evaluator: ``script["evaluator"]`` if scripted, else a ``shell`` script in
-        the tiny shell; ground truth at ``/tmp/.evaluator-<id>/ground-truth.json``.
+    def run_evaluator(self, spec: EvaluatorRun, *,
+                      trusted: Mapping[str, str]) -> EvaluatorRecord:
+        """The evaluator (the fake is an :class:`~sandbox.evaluator.EvaluatorHost`, without
+        the isolation; ``trusted`` is not applied): ``script["evaluator"]`` if scripted,
+        else a ``shell`` script in the tiny shell; ground truth at
+        ``/tmp/.evaluator-<id>/ground-truth.json``.
 
         Raises:
             SandboxUnavailable: the sandbox was closed.

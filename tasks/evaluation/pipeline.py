@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalfleet.sandbox.base import Sandbox, SandboxFactory
+from evalfleet.sandbox.evaluation import plans
 from evalfleet.sandbox.plan import Plan, PlanResult
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.results import text
@@ -251,7 +252,7 @@ def _sandbox(run: Prepared, factory: SandboxFactory, timer: Timer, clock: Clock,
     mark = timer.mark("sandbox_acquire", mark)
     started = clock()
     try:
-        result = sandbox.run_plan(run.plan)
+        result = plans.run_plan(sandbox, run.plan)
     finally:
         close(sandbox)
     timer.mark("sandbox", mark)

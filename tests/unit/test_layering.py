@@ -35,6 +35,7 @@ BREAKS = (
     ("scoring/errors.py", "import redis"),
     ("sandbox/errors.py", "import celery"),
     ("sandbox/base.py", "import docker"),
+    ("sandbox/batching.py", "import evalfleet.sandbox.evaluation.plans"),
     ("scoring/compat/gopath.py", "import evalfleet.scoring.run.engine"),
     ("scoring/run/engine.py", "import evalfleet.scoring.clawdiators.layer"),
     ("scoring/record/events.py", "import evalfleet.scoring.validators.base"),

@@ -11,6 +11,7 @@ import pytest
 
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.evaluation import plans
 from evalfleet.sandbox.evaluator import EvaluatorRun
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
@@ -65,7 +66,7 @@ def scored(result: Any) -> Any:
 def test_script_dimension_from_a_real_sandbox(open_sandbox: Callable[..., DockerSandbox]
                                               ) -> None:
     """The script reads the submission and ground truth; it cannot write or reach out."""
-    result = open_sandbox().run_plan(plan(SCRIPT))
+    result = plans.run_plan(open_sandbox(), plan(SCRIPT))
     record = result.evaluator
     assert record is not None and record.exit_code == 0, record
     details = json.loads(record.stdout.strip().splitlines()[-1])["details"]
@@ -79,7 +80,7 @@ def test_ground_truth_was_not_there_for_the_candidate(
         open_sandbox: Callable[..., DockerSandbox]) -> None:
     """The candidate's listing of /tmp shows no evaluator directory."""
     sandbox = open_sandbox()
-    result = sandbox.run_plan(plan(SCRIPT))
+    result = plans.run_plan(sandbox, plan(SCRIPT))
     peek = sandbox.read_file("/workspace/peek.txt", 4096)
     assert result.commands[0].exit_code == 0, result.commands[0]
     assert (peek.content or b"").startswith(b"/tmp\n")  # the listing worked
@@ -90,7 +91,7 @@ def test_crashing_script_scores_0_with_the_reason(
         open_sandbox: Callable[..., DockerSandbox]) -> None:
     """A crash scores 0 with the last stderr line: the script read the candidate's files,
     which may be shaped to crash it (an error made a loss "no result")."""
-    result = open_sandbox().run_plan(plan("print('no scores'); 1/0"))
+    result = plans.run_plan(open_sandbox(), plan("print('no scores'); 1/0"))
     card = scored(result)
     assert card.dimensions["correctness"].score == 0.0
     assert card.dimensions["correctness"].reason.startswith("scored 0: Evaluator output")
@@ -112,7 +113,7 @@ def test_special_files_are_gone_before_the_script_runs(
             "               for d, ds, fs in os.walk(sub) for n in ds + fs)\n"
             "print(json.dumps({'scores': {'correctness': 0, 'style': 0}, 'found': found}))\n"),
             ground_truth=b"{}"))
-    result = open_sandbox().run_plan(fifo)
+    result = plans.run_plan(open_sandbox(), fifo)
     assert result.commands[0].exit_code == 0, result.commands[0]
     record = result.evaluator
     assert record is not None and not record.timed_out and record.exit_code == 0, record
@@ -121,10 +122,10 @@ def test_special_files_are_gone_before_the_script_runs(
 
 def test_timeout_and_memory_limits(open_sandbox: Callable[..., DockerSandbox]) -> None:
     """A script past its timeout is killed; one past its memory limit fails."""
-    slow = open_sandbox().run_plan(plan("import time; time.sleep(30)", timeout_s=1.0))
+    slow = plans.run_plan(open_sandbox(), plan("import time; time.sleep(30)", timeout_s=1.0))
     assert slow.evaluator is not None and slow.evaluator.timed_out
     assert scored(slow).dimensions["style"].reason == "Evaluation timed out after 1s"
-    hog = open_sandbox().run_plan(plan("x = bytearray(200 * 1024 * 1024); print('ok')",
+    hog = plans.run_plan(open_sandbox(), plan("x = bytearray(200 * 1024 * 1024); print('ok')",
                                        memory_bytes=64 * 1024 * 1024))
     assert hog.evaluator is not None and "MemoryError" in hog.evaluator.stderr
 
@@ -142,7 +143,7 @@ def test_an_egress_pack_evaluator_still_has_no_network(factory: Any) -> None:
     sandbox = factory.acquire(profile, run_id=f"test-{uuid.uuid4().hex[:12]}")
     try:
         seen = sandbox.exec(Command("ls /sys/class/net")).stdout.split()
-        result = sandbox.run_plan(plan(SCRIPT))
+        result = plans.run_plan(sandbox, plan(SCRIPT))
     finally:
         sandbox.close()
 
@@ -200,7 +201,7 @@ def test_the_candidates_start_up_hooks_never_reach_the_evaluator(
     """A wrong answer with Python user-site hooks planted in ``/tmp`` and the workspace
     still scores 0: the evaluator's ``HOME`` and ``TMPDIR`` are in its own directory
     (they were ``/tmp``), and Python's user site is off."""
-    result = open_sandbox(runtime).run_plan(comparing(HOOKS))
+    result = plans.run_plan(open_sandbox(runtime), comparing(HOOKS))
     assert result.commands[0].exit_code == 0, result.commands[0]
     assert scored(result).score_breakdown["correctness"].score == 0
     seen = details(result)
@@ -217,7 +218,7 @@ def test_a_link_never_shows_the_evaluator_its_own_ground_truth(
     in directories the candidate made read-only."""
     command = (f"ln -s {link} answer.json && mkdir -p d/e && ln -s {link} d/e/answer.json"
                " && chmod 500 d/e d")
-    result = open_sandbox(runtime).run_plan(comparing(command))
+    result = plans.run_plan(open_sandbox(runtime), comparing(command))
     assert result.commands[0].exit_code == 0, result.commands[0]
     assert details(result)["answer"] == "FileNotFoundError"
     assert scored(result).score_breakdown["correctness"].score == 0
@@ -231,7 +232,7 @@ def test_a_link_the_judge_made_is_removed_too(open_sandbox: Callable[..., Docker
     test = CodeExecution(validator_key="tests", target="file:solution",
                          target_path="/workspace/solution.py",
                          test_command="ln -s /proc/self/cwd/ground-truth.json answer.json")
-    result = open_sandbox(runtime).run_plan(comparing("touch solution.py", test))
+    result = plans.run_plan(open_sandbox(runtime), comparing("touch solution.py", test))
     assert result.tests[0].result.exit_code == 0, result.tests[0]
     assert details(result)["answer"] == "FileNotFoundError"
 
@@ -253,7 +254,7 @@ def test_a_full_tmp_does_not_keep_the_evaluator_out(open_sandbox: Callable[..., 
     be written and the run would be no contest: what it left there is removed first (the
     run is captured by then), and the evaluator runs."""
     command = f"{fill}; df /tmp | tail -n 1; echo '{{\"answer\": \"41\"}}' > /workspace/answer.json"
-    result = open_sandbox(runtime).run_plan(comparing(command))
+    result = plans.run_plan(open_sandbox(runtime), comparing(command))
     assert b" 100% " in result.commands[0].stdout, result.commands[0]
     assert details(result)["answer"] == {"answer": "41"}
     assert scored(result).score_breakdown["correctness"].score == 0
@@ -287,7 +288,7 @@ def test_space_held_in_tmp_withholds_the_evaluator(open_sandbox: Callable[..., D
     on a busy host). Then ``/tmp`` has room again and the evaluator runs as usual. Either way
     the run is never no contest; gVisor never frees the cycle, so there the seal must see it."""
     command = f"{CYCLE}; df /tmp | tail -n 1; echo '{{\"answer\": \"42\"}}' > answer.json"
-    result = open_sandbox(runtime).run_plan(comparing(command))
+    result = plans.run_plan(open_sandbox(runtime), comparing(command))
     if runtime == "runsc":
         assert b" 100% " in result.commands[0].stdout, result.commands[0]
     record = result.evaluator
@@ -312,7 +313,7 @@ def test_a_fifo_past_path_max_is_removed_before_the_script_runs(
     deep = (f"d=$(pwd); i=0; while [ $i -lt 60 ]; do mkdir {name} &&"
             f" cd {name}; i=$((i+1)); done && mkfifo fifo && cd \"$d\" &&"
             " echo '{\"answer\": \"41\"}' > answer.json")
-    result = open_sandbox(runtime).run_plan(comparing(deep))
+    result = plans.run_plan(open_sandbox(runtime), comparing(deep))
     assert result.commands[0].exit_code == 0, result.commands[0]
     assert details(result)["answer"] == {"answer": "41"}
 
@@ -324,7 +325,7 @@ def test_a_sandbox_held_past_its_deadline_withholds_the_evaluator(
     run no contest: a loss turned into no result)."""
     hold = Plan(commands=(Command(argv="sleep 600", timeout_s=900),),
                 evaluator=EvaluatorRun(runtime="python", script=COMPARING, ground_truth=TRUTH))
-    result = open_sandbox(runtime, wall_timeout_s=3).run_plan(hold)
+    result = plans.run_plan(open_sandbox(runtime, wall_timeout_s=3), hold)
     record = result.evaluator
     assert result.deadline_exceeded and record is not None and record.error == ""
     assert record.stderr == ("[evalfleet] the evaluator did not run: the sandbox's wall "

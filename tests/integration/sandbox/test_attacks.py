@@ -16,6 +16,7 @@ from sandbox_support import OpenSandbox, engine_actions
 from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.evaluation import checks, plans
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.results import DirectoryListing
@@ -81,7 +82,7 @@ def test_cpu_spin_past_the_wall_deadline(open_sandbox: OpenSandbox, transport: s
     assert result.timed_out and sandbox.deadline_exceeded
     later = sandbox.exec(Command("echo too late"))
     assert later.timed_out and later.exit_code is None
-    assert not sandbox.capture(CaptureCheck("k", "x"), CaptureBudget()).exists
+    assert not checks.capture(sandbox, CaptureCheck("k", "x"), CaptureBudget()).exists
 
 
 @pytest.mark.parametrize("transport", ["supervisor", "exec"])
@@ -109,7 +110,8 @@ def test_filling_the_workspace_hits_its_size(open_sandbox: OpenSandbox) -> None:
     sandbox = open_sandbox("busybox", workspace_bytes=8 * MiB)
     result = sandbox.exec(Command("head -c 100000000 /dev/zero > big", timeout_s=20))
     assert result.exit_code != 0  # ENOSPC (busybox says "I/O error")
-    capture = sandbox.capture(CaptureCheck("big", "big", max_size_bytes=10), CaptureBudget())
+    capture = checks.capture(sandbox, CaptureCheck("big", "big", max_size_bytes=10),
+                             CaptureBudget())
     assert capture.exists and capture.size <= 8 * MiB
 
 
@@ -118,7 +120,8 @@ def test_file_size_limit(open_sandbox: OpenSandbox) -> None:
     sandbox = open_sandbox("busybox", fsize_bytes=1 * MiB)
     result = sandbox.exec(Command("head -c 5000000 /dev/zero > big", timeout_s=20))
     assert result.exit_code != 0
-    assert sandbox.capture(CaptureCheck("b", "big", max_size_bytes=1), CaptureBudget()).size == MiB
+    big = checks.capture(sandbox, CaptureCheck("b", "big", max_size_bytes=1), CaptureBudget())
+    assert big.size == MiB
 
 
 def test_network_egress_is_refused(open_sandbox: OpenSandbox) -> None:
@@ -152,7 +155,7 @@ def test_symlinked_capture_is_not_followed(open_sandbox: OpenSandbox, target: st
     """A capture path that is a symlink is refused, whatever it points at."""
     sandbox = open_sandbox()
     sandbox.exec(Command(["ln", "-s", target, "answer.txt"]))
-    capture = sandbox.capture(CaptureCheck("a", "answer.txt"), CaptureBudget())
+    capture = checks.capture(sandbox, CaptureCheck("a", "answer.txt"), CaptureBudget())
     assert not capture.exists and capture.content is None and "link" in (capture.error or "")
 
 
@@ -161,9 +164,9 @@ def test_symlinked_parent_directory_stays_inside_the_sandbox(open_sandbox: OpenS
     /etc/shadow stays unreadable, and nothing is read on the host."""
     sandbox = open_sandbox()
     sandbox.exec(Command("ln -s /etc out"))
-    shadow = sandbox.capture(CaptureCheck("s", "out/shadow"), CaptureBudget())
+    shadow = checks.capture(sandbox, CaptureCheck("s", "out/shadow"), CaptureBudget())
     assert not shadow.exists
-    hostname = sandbox.capture(CaptureCheck("h", "out/hostname"), CaptureBudget())
+    hostname = checks.capture(sandbox, CaptureCheck("h", "out/hostname"), CaptureBudget())
     assert hostname.exists and hostname.content == sandbox.exec(
         Command("cat /etc/hostname")).stdout
 
@@ -172,9 +175,9 @@ def test_symlinked_parent_directory_stays_inside_the_sandbox(open_sandbox: OpenS
 def test_dotdot_capture_paths_are_refused(open_sandbox: OpenSandbox, path: str) -> None:
     """``..`` in a capture or listing path is refused before any exec."""
     sandbox = open_sandbox("busybox")
-    capture = sandbox.capture(CaptureCheck("k", path), CaptureBudget())
+    capture = checks.capture(sandbox, CaptureCheck("k", path), CaptureBudget())
     assert not capture.exists and "'..'" in (capture.error or "")
-    listing = sandbox.list_directory(ListingCheck("l", path))
+    listing = checks.list_directory(sandbox, ListingCheck("l", path))
     assert listing.entries == () and listing.error
 
 
@@ -183,7 +186,7 @@ def test_huge_directory_listing_is_capped(open_sandbox: OpenSandbox) -> None:
     sandbox = open_sandbox("python", listing_entries=500)
     made = sandbox.exec(Command("mkdir d && cd d && seq 1 20000 | xargs touch", timeout_s=60))
     assert made.exit_code == 0
-    listing = sandbox.list_directory(ListingCheck("l", "d"))
+    listing = checks.list_directory(sandbox, ListingCheck("l", "d"))
     assert len(listing.entries) == 500 and listing.truncated
     assert directory_listed(listing)["max_entries"] == 500
 
@@ -196,9 +199,9 @@ def test_tar_bombs(open_sandbox: OpenSandbox) -> None:
         sandbox.write_files([SeedFile(f"f{i}", b"x" * 300_000) for i in range(4)])
     sandbox.exec(Command("head -c 50000000 /dev/zero > huge; mkdir dir; cp huge dir/",
                          timeout_s=30))
-    huge = sandbox.capture(CaptureCheck("h", "huge", max_size_bytes=1024), CaptureBudget())
+    huge = checks.capture(sandbox, CaptureCheck("h", "huge", max_size_bytes=1024), CaptureBudget())
     assert (huge.size, len(huge.content or b""), huge.truncated) == (50_000_000, 1024, True)
-    directory = sandbox.capture(CaptureCheck("d", "dir"), CaptureBudget())
+    directory = checks.capture(sandbox, CaptureCheck("d", "dir"), CaptureBudget())
     assert not directory.exists and "regular" in (directory.error or "")
 
 
@@ -270,7 +273,7 @@ def test_daemonised_background_process_cannot_tamper(open_sandbox: OpenSandbox,
 
     test = CodeExecution(validator_key="t", target="file:r", target_path="result.txt",
                          test_command="sleep 0.3; cat result.txt; echo; echo 1 passed")
-    result = sandbox.run_plan(Plan(test_files=(SeedFile("result.txt", "clean"),),
+    result = plans.run_plan(sandbox, Plan(test_files=(SeedFile("result.txt", "clean"),),
                                    tests=(test,), checks=(CaptureCheck("r", "result.txt"),)))
     assert result.tests[0].result.stdout == b"clean\n1 passed\n"
     assert result.captures[0].content == b"clean"
@@ -291,8 +294,8 @@ def test_plan_collects_in_one_request(open_sandbox: OpenSandbox,
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
     sandbox.conduit.run = counting  # type: ignore[method-assign]
-    checks = (*(CaptureCheck(f"k{i}", f"f{i}") for i in range(5)), ListingCheck("l", "."))
-    result = sandbox.run_plan(Plan(checks=checks))
+    asked = (*(CaptureCheck(f"k{i}", f"f{i}") for i in range(5)), ListingCheck("l", "."))
+    result = plans.run_plan(sandbox, Plan(checks=asked))
     assert [c.content for c in result.captures] == [str(i).encode() for i in range(5)]
     assert len(calls) == 2  # stop (+ no test files), then stop + collect
     assert "unusable" not in caplog.text
@@ -318,8 +321,8 @@ def test_a_file_name_cannot_forge_listing_entries(open_sandbox: OpenSandbox, ima
 
     sandbox = open_sandbox(image, transport)
     assert sandbox.exec(Command(FORGERS)).exit_code == 0
-    listed = sandbox.list_directory(ListingCheck("l", "."))
-    collected = sandbox.run_plan(Plan(checks=(ListingCheck("l", "."),))).listings[0]
+    listed = checks.list_directory(sandbox, ListingCheck("l", "."))
+    collected = plans.run_plan(sandbox, Plan(checks=(ListingCheck("l", "."),))).listings[0]
     for listing in (listed, collected):
         assert isinstance(listing, DirectoryListing) and listing.error is None
         assert [entry.path for entry in listing.entries] == [
@@ -338,7 +341,7 @@ def test_a_test_kept_from_starting_fails(open_sandbox: OpenSandbox, transport: s
                          target_path="/tmp/out/sol.py",
                          test_command="python3 sol.py && echo '1 passed'")
     made = "mkdir -p /tmp/out && echo 'print(1)' > /tmp/out/sol.py && "
-    result = open_sandbox("python", transport).run_plan(
+    result = plans.run_plan(open_sandbox("python", transport),
         Plan(commands=(Command(made + spoil),), tests=(spec,)))
     assert result.commands[0].exit_code == 0, result.commands[0]
     done = record(result.tests[0])
@@ -377,7 +380,7 @@ def test_hollow_deliverables_cannot_void_a_clean_room_run(
                          test_command="find \"$DELIVERABLES\" -type f | wc -l")
     script = f"import os\nos.mkdir('sol')\n{HOLLOW}{hollow}"
     make = Command(["python3", "-c", script], timeout_s=120)
-    result = open_sandbox("python", transport).run_plan(
+    result = plans.run_plan(open_sandbox("python", transport),
         Plan(commands=(make,), deliverables=("sol",), tests=(test,)))
     assert result.commands[0].exit_code == 0, result.commands[0]
     run = result.tests[0].result

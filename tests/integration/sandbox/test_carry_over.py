@@ -19,6 +19,7 @@ import pytest
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.docker.driver import DockerSandbox
 from evalfleet.sandbox.docker.pool import WarmPool
+from evalfleet.sandbox.evaluation import plans
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.profile import Profile
@@ -314,12 +315,12 @@ def test_the_judges_room_is_emptied_and_closed_again(reuse_pool: WarmPool,
     plan = Plan(files=(SeedFile("s.py", "print(1)"),), test_files=(SeedFile("t.sh", ""),),
                 tests=(leave,), deliverables=("s.py",))
     with reuse_pool.acquire(reusing, run_id="judge-a") as a:
-        assert a.run_plan(plan).tests[0].result.stdout.endswith(b"1 passed\n")
+        assert plans.run_plan(a, plan).tests[0].result.stdout.endswith(b"1 passed\n")
         first = a.id
     views = []
     for run_id in ("judge-b", "judge-fresh"):
         with reuse_pool.acquire(reusing, run_id=run_id) as b:
-            views.append((b.id, text(b.run_plan(dataclasses.replace(plan, tests=(look,)))
+            views.append((b.id, text(plans.run_plan(b, dataclasses.replace(plan, tests=(look,)))
                                       .tests[0].result.stdout)))
         if run_id == "judge-b":
             reuse_pool.close()  # the next take is a cold, fresh sandbox

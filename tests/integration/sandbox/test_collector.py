@@ -15,7 +15,9 @@ from evalfleet.sandbox.capture import CaptureBudget, CaptureCheck, ListingCheck
 from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker import collect, scripts
 from evalfleet.sandbox.docker.conduit import internal_request, nothing
+from evalfleet.sandbox.evaluation import checks
 from evalfleet.sandbox.profile import Limits
+from evalfleet.sandbox.results import FileRead
 
 pytestmark = pytest.mark.integration
 
@@ -45,8 +47,9 @@ def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, imag
     sandbox = open_sandbox(image)
     assert sandbox.collector is not None
     assert sandbox.exec(Command(LEAVE)).stdout == b"ok\n"
-    checks = tuple(c for c in CHECKS if not (in_place and c.key == "mem"))
-    sent = collect.request(checks, sandbox.profile.workdir, CaptureBudget(3050), TEN)
+    asked = tuple(c for c in CHECKS if not (in_place and c.key == "mem"))
+    reads = checks.reads_of(sandbox, asked, CaptureBudget(3050))
+    sent = collect.request(reads.reads, reads.total_bytes, TEN)
     script = ("sh", "-c", scripts.COLLECT, "sh", *sent.argv)
     native = collect.command(sent, sandbox.collector)
     assert native[:2] == (sandbox.collector, "--collect")
@@ -59,7 +62,11 @@ def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, imag
     assert (answers[1].exit_code, answers[1].stdout) == (answers[0].exit_code,
                                                          answers[0].stdout)
     assert answers[0].exit_code == 0 and b" 0 file 5\nhello@" in answers[0].stdout
-    parsed = collect.parse(answers[1].stdout, checks, sent, CaptureBudget(3050), TEN)
+    read = collect.parse(answers[1].stdout, reads.reads, sent, reads.total_bytes, TEN)
+    budget = CaptureBudget(3050)
+    parsed = [budget.record(c, c.path, r, budget.limit_for(c.max_size_bytes))
+              for c, r in zip(asked, read, strict=True)
+              if isinstance(c, CaptureCheck) and isinstance(r, FileRead)]
     link, other = "not captured: the path is a link", "not captured: not a regular file"
     expected = [
         ("a", True, 5, 5, None), ("empty", True, 0, b"", None), ("big", True, 3000, 100, None),
@@ -70,7 +77,7 @@ def test_the_collector_writes_the_scripts_stream(open_sandbox: OpenSandbox, imag
         ("mem", True, 0, b"", None), ("a-again", True, 5, 5, None),
         ("over-budget", True, 3000, 40, None)]  # 3,050 - 3,010 charged before it
     assert [(c.key, c.exists, c.size, c.content and len(c.content), c.error)
-            for c in parsed] == [e for e in expected if e[0] in {c.key for c in checks}]
+            for c in parsed] == [e for e in expected if e[0] in {c.key for c in asked}]
 
 
 def test_pid_1_collects_in_place_taking_no_process(open_sandbox: OpenSandbox) -> None:
@@ -80,7 +87,7 @@ def test_pid_1_collects_in_place_taking_no_process(open_sandbox: OpenSandbox) ->
     sandbox.exec(Command("printf hello > a.txt"))
     before = int(sandbox.exec(Command("echo $$")).stdout)
 
-    found = sandbox.stop_and_collect((CaptureCheck("a", "a.txt"),), CaptureBudget())
+    found = checks.collect(sandbox, (CaptureCheck("a", "a.txt"),), CaptureBudget())
 
     assert found[0].content == b"hello"
     assert int(sandbox.exec(Command("echo $$")).stdout) == before + 1
@@ -98,12 +105,13 @@ def test_a_listing_goes_to_the_script(open_sandbox: OpenSandbox) -> None:
     """The collector captures files only; checks with a listing take the script, with the
     same results."""
     sandbox = open_sandbox("busybox")
-    checks = (CaptureCheck("a", "a.txt"), ListingCheck("ws", "."))
-    sent = collect.request(checks, sandbox.profile.workdir, CaptureBudget(1000), TEN)
+    asked = (CaptureCheck("a", "a.txt"), ListingCheck("ws", "."))
+    reads = checks.reads_of(sandbox, asked, CaptureBudget(1000))
+    sent = collect.request(reads.reads, reads.total_bytes, TEN)
     assert collect.command(sent, sandbox.collector)[:2] == ("sh", "-c")
     sandbox.exec(Command("printf hello > a.txt"))
 
-    results = sandbox.stop_and_collect(checks, CaptureBudget(1000))
+    results = checks.collect(sandbox, asked, CaptureBudget(1000))
 
     assert results[0].content == b"hello"
     assert [entry.path for entry in results[1].entries] == ["/workspace/a.txt"]
@@ -117,9 +125,9 @@ def test_a_capture_reaching_proc_reads_a_collector_of_its_own(open_sandbox: Open
     the request, never a copy of the supervisor (its arguments, its memory map)."""
     sandbox = open_sandbox(image)
     assert sandbox.exec(Command("ln -s /proc/self out && echo ok")).stdout == b"ok\n"
-    checks = (CaptureCheck("cmdline", "out/cmdline"), CaptureCheck("maps", "out/maps"))
+    asked = (CaptureCheck("cmdline", "out/cmdline"), CaptureCheck("maps", "out/maps"))
 
-    found = sandbox.stop_and_collect(checks, CaptureBudget())
+    found = checks.collect(sandbox, asked, CaptureBudget())
 
     assert found[0].content is not None and found[1].content is not None
     assert found[0].content.split(b"\0")[:2] == [str(sandbox.collector).encode(), b"--collect"]

@@ -15,6 +15,7 @@ from sandbox_support import OpenSandbox
 
 from evalfleet.sandbox.capture import CaptureCheck
 from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.evaluation import plans
 from evalfleet.sandbox.plan import Plan
 
 ROOT = Path(__file__).parents[3]
@@ -32,7 +33,7 @@ open("out.txt", "w").write("\\n".join(lines) + "\\n")
 
 def probe_once(open_sandbox: OpenSandbox) -> bytes:
     sandbox = open_sandbox("python")
-    result = sandbox.run_plan(Plan(files=(SeedFile("probe.py", PROBE),),
+    result = plans.run_plan(sandbox, Plan(files=(SeedFile("probe.py", PROBE),),
                                    commands=(Command(["python3", "probe.py"]),),
                                    checks=(CaptureCheck("out", "out.txt"),)))
     assert result.commands[0].exit_code == 0, result.commands[0].stderr

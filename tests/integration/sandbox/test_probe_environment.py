@@ -19,6 +19,7 @@ from sandbox_support import evaluated_pack, left_over, profile
 from evalfleet.sandbox.capture import ListingCheck
 from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker.factory import DockerFactory
+from evalfleet.sandbox.evaluation import checks
 from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds, run_pipeline
 
 pytestmark = pytest.mark.integration
@@ -120,7 +121,7 @@ def test_the_drivers_own_steps_run_no_planted_program(
             "echo real > answer.txt && touch secret.txt && mkdir bin && for tool in find tar;"
             " do printf '#!/bin/sh\\nexit 0\\n' > bin/$tool; done && chmod 755 bin bin/*"))
         assert planted.exit_code == 0, planted
-        listed = sandbox.list_directory(ListingCheck("tree", "."))
+        listed = checks.list_directory(sandbox, ListingCheck("tree", "."))
         exported = sandbox.export_files(["answer.txt"])
     finally:
         sandbox.close()

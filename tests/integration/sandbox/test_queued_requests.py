@@ -20,6 +20,7 @@ from evalfleet.sandbox.docker.conduit import internal_request, nothing
 from evalfleet.sandbox.docker.driver import DockerSandbox
 from evalfleet.sandbox.docker.stream import ExecRequest
 from evalfleet.sandbox.errors import SandboxUnavailable
+from evalfleet.sandbox.evaluation import plans
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 
@@ -171,7 +172,7 @@ def test_a_plan_reports_the_same_with_and_without_requests_sent_ahead(
     plain.queues = False
     counts = sent_ahead(queued)
 
-    with_queue, without = queued.run_plan(plan), plain.run_plan(plan)
+    with_queue, without = plans.run_plan(queued, plan), plans.run_plan(plain, plan)
 
     assert outcome(with_queue) == outcome(without)
     assert counts[len(plan.setup_commands)] == 2  # the test and the captures went ahead

@@ -22,6 +22,7 @@ from evalfleet.sandbox.docker import pool as pool_module
 from evalfleet.sandbox.docker.factory import DockerFactory
 from evalfleet.sandbox.docker.pool import WarmPool
 from evalfleet.sandbox.envprobe import EnvironmentProbe
+from evalfleet.sandbox.evaluation import environment, plans
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.profile import Limits, Profile
 
@@ -80,16 +81,16 @@ def test_a_later_runs_environment_probe_is_the_first_runs_answer(reuse_pool: War
     true: the same probe asked of B's sandbox finds the same space, tools and verdict."""
     probe = EnvironmentProbe(tools=("sh", "python3"), free_bytes=1024)
     fill = Command("head -c 48000000 /dev/zero > big && df -Pk . | tail -1", timeout_s=60)
-    plans = [Plan(commands=(fill,), environment=probe), Plan(environment=probe)]
+    both = [Plan(commands=(fill,), environment=probe), Plan(environment=probe)]
     reports, requests = [], []
-    for run, plan in zip(("env-a", "env-b"), plans, strict=True):
+    for run, plan in zip(("env-a", "env-b"), both, strict=True):
         with reuse_pool.acquire(reusing, run_id=run) as sandbox:
             sent = requests_of(sandbox)
-            result = sandbox.run_plan(plan)
+            result = plans.run_plan(sandbox, plan)
             reports.append(result.environment)
             requests.append(sum(envprobe.SCRIPT in argv for argv in sent))
             if run == "env-b":
-                asked = sandbox.check_environment(probe)
+                asked = environment.check(sandbox, probe)
             if run == "env-a":
                 assert result.commands[0].exit_code == 0  # the workspace was filled
     first, later = reports
@@ -111,7 +112,7 @@ def test_a_reused_runs_usage_is_its_own(reuse_pool: WarmPool, reusing: Profile,
         with reuse_pool.acquire(reusing, run_id=run) as sandbox:
             if run == "burn":
                 sandbox.exec(Command(burn, timeout_s=60))
-            result = sandbox.run_plan(Plan())
+            result = plans.run_plan(sandbox, Plan())
             usages.append((dict(result.usage), result.usage_unavailable))
     (burnt, _), (idle, why) = usages
     if runtime == "runsc":
@@ -145,7 +146,7 @@ def test_an_evaluators_run_is_reset_and_reused(reuse_pool: WarmPool, reusing: Pr
               "print('{\"scores\": {\"c\": 1000}}')\n")
     with reuse_pool.acquire(reusing, run_id="evaluated") as sandbox:
         first = sandbox.id
-        result = sandbox.run_plan(Plan(commands=(Command("echo 42 > answer.txt"),),
+        result = plans.run_plan(sandbox, Plan(commands=(Command("echo 42 > answer.txt"),),
                                        evaluator=EvaluatorRun(runtime="python", script=script)))
         assert result.evaluator is not None and result.evaluator.exit_code == 0, result.evaluator
     assert dict(reuse_pool.stats()[0].discards) == {}

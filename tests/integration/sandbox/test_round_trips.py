@@ -11,6 +11,7 @@ from sandbox_support import OpenSandbox, requests_of
 
 from evalfleet.sandbox.capture import CaptureCheck
 from evalfleet.sandbox.command import Command, SeedFile
+from evalfleet.sandbox.evaluation import plans
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 
@@ -31,7 +32,7 @@ def test_a_trivial_plan_takes_three_round_trips(open_sandbox: OpenSandbox, image
                 test_files=(SeedFile("hidden.txt", "secret"),), tests=(TEST,),
                 checks=(CaptureCheck("s", "solution.sh"),))
 
-    result = sandbox.run_plan(plan)
+    result = plans.run_plan(sandbox, plan)
 
     assert len(calls) == 3
     assert result.commands[0].exit_code == 0
@@ -49,7 +50,7 @@ def test_a_killer_loop_left_running_cannot_spoil_the_tests(open_sandbox: OpenSan
                 test_files=(SeedFile("hidden.txt", "secret"),), tests=(TEST,),
                 checks=(CaptureCheck("s", "solution.sh"),))
 
-    result = sandbox.run_plan(plan)
+    result = plans.run_plan(sandbox, plan)
 
     assert result.tests[0].result.stdout == b"secret\n1 passed\n"
     assert result.captures[0].content == b"echo hi"
@@ -84,7 +85,7 @@ def test_a_first_test_with_nothing_to_write_starts_as_every_later_test(
                          test_command=LOOK)  # the test's directory: /tmp (see §7.3)
     calls = requests_of(sandbox)
 
-    result = sandbox.run_plan(Plan(files=(SeedFile("s.sh", ""),), tests=(look, look)))
+    result = plans.run_plan(sandbox, Plan(files=(SeedFile("s.sh", ""),), tests=(look, look)))
 
     first, later = (test.result.stdout for test in result.tests)
     assert first == later == b"/dev/null\nroom\n/tmp\n1 passed\n"
@@ -103,6 +104,6 @@ def test_a_first_test_whose_directory_is_missing_fails_as_before(
     for bare in (True, False):
         sandbox = open_sandbox("busybox")
         sandbox.bare_first_test = bare
-        results.append(sandbox.run_plan(plan).tests[0].result)
+        results.append(plans.run_plan(sandbox, plan).tests[0].result)
     bare_result, scripted = (dataclasses.replace(r, duration_s=0.0) for r in results)
     assert bare_result == scripted and "/gone" in (bare_result.error or "")

@@ -19,6 +19,7 @@ from sandbox_support import OpenSandbox, engine_actions
 
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.docker.driver import DockerSandbox
+from evalfleet.sandbox.evaluation import evaluator, judge, plans
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.results import text
@@ -153,7 +154,7 @@ def _kill_loop_then_test(sandbox: DockerSandbox) -> None:
     sandbox.exec(Command("(while :; do kill -9 -1; done) >/dev/null 2>&1 & echo started"))
     test = CodeExecution(validator_key="t", target="file:r", target_path="r.txt",
                          test_command="cat r.txt; echo; echo 1 passed")
-    result = sandbox.run_plan(Plan(test_files=(SeedFile("r.txt", "hidden"),), tests=(test,)))
+    result = plans.run_plan(sandbox, Plan(test_files=(SeedFile("r.txt", "hidden"),), tests=(test,)))
     assert result.tests[0].result.stdout == b"hidden\n1 passed\n"
 
 
@@ -277,13 +278,13 @@ def test_every_step_runs_as_its_own_uid_with_no_capability(open_sandbox: OpenSan
     candidate = _identity(sandbox.exec(Command(["python3", "identity.py"])).stdout)
     test = CodeExecution(validator_key="t", target="file:i", target_path="identity.py",
                          test_command="python3 identity.py")
-    judge = _identity(text(sandbox.code_execution(test).result.stdout))
-    evaluator = _identity(sandbox.run_evaluator(EvaluatorRun(
+    judged = _identity(text(judge.code_execution(sandbox, test).result.stdout))
+    evaluated = _identity(evaluator.run(sandbox, EvaluatorRun(
         runtime="python", script=IDENTITY)).stdout)
     none = {"CapEff": 0, "CapPrm": 0, "CapBnd": 0, "nnp": 1}
     assert candidate == {"uid": "1000", **none}
-    assert judge == {"uid": "65532", **none}
-    assert evaluator == {"uid": "65533", **none}
+    assert judged == {"uid": "65532", **none}
+    assert evaluated == {"uid": "65533", **none}
     pid1 = sandbox.exec(Command("grep -E '^(Uid|CapEff|CapPrm|CapBnd):' /proc/1/status"))
     fields = {k: v.split()[0] for k, v in
               (line.split(":", 1) for line in pid1.stdout.decode().splitlines())}
@@ -311,7 +312,7 @@ def test_candidate_cannot_ptrace_or_signal_the_supervisor(open_sandbox: OpenSand
     assert sandbox.exec(Command(signals)).stdout == b"refused\n" * 6
     test = CodeExecution(validator_key="t", target="file:x", target_path="x",
                          test_command=signals)
-    assert sandbox.code_execution(test).result.stdout == b"refused\n" * 6
+    assert judge.code_execution(sandbox, test).result.stdout == b"refused\n" * 6
     assert sandbox.exec(Command("echo alive")).stdout == b"alive\n"
 
 

@@ -13,6 +13,7 @@ from evalfleet.sandbox.capture import (
     CaptureCheck,
 )
 from evalfleet.sandbox.command import SeedFile
+from evalfleet.sandbox.evaluation import checks
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.sandbox.results import FileRead
 from evalfleet.sandbox.testing.fake import FakeSandbox
@@ -35,14 +36,14 @@ def test_constants_are_agentclash_defaults() -> None:
 def test_default_per_file_cap_cuts_at_one_mib(sandbox: FakeSandbox) -> None:
     """A 1 MiB + 1 file keeps exactly 1,048,576 bytes, size is the full length."""
     sandbox.write_files([SeedFile("f", b"x" * (MiB + 1))])
-    capture = sandbox.capture(CaptureCheck("k", "f"), CaptureBudget())
+    capture = checks.capture(sandbox, CaptureCheck("k", "f"), CaptureBudget())
     assert (capture.size, len(capture.content or b""), capture.truncated) == (MiB + 1, MiB, True)
 
 
 def test_file_exactly_at_cap_is_not_truncated(sandbox: FakeSandbox) -> None:
     """A file of exactly the cap is whole."""
     sandbox.write_files([SeedFile("f", b"x" * MiB)])
-    capture = sandbox.capture(CaptureCheck("k", "f"), CaptureBudget())
+    capture = checks.capture(sandbox, CaptureCheck("k", "f"), CaptureBudget())
     assert (len(capture.content or b""), capture.truncated) == (MiB, False)
 
 
@@ -52,7 +53,8 @@ def test_max_size_bytes_replaces_the_default(sandbox: FakeSandbox, max_size: int
                                              kept: int) -> None:
     """0/absent ⇒ 1 MiB; a positive value replaces it, and may exceed 1 MiB."""
     sandbox.write_files([SeedFile("f", b"y" * (3 * MiB))])
-    capture = sandbox.capture(CaptureCheck("k", "f", max_size_bytes=max_size), CaptureBudget())
+    capture = checks.capture(sandbox, CaptureCheck("k", "f", max_size_bytes=max_size),
+                             CaptureBudget())
     assert (len(capture.content or b""), capture.truncated, capture.size) == (kept, True, 3 * MiB)
 
 
@@ -62,10 +64,10 @@ def test_budget_counts_full_sizes_not_kept_bytes(sandbox: FakeSandbox) -> None:
     sandbox.write_files([SeedFile(f"f{i}", b"z" * (4 * MiB)) for i in range(3)])
     sandbox.write_files([SeedFile("small", b"s")])
     budget = CaptureBudget()
-    captures = [sandbox.capture(CaptureCheck(f"k{i}", f"f{i}"), budget) for i in range(3)]
+    captures = [checks.capture(sandbox, CaptureCheck(f"k{i}", f"f{i}"), budget) for i in range(3)]
     assert [len(c.content or b"") for c in captures] == [MiB, MiB, MiB]
     assert budget.charged == 12 * MiB and budget.remaining == -2 * MiB
-    spent = sandbox.capture(CaptureCheck("s", "small"), budget)
+    spent = checks.capture(sandbox, CaptureCheck("s", "small"), budget)
     assert (spent.exists, spent.size, spent.content, spent.truncated) == (True, 1, b"", True)
 
 
@@ -73,8 +75,8 @@ def test_per_file_cap_is_bounded_by_remaining_budget(sandbox: FakeSandbox) -> No
     """After 9.5 MiB, a 2 MiB max_size_bytes file keeps only the 0.5 MiB left."""
     sandbox.write_files([SeedFile("a", b"a" * (9 * MiB + MiB // 2)), SeedFile("b", b"b" * 3 * MiB)])
     budget = CaptureBudget()
-    sandbox.capture(CaptureCheck("a", "a", max_size_bytes=10 * MiB), budget)
-    b = sandbox.capture(CaptureCheck("b", "b", max_size_bytes=2 * MiB), budget)
+    checks.capture(sandbox, CaptureCheck("a", "a", max_size_bytes=10 * MiB), budget)
+    b = checks.capture(sandbox, CaptureCheck("b", "b", max_size_bytes=2 * MiB), budget)
     assert (len(b.content or b""), b.truncated, b.size) == (MiB // 2, True, 3 * MiB)
 
 
@@ -82,16 +84,16 @@ def test_budget_exactly_spent_gives_empty_truncated_content(sandbox: FakeSandbox
     """Remaining budget 0 ⇒ content "" and truncated, even for an empty file."""
     sandbox.write_files([SeedFile("full", b"f" * (10 * MiB)), SeedFile("empty", b"")])
     budget = CaptureBudget()
-    whole = sandbox.capture(CaptureCheck("full", "full", max_size_bytes=10 * MiB), budget)
+    whole = checks.capture(sandbox, CaptureCheck("full", "full", max_size_bytes=10 * MiB), budget)
     assert (len(whole.content or b""), whole.truncated) == (10 * MiB, False)
-    empty = sandbox.capture(CaptureCheck("e", "empty"), budget)
+    empty = checks.capture(sandbox, CaptureCheck("e", "empty"), budget)
     assert (empty.content, empty.truncated, empty.size) == (b"", True, 0)
 
 
 def test_missing_file_charges_nothing_and_has_no_content(sandbox: FakeSandbox) -> None:
     """Missing ⇒ ``{exists: false, size: 0}``, no content, no truncated key in the event."""
     budget = CaptureBudget()
-    capture = sandbox.capture(CaptureCheck("k", "nope"), budget)
+    capture = checks.capture(sandbox, CaptureCheck("k", "nope"), budget)
     assert budget.charged == 0
     assert file_captured(capture) == {"key": "k", "path": "nope", "exists": False, "size": 0}
 
@@ -99,7 +101,7 @@ def test_missing_file_charges_nothing_and_has_no_content(sandbox: FakeSandbox) -
 def test_byte_cut_may_split_utf8(sandbox: FakeSandbox) -> None:
     """The cut is in bytes; the event text shows the broken sequence as U+FFFD."""
     sandbox.write_files([SeedFile("u", "é" * 3)])
-    capture = sandbox.capture(CaptureCheck("k", "u", max_size_bytes=3), CaptureBudget())
+    capture = checks.capture(sandbox, CaptureCheck("k", "u", max_size_bytes=3), CaptureBudget())
     assert capture.content == "é".encode() + b"\xc3"
     assert file_captured(capture) == {"key": "k", "path": "u", "exists": True, "size": 6,
                                       "content": "é\ufffd", "truncated": True}

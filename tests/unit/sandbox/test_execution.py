@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from evalfleet.sandbox.evaluation import judge
 from evalfleet.sandbox.execution import CodeExecution, working_directory
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult
@@ -27,7 +28,7 @@ def test_working_directory_rule(path: str, workdir: str) -> None:
 def test_fake_runs_the_command_with_sh_lc() -> None:
     """The sandbox runs ``sh -lc`` with the timeout in the workdir."""
     sandbox = FakeSandbox(Profile(name="p", image="fake"))
-    done = sandbox.code_execution(SPEC)
+    done = judge.code_execution(sandbox, SPEC)
     command = sandbox.executed[-1]
     assert command.argv == ("sh", "-lc", "pytest -q -x") and command.timeout_s == 1.0
     assert command.workdir == "/workspace" and done.spec == SPEC
@@ -38,4 +39,4 @@ def test_fake_scripted_result_is_the_tests_result() -> None:
     """A scripted result for the inner command is what the test's run hands back."""
     scripted = ExecResult(exit_code=0, stdout=b"4 passed")
     sandbox = FakeSandbox(Profile(name="p", image="fake"), script={"pytest -q -x": scripted})
-    assert sandbox.code_execution(SPEC).result == scripted
+    assert judge.code_execution(sandbox, SPEC).result == scripted

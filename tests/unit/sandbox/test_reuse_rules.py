@@ -15,15 +15,16 @@ from evalfleet.sandbox.docker.reuse import (
     PEAK_NOT_REBASED,
     ResetOutcome,
     Reuse,
-    environment,
     limits_hit,
     parse_answer,
     rebased_usage,
+    remembered,
     reset_peak,
 )
 from evalfleet.sandbox.docker.seccomp import IPC_CREATORS, security_opt
 from evalfleet.sandbox.envprobe import EnvironmentProbe, EnvironmentReport
 from evalfleet.sandbox.errors import SandboxConfigError
+from evalfleet.sandbox.evaluation import environment
 from evalfleet.sandbox.profile import Hardening, Profile
 
 OWNER = Ownership(worker="w", run_id="warm", deadline=1.0, pooled=True)
@@ -62,24 +63,28 @@ def test_a_later_run_without_a_base_reports_none_with_the_reason() -> None:
     assert usage == {"cpu_seconds": None} and why == CPU_NOT_REBASED
 
 
-def test_a_containers_later_runs_take_its_environment_answer_without_asking() -> None:
+def test_a_containers_later_runs_take_its_environment_answer_without_asking(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The first run of a container asks; a later run with the same tools and environment
     gets that answer, judged by its own space need and taking no time; another key asks."""
     asked: list[EnvironmentProbe] = []
 
-    def ask(probe: EnvironmentProbe) -> EnvironmentReport:
+    def ask(_sandbox: object, probe: EnvironmentProbe) -> EnvironmentReport:
         asked.append(probe)
         return EnvironmentReport(free_bytes=4096, needed_bytes=probe.free_bytes,
                                  missing=("pytest",), duration_s=0.003)
 
+    def run(reused: Reuse, probe: EnvironmentProbe) -> EnvironmentReport:
+        sandbox = SimpleNamespace(pristine=lambda key, measure: remembered(reused, key, measure))
+        return environment.pristine(sandbox, probe)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(environment, "check", ask)
     reused = Reuse()
-    first = environment(reused, EnvironmentProbe(tools=("sh", "pytest"), free_bytes=10,
-                                                 env={"A": "1"}), ask)
-    later = environment(Reuse(run=2, environments=reused.environments),
-                        EnvironmentProbe(tools=("sh", "pytest"), free_bytes=8192,
-                                         env={"A": "1"}), ask)
-    other = environment(Reuse(run=3, environments=reused.environments),
-                        EnvironmentProbe(tools=("sh", "pytest"), env={"A": "2"}), ask)
+    first = run(reused, EnvironmentProbe(tools=("sh", "pytest"), free_bytes=10, env={"A": "1"}))
+    later = run(Reuse(run=2, environments=reused.environments),
+                EnvironmentProbe(tools=("sh", "pytest"), free_bytes=8192, env={"A": "1"}))
+    other = run(Reuse(run=3, environments=reused.environments),
+                EnvironmentProbe(tools=("sh", "pytest"), env={"A": "2"}))
 
     assert len(asked) == 2 and asked[1].env == {"A": "2"}
     assert first.problems == ("no `pytest` on the sandbox's PATH",)

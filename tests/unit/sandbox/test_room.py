@@ -13,6 +13,7 @@ from evalfleet.sandbox import room
 from evalfleet.sandbox.command import Command
 from evalfleet.sandbox.docker.driver import DockerSandbox
 from evalfleet.sandbox.docker.transfer import deliverables, held
+from evalfleet.sandbox.evaluation import judge
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult
 from evalfleet.sandbox.testing.fake import FakeSandbox
@@ -118,7 +119,7 @@ def test_a_probe_runs_without_the_candidates_start_up_hooks() -> None:
     pack's own variables are kept, the fleet's win."""
     sandbox = FakeSandbox(Profile(name="p", image="i", env={"PATH": "/workspace/bin:/bin"}))
     probe = room.Probe("p", Command("python3 -c 1", env={"HOME": "/workspace", "X": "1"}))
-    env = sandbox.probe_command(probe).env
+    env = judge.probe_command(sandbox, probe).env
     assert (env["HOME"], env["PYTHONNOUSERSITE"], env["X"]) == (room.HOME, "1", "1")
 
 
@@ -135,5 +136,6 @@ def test_the_docker_driver_trusts_the_path_it_would_give_less_what_the_candidate
     profile = Profile(name="p", image="i", env={"PATH": profile_path} if profile_path else {})
     stand_in = SimpleNamespace(profile=profile, conduit=SimpleNamespace(
         base_env={"PATH": image_path} if image_path else {}))
-    stand_in.writable = lambda: DockerSandbox.writable(stand_in)  # type: ignore[arg-type]
-    assert DockerSandbox.trusted_env(stand_in) == {"PATH": trusted}  # type: ignore[arg-type]
+    given = DockerSandbox.command_path.fget(stand_in)  # type: ignore[attr-defined]
+    sandbox = SimpleNamespace(profile=profile, command_path=given)
+    assert judge.trusted_env(sandbox) == {"PATH": trusted}  # type: ignore[arg-type]

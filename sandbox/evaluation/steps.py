@@ -1,7 +1,13 @@
 """The steps of a :class:`~sandbox.plan.Plan` after its environment checks, in order: the
 pack's setup, the candidate's commands, then the tests (next to the candidate's files, or
-in the judge's clean room: :mod:`sandbox.room`). :meth:`~sandbox.base.Sandbox.run_plan`
-calls them; they use only the sandbox's public steps.
+in the judge's clean room: :mod:`sandbox.room`). :func:`~sandbox.evaluation.plans.run_plan`
+calls them.
+
+Where the driver batches (:mod:`sandbox.batching`), seeding rides with the first command,
+the test files with the first test, and the driver hears what follows whatever the answer:
+after the last command, the first test and the captures (when that test is the only one);
+after the only test, the captures. Never in the clean room, whose deliverables are copied
+out first.
 """
 
 from __future__ import annotations
@@ -10,14 +16,16 @@ import contextlib
 import dataclasses
 from collections.abc import Sequence
 
-from evalfleet.sandbox import room
-from evalfleet.sandbox.command import SeedFile
+from evalfleet.sandbox import batching, room
+from evalfleet.sandbox.base import Sandbox
+from evalfleet.sandbox.batching import FirstExec, Follower, Reads
+from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.errors import SeedRefused
+from evalfleet.sandbox.evaluation import judge
 from evalfleet.sandbox.execution import TestRun, refused_run
 from evalfleet.sandbox.paths import relative_to, workspace_path
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.results import ExecResult
-from evalfleet.sandbox.steps import Steps as Sandbox
 
 
 def setup(sandbox: Sandbox, plan: Plan) -> tuple[ExecResult, ...]:
@@ -25,8 +33,8 @@ def setup(sandbox: Sandbox, plan: Plan) -> tuple[ExecResult, ...]:
     the first that fails, all before anything of the candidate's is seeded."""
     results: list[ExecResult] = []
     for index, command in enumerate(plan.setup_commands):
-        results.append(sandbox.write_and_exec(plan.setup_files, command) if index == 0
-                       else sandbox.exec(command))
+        results.append(batching.write_and_exec(sandbox, plan.setup_files, command)
+                       if index == 0 else sandbox.exec(command))
         if not results[-1].ok:
             break
     if plan.setup_files and not plan.setup_commands:
@@ -34,12 +42,15 @@ def setup(sandbox: Sandbox, plan: Plan) -> tuple[ExecResult, ...]:
     return tuple(results)
 
 
-def commands(sandbox: Sandbox, plan: Plan) -> tuple[ExecResult, ...]:
-    """Seed files, then the commands (the seeding rides with the first command)."""
+def commands(sandbox: Sandbox, plan: Plan, reads: Reads | None = None
+             ) -> tuple[ExecResult, ...]:
+    """Seed files, then the commands (the seeding rides with the first command);
+    ``reads``: the captures' reads, announced after the last command."""
     results: list[ExecResult] = []
     for index, command in enumerate(plan.commands):
-        results.append(sandbox.write_and_exec(plan.files, command) if index == 0
-                       else sandbox.exec(command))
+        with batching.ahead(sandbox, _after_command(sandbox, plan, command, reads)):
+            results.append(batching.write_and_exec(sandbox, plan.files, command)
+                           if index == 0 else sandbox.exec(command))
         if plan.stop_on_command_failure and not results[-1].ok:
             break
     if not plan.commands:
@@ -47,8 +58,8 @@ def commands(sandbox: Sandbox, plan: Plan) -> tuple[ExecResult, ...]:
     return tuple(results)
 
 
-def tests(sandbox: Sandbox, plan: Plan) -> tuple[tuple[TestRun, ...],
-                                              tuple[ExecResult, ...]]:
+def tests(sandbox: Sandbox, plan: Plan, reads: Reads | None = None
+          ) -> tuple[tuple[TestRun, ...], tuple[ExecResult, ...]]:
     """The tests and the probes' results: in the clean room when the plan names its
     deliverables, else in the workspace (:mod:`sandbox.room`)."""
     if plan.deliverables:
@@ -57,20 +68,43 @@ def tests(sandbox: Sandbox, plan: Plan) -> tuple[tuple[TestRun, ...],
         _seed_workspace_tests(sandbox, plan.test_files)
         return (), ()
     try:
-        first = sandbox.stop_write_and_test(plan.test_files, plan.tests[0])
+        with batching.ahead(sandbox, _captures_after_test(plan, reads)):
+            first = judge.first_test(sandbox, plan.test_files, plan.tests[0])
     except SeedRefused as refused:
         return tuple(refused_run(spec, refused) for spec in plan.tests), ()
     return (first, *_later_tests(sandbox, plan, clean=False)), ()
 
 
+def _after_command(sandbox: Sandbox, plan: Plan, command: Command,
+                   reads: Reads | None) -> tuple[Follower, ...]:
+    """What follows ``command`` whatever its answer: after the plan's last command (when it
+    comes only there), the first test in the workspace and the captures after it."""
+    if plan.deliverables or not plan.tests or not _is_last(command, plan.commands):
+        return ()
+    test = judge.judge_command(sandbox, plan.tests[0], index=0, clean=False)
+    return (FirstExec(plan.test_files, test), *_captures_after_test(plan, reads))
+
+
+def _captures_after_test(plan: Plan, reads: Reads | None) -> tuple[Follower, ...]:
+    """The captures, when the workspace's first test is the plan's only one."""
+    if plan.deliverables or len(plan.tests) != 1 or not plan.checks or reads is None:
+        return ()
+    return (reads,)
+
+
+def _is_last(step: object, steps: Sequence[object]) -> bool:
+    """Whether ``step`` is the last of ``steps`` and comes only there."""
+    return bool(steps) and steps[-1] is step and sum(each is step for each in steps) == 1
+
+
 def _seed_workspace_tests(sandbox: Sandbox, files: Sequence[SeedFile]) -> None:
     """Stop the candidate and write the test files; a refusal leaves nothing to run."""
     with contextlib.suppress(SeedRefused):
-        sandbox.stop_and_write(files)
+        batching.stop_and_write(sandbox, files)
 
 
 def _later_tests(sandbox: Sandbox, plan: Plan, *, clean: bool) -> list[TestRun]:
-    return [sandbox.code_execution(spec, index=index, clean=clean)
+    return [judge.code_execution(sandbox, spec, index=index, clean=clean)
             for index, spec in enumerate(plan.tests) if index > 0]
 
 
@@ -80,7 +114,8 @@ def _clean_room_tests(sandbox: Sandbox, plan: Plan) -> tuple[tuple[TestRun, ...]
     candidate, then the tests as the judge in a room holding only the test files,
     the copies and the probes' outputs."""
     delivered = sandbox.export_files(plan.deliverables)
-    probed = [(probe, sandbox.exec(sandbox.probe_command(probe))) for probe in plan.probes]
+    probed = [(probe, sandbox.exec(judge.probe_command(sandbox, probe)))
+              for probe in plan.probes]
     files = [*room.in_room(_relative(sandbox, plan.test_files), room.TESTS),
              *room.in_room(delivered, room.DELIVERABLES),
              *(f for probe, result in probed for f in room.probe_files(probe, result))]
@@ -89,7 +124,7 @@ def _clean_room_tests(sandbox: Sandbox, plan: Plan) -> tuple[tuple[TestRun, ...]
         sandbox.stop_candidate()
         sandbox.write_room(files)
         return (), results
-    first = sandbox.stop_write_and_test(files, plan.tests[0], clean=True)
+    first = judge.first_test(sandbox, files, plan.tests[0], clean=True)
     return (first, *_later_tests(sandbox, plan, clean=True)), results
 
 
