@@ -15,6 +15,7 @@ from typing import Any, Final
 from ..record import event_types
 from ..record.events import Event
 from .calls import JudgeCall
+from .faults import Side, failure_side
 
 CALL_COMPLETED: Final = event_types.JUDGE_CALL_COMPLETED
 CALL_SKIPPED: Final = event_types.JUDGE_CALL_SKIPPED
@@ -23,9 +24,6 @@ PLAN_UNAVAILABLE: Final = event_types.JUDGE_UNAVAILABLE
 BUDGET_STOP: Final = "stopped by judge budget"
 UNJUDGEABLE: Final = "the judge could not score the run's evidence"
 """evalfleet's rule (AgentClash has none): every call was answered unreadably or refused."""
-REFUSED_STATUSES: Final = frozenset({400, 413, 422})
-"""What a provider answers a request it will not take as written (its size or content). The
-only part of a judge's request a run writes is its evidence."""
 
 
 @dataclass(frozen=True)
@@ -43,11 +41,15 @@ class CallRecord:
     current: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     http_status: int | None = None
+    failure: str = ""
+    """The kind of failure the worker recorded (``timeout``, ``connect``, ``status``, …)."""
+    control: dict[str, Any] = field(default_factory=dict)
+    """After a timeout: the control call without the run's evidence (``answered``, …)."""
 
     @property
-    def refused(self) -> bool:
-        """The provider refused the request itself (not its key, model or load)."""
-        return bool(self.error) and self.http_status in REFUSED_STATUSES
+    def side(self) -> Side:
+        """Whose fault the call's error is (:func:`scoring.judges.faults.failure_side`)."""
+        return failure_side(self.error, self.http_status, self.failure, self.control)
 
 
 def request_summary(call: JudgeCall, max_output_tokens: int) -> dict[str, Any]:
@@ -87,7 +89,7 @@ def _record(event: Event) -> CallRecord:
     payload = event.payload
     found = payload.get("request")
     request: dict[str, Any] = found if isinstance(found, dict) else {}
-    usage = payload.get("usage")
+    usage, control = payload.get("usage"), payload.get("control")
     return CallRecord(
         judge_key=str(payload.get("judge_key") or ""), model=str(payload.get("model") or ""),
         provider_key=str(payload.get("provider_key") or ""),
@@ -97,7 +99,9 @@ def _record(event: Event) -> CallRecord:
         candidates=tuple(str(c) for c in request.get("candidates") or []),
         current=str(request.get("current") or ""),
         usage=usage if isinstance(usage, dict) else {},
-        http_status=_int(payload.get("http_status")) or None)
+        http_status=_int(payload.get("http_status")) or None,
+        failure=str(payload.get("failure") or ""),
+        control=control if isinstance(control, dict) else {})
 
 
 def _int(value: Any) -> int:

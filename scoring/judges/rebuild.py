@@ -25,6 +25,7 @@ from .call_events import (
     unavailable_from_events,
 )
 from .calls import N_WISE_ALONE, N_WISE_CONTEXT_ERROR, allowed_samples, models_of
+from .faults import PROVIDER_FAILED, evidence_timeout
 from .parsing import JudgeParseError, Parsed, parse_ranking, parse_score
 from .prompts import judge_context
 
@@ -50,7 +51,9 @@ class _Tally:
     stopped: list[str] = field(default_factory=list)
     """Calls the judge budget refused."""
     unusable: list[str] = field(default_factory=list)
-    """Calls answered with nothing readable, or whose request the provider refused."""
+    """Calls the run's evidence derailed: answered with nothing readable, a request the
+    provider refused, a timeout while the judge answered without the evidence
+    (:mod:`scoring.judges.faults`)."""
     failed: list[str] = field(default_factory=list)
     """Calls that failed on the provider's or the operator's side (no endpoint, a refused
     connection, a timeout, 401/403/404, 429 or 5xx after retries, a broken envelope)."""
@@ -148,7 +151,7 @@ def _read(judge: JudgeDecl, record: CallRecord, tally: _Tally) -> float | None:
 def _file(record: CallRecord, problem: str, tally: _Tally) -> None:
     if record.skipped:
         tally.stopped.append(problem)
-    elif record.error and not record.refused:
+    elif record.error and record.side == "provider":
         tally.failed.append(problem)
     else:
         tally.unusable.append(problem)
@@ -157,6 +160,8 @@ def _file(record: CallRecord, problem: str, tally: _Tally) -> None:
 def _parse(judge: JudgeDecl, record: CallRecord) -> tuple[Parsed | None, str]:
     if record.skipped:
         return None, f"{BUDGET_STOP}: {record.error}"
+    if record.error and record.control and record.side == "evidence":
+        return None, evidence_timeout(record.error, record.control)
     if record.error:
         return None, record.error
     try:
@@ -170,10 +175,12 @@ def _parse(judge: JudgeDecl, record: CallRecord) -> tuple[Parsed | None, str]:
 
 def _unscored(tally: _Tally) -> str:
     """Why no call scored. The budget's stop and the run's evidence (replies that could not
-    be read, requests the provider refused) are evalfleet's reasons, which score the
+    be read, requests the provider refused, answers the model could not finish in time
+    while it answered without the evidence) are evalfleet's reasons, which score the
     dimension 0: a candidate could otherwise steer every judge into them (a prompt injection,
-    an answer too large to send) and win on the rest of the scorecard. Any failure on the
-    provider's side keeps AgentClash's reason, and the dimension is unavailable."""
+    an answer too large to send or too long to write) and win on the rest of the scorecard.
+    Any failure on the provider's side keeps AgentClash's reason, and the dimension is
+    unavailable; the scorecard then withholds its result (:func:`faults.starved_judges`)."""
     if tally.stopped and len(tally.stopped) == len(tally.calls):
         return tally.stopped[0]
     if tally.failed or not tally.unusable:  # none read: calls of models it does not list
@@ -193,6 +200,8 @@ def _scored(base: dict[str, Any], judge: JudgeDecl, tally: _Tally,
         reason = _unscored(tally)
         payload.update(reason=reason, unable_to_judge_count=len(tally.calls),
                        warnings=tally.warnings)
+        if reason == ALL_FAILED and tally.failed:
+            payload[PROVIDER_FAILED] = len(tally.failed)
         return {**base, "reason": reason, "payload": payload}
     scores = list(tally.model_scores.values())
     score = aggregate.across_models(judge, scores)

@@ -15,6 +15,7 @@ from .. import layers
 from ..compat.goquote import quote
 from ..compat.textform import first_non_empty
 from ..errors import SpecError
+from ..judges.faults import starved_judges
 from ..judges.rebuild import JudgeOutcome, judge_results
 from ..record.events import Event, order_events
 from ..record.evidence import Evidence, extract_evidence
@@ -90,7 +91,7 @@ def _refused(document: card.Scorecard, why: str | None) -> card.Scorecard:
     if why is None:
         return document
     return document.model_copy(update={"passed": False, "overall_reason": why, "score": 0,
-                                       "result": "loss"})
+                                       "result": "loss", "withheld_reason": None})
 
 
 def _adjusted(spec: EvaluationSpec, evidence: Evidence, readings: Mapping[str, object],
@@ -222,6 +223,9 @@ def _document(spec: EvaluationSpec, verdict: Verdict, validators: list[Validator
     valid, valid_reason = validity(validators, metrics, dimensions)
     points = None if verdict.overall is None else card.to_points(verdict.overall)
     forfeit = valid == "invalid" and answer_made_invalid(validators, metrics, dimensions)
+    withheld = None if forfeit else withheld_reason(spec, dimensions, judge_results or {})
+    if withheld is not None:
+        points = None
     return card.Scorecard(
         status=status(dimensions), strategy=spec.scorecard.strategy,
         overall_score=verdict.overall, passed=verdict.passed, overall_reason=verdict.reason,
@@ -233,8 +237,23 @@ def _document(spec: EvaluationSpec, verdict: Verdict, validators: list[Validator
         metric_details=[card.metric_detail(m) for m in metrics],
         llm_judge_details=[_judge_detail(spec, k, v) for k, v in (judge_results or {}).items()],
         score=0 if forfeit else points, result=card.result_for(points, valid, forfeit),
-        score_breakdown=_breakdown(spec, dimensions),
+        score_breakdown=_breakdown(spec, dimensions), withheld_reason=withheld,
     )
+
+
+def withheld_reason(spec: EvaluationSpec, dimensions: list[DimensionResult],
+                    judge_results: JudgeResults) -> str | None:
+    """Why ``score`` and ``result`` are withheld, or None: a judged dimension is unavailable
+    because its judge's calls failed on the provider's side (evalfleet's rule, §14: a
+    starved judge never decides a result; AgentClash's fields stay as its engine gives them)."""
+    judged = {d.key: (r.state, d.judge_key) for d, r in
+              zip(spec.scorecard.dimensions, dimensions, strict=True) if d.source == "llm_judge"}
+    starved = starved_judges(judged, judge_results)
+    if not starved:
+        return None
+    names = ("judge " if len(starved) == 1 else "judges ") + ", ".join(map(quote, starved))
+    return (f"no result: {names} got no answer from the provider (every call failed on its "
+            "side); a dimension left unavailable that way decides nothing")
 
 
 def _judge_detail(spec: EvaluationSpec, key: str, result: Mapping[str, Any]) -> dict[str, Any]:

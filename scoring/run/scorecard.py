@@ -5,6 +5,7 @@
 maps it to win (≥ 700), draw (≥ 400) or loss — and is null when there is no score or the
 evaluation is ``invalid`` (an evaluator or pack error is no contest), except that a run
 invalid only because the candidate's answer could not be read is a loss with score 0.
+Both are null too, with ``withheld_reason``, when a judge's provider never answered.
 ``score_breakdown`` gives each available dimension's 0–1000 score, its normalized weight
 and their product.
 """
@@ -125,6 +126,11 @@ class Scorecard(BaseModel):
     constraint_violations: list[ConstraintViolation] = Field(default_factory=list)
     harness_warning: str | None = None
     """What the harness could not verify (e.g. no agent trajectory was supplied)."""
+    withheld_reason: str | None = None
+    """Why ``score`` and ``result`` are null although the engine scored the run: a judged
+    dimension is unavailable because its judge's provider never answered (docs/scoring.md
+    §14). AgentClash's own fields are as its engine gives them; the run can be judged again
+    from its recorded evidence."""
 
     def to_json(self, **kwargs: Any) -> str:
         """The persisted JSON form (``pass`` spelled as in AgentClash)."""

@@ -23,13 +23,18 @@ History:
   whole (its event's ``truncated``, ``dropped`` or ``error``) shows no file absent: its
   ``forbidden_files`` fail, and what it misses is named as missing from that listing
   (issue 38).
+* ``"5"`` — ``"4"`` with a starved judge deciding no result (issue 43): a judged dimension
+  unavailable because its judge's calls failed on the provider's side withholds the
+  scorecard's ``score`` and ``result`` (``withheld_reason``), AgentClash's fields unchanged;
+  a judge call that timed out while the judge answered the same prompt without the run's
+  evidence (the call's recorded ``control``) is the evidence's, and scores its dimension 0.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-SEMANTICS_VERSION: Final = "4"
+SEMANTICS_VERSION: Final = "5"
 AGENTCLASH_REPOSITORY: Final = "agentclash/agentclash"
 AGENTCLASH_COMMIT: Final = "439e20ba98d49ed3f0e49067cfa416267c5b1a61"
 """The reference engine's commit whose ``runtime/scoring`` these semantics follow."""
