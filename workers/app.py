@@ -15,8 +15,11 @@ HARD_LIMIT_MARGIN_S = 120
 
 
 def longest_run_s(settings: Settings) -> float:
-    """The longest wall time any profile allows a run."""
-    return max(p.max_wall_s for p in settings.profiles.values())
+    """The longest wall time any profile allows a run, plus its judging step's deadline
+    (after the sandbox): a run is never redelivered for judging slowly, which would give
+    the candidate a re-roll."""
+    sandbox = max(p.max_wall_s for p in settings.profiles.values())
+    return sandbox + settings.judges.total_deadline_s
 
 
 def soft_time_limit_s(settings: Settings) -> float:

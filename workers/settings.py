@@ -112,6 +112,16 @@ class JudgeSettings(BaseModel):
     max_retries: int = Field(2, ge=0)
     backoff_s: float = Field(0.5, ge=0)
     max_backoff_s: float = Field(8.0, ge=0)
+    """The longest wait between a call's retries, and the wait between judging rounds."""
+    total_deadline_s: float = Field(240.0, gt=0)
+    """One deadline for a run's judging step, its retries included
+    (``EVALFLEET_JUDGES__TOTAL_DEADLINE_S``). A judge whose provider has not answered by
+    then withholds the run's score and result; it never decides them. Give it at least one
+    call timeout per judge model of your packs (AgentClash's default timeout is 60 s); it
+    is added to Celery's time limits, so the run is never redelivered for its judging."""
+    rounds: int = Field(3, ge=1)
+    """How many times the judging step sends a call that failed on the provider's side,
+    the first time included (``EVALFLEET_JUDGES__ROUNDS``)."""
 
     def config(self) -> JudgingConfig:
         """What the pipeline's judging step needs."""
@@ -119,7 +129,8 @@ class JudgeSettings(BaseModel):
             endpoints={k: p.endpoint(k) for k, p in self.providers.items()},
             max_output_tokens=self.max_output_tokens,
             max_message_bytes=self.max_message_bytes, max_retries=self.max_retries,
-            backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s)
+            backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s,
+            total_deadline_s=self.total_deadline_s, rounds=self.rounds)
 
 
 class PreflightSettings(BaseModel):

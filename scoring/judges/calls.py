@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from ..record.evidence import Evidence
 from ..spec.models import EvaluationSpec, JudgeDecl, JudgeLimits
-from .prompts import Candidate, Context, judge_context, judge_message, n_wise_message
+from .prompts import (
+    Candidate,
+    Context,
+    judge_context,
+    judge_message,
+    n_wise_message,
+    without_evidence,
+)
 from .providers import infer_provider
 
 DEFAULT_TIMEOUT_MS: Final = 60_000
@@ -42,6 +49,9 @@ class JudgeCall:
     """n_wise: the candidate run ids in the order the message shows them."""
     current: str = ""
     """n_wise: the run being scored."""
+    control: str = ""
+    """The same prompt with every piece of evidence replaced by a placeholder: the worker
+    sends it after a timeout, to tell whose fault the timeout is (:mod:`.faults`)."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +117,9 @@ def plan_judge(judge: JudgeDecl, evidence: Evidence, run_id: str,
             current, others = current.within(share), [c.within(share) for c in others]
         return _n_wise(judge, current, others, limits)
     message = judge_message(judge, context.entries)
+    control = judge_message(judge, without_evidence(context.entries))
     calls = tuple(JudgeCall(judge.key, judge.mode, model, infer_provider(model), sample,
-                            message, timeout_ms(judge))
+                            message, timeout_ms(judge), control=control)
                   for model in models_of(judge)
                   for sample in range(1, allowed_samples(judge, limits) + 1))
     return JudgePlan(judge, calls)
@@ -152,7 +163,9 @@ def _n_wise(judge: JudgeDecl, current: Candidate, peers: Sequence[Candidate],
             calls.append(JudgeCall(
                 judge.key, judge.mode, model, infer_provider(model), sample,
                 n_wise_message(judge, ordered), timeout_ms(judge),
-                tuple(c.run_agent_id for c in ordered), current.run_agent_id))
+                tuple(c.run_agent_id for c in ordered), current.run_agent_id,
+                n_wise_message(judge, [replace(c, entries=without_evidence(c.entries))
+                                       for c in ordered])))
     return JudgePlan(judge, tuple(calls))
 
 

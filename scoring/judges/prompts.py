@@ -28,6 +28,8 @@ SCORE_SCHEMA: Final = '{"score": <number>, ' + REASONING
 HEADINGS: Final = {"assertion": "Assertion:", "rubric": "Rubric:",
                    "reference": "Reference-scoring rubric:"}
 CLAUSES_HEADING: Final = "Additional anti-gaming clauses:"
+CONTROL_EVIDENCE: Final = "(not shown: this call only checks that the judge answers in time)"
+"""What a control call shows in place of each piece of evidence (:func:`without_evidence`)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,13 @@ def n_wise_message(judge: JudgeDecl, candidates: list[Candidate]) -> str:
                  f"label: {candidate.label}", f"lane_index: {candidate.lane_index}",
                  "\n\n".join(candidate.entries)]
     return "\n\n".join([*body, *clauses(judge)])
+
+
+def without_evidence(entries: tuple[str, ...]) -> tuple[str, ...]:
+    """``entries`` with each value replaced by :data:`CONTROL_EVIDENCE`, labels kept: the
+    message of a control call, which tells a provider that cannot answer the judge's prompt
+    in time from evidence that keeps the model from finishing (:mod:`scoring.judges.faults`)."""
+    return tuple(entry.split(":\n", 1)[0] + ":\n" + CONTROL_EVIDENCE for entry in entries)
 
 
 def clauses(judge: JudgeDecl) -> list[str]:

@@ -39,4 +39,12 @@ class JudgingConfig:
     backoff_s: float = 0.5
     """First retry delay; doubled per retry, capped by ``max_backoff_s`` (Retry-After wins)."""
     max_backoff_s: float = 8.0
+    """Also the wait between two rounds of the judging step."""
+    total_deadline_s: float = 240.0
+    """The judging step's one deadline, its rounds included (:mod:`.rounds`): a call is
+    sent with its own timeout clipped to what is left; a call it leaves no time for fails
+    on the provider's side, and its judge withholds the result rather than deciding it."""
+    rounds: int = 3
+    """How many times the judging step sends a call that failed on the provider's side
+    (the first round included)."""
     anthropic_version: str = "2023-06-01"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 import httpx
 
@@ -33,12 +33,18 @@ class Reply(NamedTuple):
     attempts: int
 
 
+#: What kind of failure a :class:`CallFailed` is, recorded as the call's ``failure``
+#: (:mod:`scoring.judges.faults` files it on the provider's side or the evidence's).
+Failure = Literal["no_endpoint", "timeout", "connect", "status", "envelope", "transport"]
+
+
 class CallFailed(Exception):
     """The call produced no answer (HTTP error, timeout, malformed envelope)."""
 
-    def __init__(self, message: str, status: int | None = None, attempts: int = 1) -> None:
+    def __init__(self, message: str, status: int | None = None, attempts: int = 1,
+                 kind: Failure = "status") -> None:
         super().__init__(message)
-        self.status, self.attempts = status, attempts
+        self.status, self.attempts, self.kind = status, attempts, kind
 
 
 @dataclass(frozen=True)
@@ -107,20 +113,22 @@ class Sender:
         return self.config.endpoints.get(provider_key)
 
     def send(self, call: JudgeCall) -> Reply:
-        """Send one call, retrying 429 / 5xx / refused connections with backoff.
+        """Send one call, retrying 429 / 5xx / refused connections with backoff. Each
+        attempt waits ``call.timeout_ms`` for the answer.
 
         Raises:
             CallFailed: no endpoint, a timeout, a non-retryable status, retries exhausted,
-                or an answer that is not the API's envelope.
+                or an answer that is not the API's envelope (its ``kind`` says which).
         """
         endpoint = self.endpoint(call.provider_key)
         if endpoint is None:
-            raise CallFailed(f'judge provider "{call.provider_key}" is not configured', None, 0)
+            raise CallFailed(f'judge provider "{call.provider_key}" is not configured', None, 0,
+                             "no_endpoint")
         try:
             return self._attempts(call, endpoint)
         except CallFailed as failed:
             raise CallFailed(_scrub(str(failed), endpoint), failed.status,
-                             failed.attempts) from None
+                             failed.attempts, failed.kind) from None
 
     def _attempts(self, call: JudgeCall, endpoint: ProviderEndpoint) -> Reply:
         api = APIS[endpoint.api]
@@ -131,7 +139,8 @@ class Sender:
             if attempt > self.config.max_retries:
                 status = response.status_code if response is not None else None
                 raise CallFailed(f"judge provider gave up after {attempt} attempts: "
-                                 f"{_describe(response)}", status, attempt)
+                                 f"{_describe(response)}", status, attempt,
+                                 "status" if response is not None else "connect")
             self.sleep(self._delay(attempt, response))
         raise AssertionError("unreachable")
 
@@ -143,13 +152,17 @@ class Sender:
             return self.client.post(url, json=api.body(call, self.config.max_output_tokens),
                                     headers=api.headers(endpoint, self.config),
                                     timeout=call.timeout_ms / 1000)
+        except httpx.ConnectTimeout:
+            raise CallFailed(f"judge call could not connect within {call.timeout_ms} ms",
+                             None, attempt, "connect") from None
         except httpx.TimeoutException:
             raise CallFailed(f"judge call timed out after {call.timeout_ms} ms",
-                             None, attempt) from None
+                             None, attempt, "timeout") from None
         except httpx.ConnectError:
             return None
         except httpx.HTTPError as err:
-            raise CallFailed(f"judge call failed: {type(err).__name__}", None, attempt) from None
+            raise CallFailed(f"judge call failed: {type(err).__name__}", None, attempt,
+                             "transport") from None
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         delay = self.config.backoff_s * float(2 ** (attempt - 1))
@@ -168,7 +181,7 @@ def _reply(api: Api, response: httpx.Response, attempts: int) -> Reply:
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise CallFailed(f"judge provider answered HTTP {response.status_code} with a body "
                          "that is not the API's response envelope",
-                         response.status_code, attempts) from None
+                         response.status_code, attempts, "envelope") from None
     return Reply(text, tokens_in, tokens_out, response.status_code, attempts)
 
 

@@ -2,26 +2,23 @@
 
 Every planned call ends as exactly one event: ``grader.judge.call_skipped`` when the
 budget refuses its worst case, else ``grader.judge.call_completed`` with the raw answer
-(or the error) and the usage charged.
+(or the error, its ``failure`` kind and, after a timeout, its ``control``) and the usage
+charged. Calls are sent in rounds within one deadline (:mod:`.rounds`).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from evalfleet.scoring import Case, EvaluationSpec
 from evalfleet.scoring.judges import (
-    CALL_COMPLETED,
     CALL_SKIPPED,
     PLAN_UNAVAILABLE,
     Budget,
     JudgeCall,
     Peer,
-    Reservation,
     call_payload,
     plan_run,
     request_summary,
@@ -31,19 +28,21 @@ from evalfleet.scoring.record import decode_events, event_types, extract_evidenc
 from ...messages import PeerRun
 from ..recording import Recorder
 from .config import JudgingConfig
-from .http import CallFailed, Sender
+from .http import Sender
+from .rounds import Deadline, Pending, Rounds
 
 JudgeEvent = tuple[str, dict[str, Any]]
 
 
 def judged_events(spec: EvaluationSpec, events: list[dict[str, Any]], cases: list[Case],
                   run_id: str, config: JudgingConfig, clock: Callable[[], datetime],
-                  sender: Sender | None = None,
-                  peers: Sequence[PeerRun] = ()) -> list[dict[str, Any]]:
+                  sender: Sender | None = None, peers: Sequence[PeerRun] = (),
+                  deadline: Deadline | None = None) -> list[dict[str, Any]]:
     """``events`` followed by one event per judge call of the run."""
     own = sender or Sender(config)
     try:
-        found = judge_events(spec, events, cases, run_id, own, peer_evidence(peers, cases))
+        found = judge_events(spec, events, cases, run_id, own, peer_evidence(peers, cases),
+                             deadline)
     finally:
         if sender is None:
             own.close()
@@ -54,18 +53,22 @@ def judged_events(spec: EvaluationSpec, events: list[dict[str, Any]], cases: lis
 
 
 def judge_events(spec: EvaluationSpec, events: Iterable[dict[str, Any]], cases: list[Case],
-                 run_id: str, sender: Sender, peers: Sequence[Peer] = ()) -> list[JudgeEvent]:
-    """Send every planned judge call the budget allows; one event per call."""
+                 run_id: str, sender: Sender, peers: Sequence[Peer] = (),
+                 deadline: Deadline | None = None) -> list[JudgeEvent]:
+    """Send every planned judge call the budget allows, in rounds within ``deadline``
+    (``total_deadline_s`` from now by default); one event per call, in plan order."""
+    deadline = deadline or Deadline(sender.config.total_deadline_s)
     evidence = extract_evidence(decode_events(list(events)), cases)
-    budget = Budget.for_spec(spec)
-    found: list[JudgeEvent] = []
+    found: list[JudgeEvent | Pending] = []
     for plan in plan_run(spec, evidence, run_id, peers,
                          max_message_bytes=sender.config.max_message_bytes):
-        found += [_one(call, budget, sender) for call in plan.calls]
+        found += [_pending(call, sender.config) for call in plan.calls]
         if not plan.calls and plan.reason and plan.judge.mode == "n_wise":
             found.append((PLAN_UNAVAILABLE, {"judge_key": plan.judge.key,
                                              "reason": plan.reason}))
-    return found
+    Rounds(sender, Budget.for_spec(spec), deadline).run(
+        [p for p in found if isinstance(p, Pending)])
+    return [p.event() if isinstance(p, Pending) else p for p in found]
 
 
 def peer_evidence(peers: Sequence[PeerRun], cases: list[Case]) -> list[Peer]:
@@ -82,14 +85,14 @@ def _peer_events(peer: PeerRun) -> list[dict[str, Any]]:
     return [*peer.events, done]
 
 
-def _one(call: JudgeCall, budget: Budget, sender: Sender) -> JudgeEvent:
-    max_tokens = sender.config.max_output_tokens
-    request = request_summary(call, max_tokens)
-    held = _too_large(call, sender.config) or budget.reserve(
-        call.provider_key, call.model, call.message, max_tokens)
-    if isinstance(held, str):
-        return CALL_SKIPPED, call_payload(call, request=request, error=held)
-    return CALL_COMPLETED, _sent(call, held, budget, sender, request)
+def _pending(call: JudgeCall, config: JudgingConfig) -> JudgeEvent | Pending:
+    """The call's skip event when its message is past the fleet's limit, else the call to
+    send (the budget reserves its worst case just before each attempt)."""
+    request = request_summary(call, config.max_output_tokens)
+    too_large = _too_large(call, config)
+    if too_large:
+        return CALL_SKIPPED, call_payload(call, request=request, error=too_large)
+    return Pending(call, request)
 
 
 def _too_large(call: JudgeCall, config: JudgingConfig) -> str:
@@ -99,26 +102,3 @@ def _too_large(call: JudgeCall, config: JudgingConfig) -> str:
         return ""
     return (f"the judge message is {size} bytes, past the fleet's limit of "
             f"{config.max_message_bytes} (EVALFLEET_JUDGES__MAX_MESSAGE_BYTES)")
-
-
-def _sent(call: JudgeCall, held: Reservation, budget: Budget, sender: Sender,
-          request: dict[str, Any]) -> dict[str, Any]:
-    reserved = {"tokens": held.tokens, "usd": held.usd}
-    started = time.perf_counter()
-    try:
-        reply = sender.send(call)
-    except CallFailed as failed:
-        unknown = failed.status is None and failed.attempts > 0  # a timeout may be billed
-        charge = budget.settle(held, None, None) if unknown else budget.settle(held, 0, 0)
-        return call_payload(call, request=request, error=str(failed), http_status=failed.status,
-                            attempts=failed.attempts, duration_ms=_ms(started),
-                            reserved=reserved, charged=asdict(charge))
-    charge = budget.settle(held, reply.input_tokens, reply.output_tokens)
-    usage = {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}
-    return call_payload(call, request=request, response_text=reply.text, usage=usage,
-                        http_status=reply.status, attempts=reply.attempts,
-                        duration_ms=_ms(started), reserved=reserved, charged=asdict(charge))
-
-
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
