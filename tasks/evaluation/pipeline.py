@@ -297,7 +297,8 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
     resources = _resources(plan_result)
     return RunResult(
         run_id=request.run_id, outcome="scored",
-        reason=fault or (refusal.reason if refusal else ""), scorecard=card,
+        reason=fault or (refusal.reason if refusal else "") or card.withheld_reason or "",
+        scorecard=card,
         pack=pack.spec.name,
         case_key=case.case_key if case else None, input_set=case.input_set if case else None,
         metadata=request.metadata,
