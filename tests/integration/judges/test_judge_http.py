@@ -122,7 +122,8 @@ def pack_request(final_output: str, run_id: str = "judged-1",
 
 def pipeline(url: str, body: dict[str, Any], **judging_policy: Any) -> Any:
     bounds = {"default": ProfileBounds(Profile(name="default", image="fake"))}
-    judging = JudgingConfig(endpoints=config(url).endpoints, backoff_s=0.0, **judging_policy)
+    judging = JudgingConfig(endpoints=config(url).endpoints, backoff_s=0.0, max_backoff_s=0.0,
+                            **judging_policy)
     return run_pipeline(body, FakeFactory(), PipelineConfig(profiles=bounds, judging=judging))
 
 
@@ -188,13 +189,15 @@ def test_unpriced_model_cannot_run_under_a_usd_limit(stub: StubJudgeServer) -> N
 
 
 def test_all_calls_failing_makes_the_dimension_unavailable(stub: StubJudgeServer) -> None:
-    """A provider that fails every call (here a 503 after retries) is no fault of the run:
-    AgentClash's rule stands."""
+    """A provider that fails every call (here a 503 after retries, in every round) is no
+    fault of the run: AgentClash's rule stands, and the result is withheld (issue 43)."""
     stub.respond = keyword([], Answer(status=503))
     result = pipeline(stub.url, pack_request("Hello, sorry, order 992."))
     dims = result.scorecard.dimensions
     assert dims["tone"].reason == "all judge invocations failed or returned unparsable output"
     assert (dims["tone"].state, dims["apology"].state) == ("unavailable", "unavailable")
+    assert (result.scorecard.score, result.scorecard.result) == (None, None)
+    assert len(stub.requests) == 5 * 3 * 3  # calls × attempts × rounds
 
 
 RUDE = Answer(text='{"score": 1, "pass": false, "reasoning": "curt"}')
