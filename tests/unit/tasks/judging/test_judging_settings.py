@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from evalfleet.workers.app import longest_run_s
 from evalfleet.workers.settings import Settings
 
 
@@ -28,3 +29,25 @@ def test_no_provider_is_configured_by_default(monkeypatch: pytest.MonkeyPatch) -
         monkeypatch.delenv(name)
     assert Settings().pipeline_config().judging.endpoints == {}
     assert Settings().pipeline_config().judging.max_message_bytes == 256 * 1024
+
+
+def test_the_judging_deadline_and_rounds_come_from_the_env(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EVALFLEET_JUDGES__TOTAL_DEADLINE_S`` and ``__ROUNDS`` reach the judging step, and
+    Celery's limits make room for the deadline: a slow judge never redelivers the run."""
+    monkeypatch.setenv("EVALFLEET_JUDGES__TOTAL_DEADLINE_S", "90")
+    monkeypatch.setenv("EVALFLEET_JUDGES__ROUNDS", "2")
+    settings = Settings()
+    judging = settings.pipeline_config().judging
+    assert (judging.total_deadline_s, judging.rounds) == (90.0, 2)
+    sandbox = max(p.max_wall_s for p in settings.profiles.values())
+    assert longest_run_s(settings) == sandbox + 90.0
+
+
+@pytest.mark.parametrize(("name", "value"), [("TOTAL_DEADLINE_S", "0"), ("ROUNDS", "0")])
+def test_a_judging_step_that_cannot_send_is_refused(monkeypatch: pytest.MonkeyPatch,
+                                                    name: str, value: str) -> None:
+    """No deadline, or no round, would judge nothing: the settings refuse them."""
+    monkeypatch.setenv(f"EVALFLEET_JUDGES__{name}", value)
+    with pytest.raises(ValueError, match=name.lower()):
+        Settings()
