@@ -17,7 +17,7 @@ from evalfleet.tasks.messages import RunRequest
 
 PARKED = json.dumps({"parked": {"image": "evalfleet/python:latest"}})
 LOOP = "while true; do sleep 0.1; done"
-#: Bound on the sandbox's end after a cancel (bench/cancel.py measures the time: ~1 s).
+#: Bound on the sandbox's end after a cancel (bench/cancel.py measures it: p95 0.3-0.7 s).
 ENDED_WITHIN_S = 30
 
 
@@ -88,7 +88,7 @@ def test_a_run_is_cancelled_at_every_stage_and_published_once(
     assert all(r.scorecard is None and r.match == match for r in results.values()
                if r.outcome == "cancelled")
     listed = {s.run_id: s for s in client.runs(match)}
-    assert [s.run_id for s in client.runs(match)][0] == parked.run_id  # submission order
+    assert next(s.run_id for s in client.runs(match)) == parked.run_id  # submission order
     assert {r: s.status for r, s in listed.items()} == {
         r: result.outcome for r, result in results.items()}
     assert "running" in listed[looping.run_id].at and "cancelled" in listed[looping.run_id].at

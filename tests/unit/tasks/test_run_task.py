@@ -21,7 +21,6 @@ from evalfleet.tasks.patience import Patience
 from evalfleet.tasks.run_task import execute
 from evalfleet.tasks.task_context import Runtime
 
-
 wall_clock = time.time
 
 
