@@ -16,7 +16,9 @@ engine), ``scale`` (the queue layer with sandbox-free runs: 1/2/4 processes agai
 Celery, a deep backlog, latency percentiles, pipelined submission, Redis memory per run;
 issue 16), ``reuse`` (sandbox reuse on and off, sequential / staggered / burst with
 percentiles; needs images whose supervisor resets, protocol 3: ``EVALFLEET_BENCH_IMAGE_TAG``
-names their tag). Needs the Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
+names their tag), ``cancel`` (``client.cancel`` → the running run's sandbox stopped and
+removed, on each runtime, against removing an idle container directly; issue 41). Needs the
+Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
 """
 
 from __future__ import annotations
@@ -31,13 +33,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import dispatch, endtoend, long_text, reuse, scale, scoring_core, sidecar
+from bench import cancel, dispatch, endtoend, long_text, reuse, scale, scoring_core, sidecar
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
 CASES = ("scoring", "long_text", "dispatch", "cold", "warm", "throughput", "memory",
-         "sidecar", "scale", "reuse")
+         "sidecar", "scale", "reuse", "cancel")
 FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar", "scale",
-                         "reuse"})
+                         "reuse", "cancel"})
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -86,6 +88,8 @@ def _fleet_cases(report: Report, wanted: list[str], quick: bool,
                 scale.run(fleet, report, quick)
             if "reuse" in wanted:
                 reuse.run(fleet, report, runtimes, quick)
+            if "cancel" in wanted:
+                cancel.run(fleet, report, runtimes, quick)
     finally:
         sweep_containers()
 

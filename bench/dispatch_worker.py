@@ -34,8 +34,7 @@ def bare_app(redis_url: str) -> Celery:
 
 def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
     """The evalfleet app with a runtime whose pipeline does nothing."""
-    from evalfleet.tasks import run as run_task
-    from evalfleet.tasks import task_context
+    from evalfleet.tasks import run_task, task_context
     from evalfleet.tasks.decoding import decode_loosely, fallback_run_id
     from evalfleet.tasks.messages import RunResult
     from evalfleet.tasks.publish import Publisher

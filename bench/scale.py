@@ -18,7 +18,13 @@ measured is the queue layer — Celery, the pipeline's parsing and scoring, publ
 * **client submission**: ``submit_batch`` (pipelined, 500 per round trip) and
   ``submit_many`` (one round trip per run) runs/s.
 * **Redis memory**: ``used_memory`` before and after queueing (per queued run), and after
-  the drain (per published result: its key and its stream entry, the queue empty again).
+  the drain (per published result: its key and its stream entry, its status record, the
+  queue empty again).
+* **Redis commands per run**, from submission to publication, and their split by command
+  (``INFO commandstats``; the commands a script calls are counted by name, so a script's
+  own share shows against a commit without it).
+* **the status record** (issue 41): ``MEMORY USAGE`` of a finished run's record, without a
+  match and with one, and of the match's index per run (a match of 2 runs, and of many).
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ import statistics
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +46,7 @@ import redis
 from bench.common import Fleet, Report, Row
 from bench.dispatch import stop, worker
 from bench.dispatch_worker import BARE_TASK, bare_app
+from evalfleet.tasks.messages import RunRequest
 from evalfleet.tasks.redis_keys import RESULTS_STREAM
 from evalfleet.workers.devtools import sandbox_free
 from evalfleet.workers.devtools.local_fleet import RedisServer, free_port, wait_until
@@ -54,9 +62,16 @@ def used_memory(client: Any) -> int:
     return int(client.info("memory")["used_memory"])
 
 
-def commands_served(client: Any) -> int:
-    """Commands Redis has executed (``INFO commandstats``; those a script calls included)."""
-    return sum(int(stats["calls"]) for stats in client.info("commandstats").values())
+#: The status record's and the match index's keys (``tasks.redis_keys``), written out so
+#: that this bench also runs on a commit from before the record, to compare with it.
+STATUS_KEY, MATCH_KEY = "evalfleet:status:{}", "evalfleet:match:{}"
+
+
+def commands_served(client: Any) -> Counter[str]:
+    """Commands Redis has executed, by name (``INFO commandstats``; those a script calls
+    included)."""
+    return Counter({name.removeprefix("cmdstat_"): int(stats["calls"])
+                    for name, stats in client.info("commandstats").items()})
 
 
 @dataclass
@@ -68,8 +83,13 @@ class Drain:
     """``used_memory`` growth per queued run."""
     published_bytes: float = 0.0
     """``used_memory`` growth per published result (key + stream entry), queue empty."""
-    commands: float = 0.0
-    """Redis commands per run, from submission to publication (the node's own included)."""
+    by_command: dict[str, float] = field(default_factory=dict)
+    """Redis commands per run by name, from submission to publication (the node's own
+    included)."""
+
+    @property
+    def commands(self) -> float:
+        return sum(self.by_command.values())
 
 
 def published_since(client: Any, last_id: bytes | str) -> list[tuple[bytes, dict[bytes, bytes]]]:
@@ -123,7 +143,8 @@ def evalfleet_drain(fleet: Fleet, processes: int, depth: int, timeout: float, *,
     return Drain(rate=(len(entries) - 1) / max(span_s, 1e-3),
                  queued_bytes=(queued - before) / depth,
                  published_bytes=(used_memory(client) - before) / depth,
-                 commands=(commands_served(client) - served) / depth)
+                 by_command={name: calls / depth for name, calls
+                             in (commands_served(client) - served).items()})
 
 
 def outcomes(entries: list[Any], expected: tuple[bytes, bytes]) -> int:
@@ -224,6 +245,61 @@ def result_sizes(fleet: Fleet, sample: int = 50) -> tuple[float, float]:
     return per_key, per_entry
 
 
+@dataclass
+class StatusSizes:
+    """``MEMORY USAGE`` (bytes) of finished runs' status records and of a match's index."""
+
+    plain: float
+    """A record without a match (mean)."""
+    matched: float
+    """A record with a match (mean)."""
+    index: dict[int, float]
+    """A match's index per run, by the match's number of runs."""
+
+
+def status_sizes(fleet: Fleet, runs: int) -> StatusSizes | None:
+    """Sandbox-free runs on a node of 2 processes: ``runs`` without a match, a match of 2
+    and a match of ``runs``; ``None`` on a commit without the status record."""
+    if "match" not in RunRequest.model_fields:
+        return None
+    plain = [sandbox_free.request("plain") for _ in range(runs)]
+    matches = {size: _matched(size) for size in (2, runs)}
+    every = plain + [r for requests in matches.values() for r in requests]
+    node = fleet.node("scale-status", processes=2)
+    try:
+        fleet.client.submit_batch(every)
+        for request in every:
+            fleet.client.wait(request["run_id"], timeout=120)
+    finally:
+        fleet.stop(node)
+    client = fleet.client.redis
+    index = {size: usage(client, MATCH_KEY.format(requests[0]["match"])) / size
+             for size, requests in matches.items()}
+    return StatusSizes(_record_usage(client, plain), _record_usage(client, matches[runs]),
+                       index)
+
+
+def _matched(runs: int) -> list[dict[str, Any]]:
+    match = f"scale-{uuid.uuid4().hex[:12]}"
+    return [{**sandbox_free.request("match"), "match": match} for _ in range(runs)]
+
+
+def _record_usage(client: Any, requests: list[dict[str, Any]]) -> float:
+    return statistics.mean(usage(client, STATUS_KEY.format(r["run_id"])) for r in requests)
+
+
+def usage(client: Any, key: str) -> int:
+    """``MEMORY USAGE`` of ``key`` (every element counted).
+
+    Raises:
+        RuntimeError: there is no such key.
+    """
+    found = client.memory_usage(key, samples=0)
+    if found is None:
+        raise RuntimeError(f"no {key} in Redis")
+    return int(found)
+
+
 def run(fleet: Fleet, report: Report, quick: bool = False) -> None:
     """Every scale case on ``fleet`` (its own Redis); see the module docstring."""
     depth = 1000
@@ -276,7 +352,27 @@ def run(fleet: Fleet, report: Report, quick: bool = False) -> None:
         f"published result once drained; `MEMORY USAGE`: result key {per_key:,.0f} B, "
         f"stream {per_entry:,.0f} B per entry. Redis commands per run, submission to "
         f"publication (`INFO commandstats`, the node's own included): "
-        f"{deep_drain.commands:,.1f}.\n")
+        f"{deep_drain.commands:,.1f}: {split(deep_drain.by_command)}.\n")
+    _status_section(report, status_sizes(fleet, 200 if quick else 1000))
+
+
+def split(by_command: dict[str, float]) -> str:
+    """Commands per run by name, the most first (those under 0.05 per run left out)."""
+    ordered = sorted(by_command.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"`{name.upper()}` {calls:.2f}" for name, calls in ordered
+                     if calls >= 0.05)
+
+
+def _status_section(report: Report, sizes: StatusSizes | None) -> None:
+    if sizes is None:
+        report.section("Status record: none on this commit.\n")
+        return
+    index = ", ".join(f"{per_run:,.0f} B per run in a match of {size:,}"
+                      for size, per_run in sizes.index.items())
+    report.section(f"Status record (`MEMORY USAGE` of a finished run's "
+                   f"`evalfleet:status:<id>`): {sizes.plain:,.0f} B without a match, "
+                   f"{sizes.matched:,.0f} B with one; the match's index "
+                   f"(`evalfleet:match:<match>`): {index}.\n")
 
 
 def _latency_section(report: Report, found: dict[str, list[float]]) -> None:

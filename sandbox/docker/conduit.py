@@ -179,7 +179,12 @@ class Conduit:
     def died_of_memory(self) -> bool:
         """Whether the host OOM-killed the whole sandbox (under gVisor, the candidate's
         memory and the sandbox kernel's are one process there), as the engine records it
-        (:func:`sandbox.docker.death.died_of_memory`); notes it for later."""
+        (:func:`sandbox.docker.death.died_of_memory`); notes it for later. A cancelled
+        sandbox is not asked about: its run's result is the cancel's whatever ended it, and
+        the engine's answer for a death not of memory takes :data:`~sandbox.docker.death.
+        OOM_EVENT_WAIT_S` (its event window), the cancelled sandbox's removal behind it."""
+        if self.ended_by == CANCELLED:
+            return False
         if self.gvisor and death.died_of_memory(self.client, self.container):
             self.ended_by = MEMORY
         return self.ended_by == MEMORY
