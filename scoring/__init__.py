@@ -20,7 +20,7 @@ Code outside ``scoring`` uses its public face: the names below, and those of
 The names load when first used (PEP 562): the wire (:mod:`tasks.messages`) imports
 :class:`Scorecard`, and a platform's client must not load the engine (RE2, sacreBLEU,
 rapidfuzz, jsonschema) to read a result. The layers ``scoring`` ships (the Clawdiators
-layer) register themselves before the core first reads its layers
+layer) register themselves as the core that reads them is imported
 (:func:`scoring.layer_sources.ship`), however the core was reached.
 """
 

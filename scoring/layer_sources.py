@@ -4,7 +4,8 @@ The spec document reads them (a layer's source is "higher" unless the spec says 
 and sits below the layers, whose hooks are typed in its terms; so the names live here, below
 both. :func:`scoring.layers.register` records them, and nothing else writes them.
 
-The layers ``scoring`` ships are imported when the layers are first read (:func:`ship`,
+The layers ``scoring`` ships are imported with :mod:`scoring.layers` (the core that reads
+them), or at the first read of these names, whichever comes first (:func:`ship`,
 :func:`load_shipped`), not when ``scoring`` is: the wire's light documents (the scorecard)
 live in ``scoring`` too, and a platform's client reads them without the engine.
 """
@@ -19,7 +20,7 @@ _UNSHIPPED: list[Callable[[], None]] = []
 
 def ship(load: Callable[[], None]) -> None:
     """Run ``load`` (it imports a layer ``scoring`` ships, which registers itself) before
-    the layers are first read."""
+    the layers are read."""
     _UNSHIPPED.append(load)
 
 

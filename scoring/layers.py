@@ -3,7 +3,7 @@
 The core (:mod:`scoring.spec`, :mod:`scoring.run` and what they use) imports nothing from a
 layer. A layer imports the core, builds one :class:`Layer` and calls :func:`register`;
 ``scoring/__init__.py`` ships its layers (:func:`scoring.layer_sources.ship`): they are
-imported before the layers are first read, so any use of the core sees them.
+imported with this module (below), so any use of the core sees them.
 A layer may add exactly what a :class:`Layer` has room for:
 
 * dimension sources, valid in a spec that opts in (their direction is always "higher");
@@ -111,3 +111,8 @@ def collector(spec: EvaluationSpec, name: str) -> Collector | None:
     """The collector ``name`` of a layer ``spec`` opts into, if any."""
     return next((layer.collectors[name] for layer in registered()
                  if name in layer.collectors and layer.opted_in(spec)), None)
+
+
+# The layers scoring ships register as soon as the core that reads them is imported (not at
+# the first read, inside a run): see scoring.layer_sources.ship.
+layer_sources.load_shipped()
