@@ -8,13 +8,15 @@
 
 Cases: ``cold``, ``warm`` (enqueue → scorecard against ``docker run``, with the per-phase
 breakdown), ``throughput`` (1/2/4 worker processes against parallel ``docker run``),
-``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``long_text`` (ROUGE-L
-and token_f1 at 5,000 tokens; it and ``scoring`` need no Docker), ``dispatch`` (Celery round
-trip against a bare no-op task), ``memory`` (worker RSS after many runs), ``sidecar`` (cold
-and warm runs through an engine container, as Kubernetes worker pods have, against the host's
-engine), ``scale`` (the queue layer with sandbox-free runs: 1/2/4 processes against bare
-Celery, a deep backlog, latency percentiles, pipelined submission, Redis memory per run;
-issue 16), ``reuse`` (sandbox reuse on and off, sequential / staggered / burst with
+``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``long_text`` (ROUGE-L and
+token_f1 at 5,000 tokens; it and ``scoring`` need no Docker), ``dispatch`` (Celery round
+trip against a bare no-op task), ``submission`` (the slim client's pipelined submission into
+the intake stream against the old Celery send path and a bare ``XADD``, and one forwarder's
+rate; needs only ``redis-server``), ``memory`` (worker RSS after many runs), ``sidecar``
+(cold and warm runs through an engine container, as Kubernetes worker pods have, against the
+host's engine), ``scale`` (the queue layer with sandbox-free runs: 1/2/4 processes against
+bare Celery, a deep backlog, latency percentiles, pipelined submission, Redis memory per
+run; issue 16), ``reuse`` (sandbox reuse on and off, sequential / staggered / burst with
 percentiles; needs images whose supervisor resets, protocol 3: ``EVALFLEET_BENCH_IMAGE_TAG``
 names their tag), ``cancel`` (``client.cancel`` → the running run's sandbox stopped and
 removed, on each runtime, against removing an idle container directly; issue 41). Needs the
@@ -33,11 +35,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import cancel, dispatch, endtoend, long_text, reuse, scale, scoring_core, sidecar
+from bench import (
+    cancel,
+    dispatch,
+    endtoend,
+    long_text,
+    reuse,
+    scale,
+    scoring_core,
+    sidecar,
+    submission,
+)
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
-CASES = ("scoring", "long_text", "dispatch", "cold", "warm", "throughput", "memory",
-         "sidecar", "scale", "reuse", "cancel")
+CASES = ("scoring", "long_text", "dispatch", "submission", "cold", "warm", "throughput",
+         "memory", "sidecar", "scale", "reuse", "cancel")
 FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar", "scale",
                          "reuse", "cancel"})
 
@@ -66,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
         long_text.run(report, repeats=3 if quick else 5)
     if "dispatch" in wanted:
         dispatch.run(report, 50 if quick else 200)
+    if "submission" in wanted:
+        submission.run(report, 2000 if quick else 10_000)
     if FLEET_CASES.intersection(wanted):
         _fleet_cases(report, wanted, quick, args.runtimes.split(","))
     print("\n" + report.markdown())

@@ -4,7 +4,8 @@
 ``KIND`` is ``bare`` (a plain Celery app with a no-op task and a Redis result backend: the
 baseline) or ``evalfleet`` (the evalfleet app and its ``evalfleet.run`` task, with the
 pipeline replaced by a no-op that returns a result at once; delivery counting, the
-duplicate check and publication stay real). Both run one solo-pool worker process, or a
+duplicate check and publication stay real, and the intake's forwarder runs, as in every
+worker: the client submits through it). Both run one solo-pool worker process, or a
 prefork pool of ``PROCESSES`` (a third argument).
 """
 
@@ -56,9 +57,23 @@ def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
     return make_app(settings)
 
 
+def forward(app: Celery, redis_url: str) -> None:
+    """Run the intake's forwarder in this (the main) process, as a worker does."""
+    import redis
+
+    from evalfleet.tasks.platform.intake import IntakeForwarder
+    from evalfleet.workers.worker import Loop
+
+    forwarder = IntakeForwarder(redis.Redis.from_url(redis_url), app, consumer="bench-dispatch")
+    forwarder.ensure_group()
+    Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
+
+
 def main(kind: str, redis_url: str, processes: int = 0) -> None:
     """Run the worker: one solo process, or ``processes`` prefork pool processes."""
     app = bare_app(redis_url) if kind == "bare" else evalfleet_app(redis_url, "bench-dispatch")
+    if kind == "evalfleet":
+        forward(app, redis_url)
     queues = ["-Q", "evalfleet.default"] if kind == "evalfleet" else []
     pool = ["-P", "prefork", "-c", str(processes)] if processes else ["-P", "solo"]
     app.worker_main(["worker", *pool, "--loglevel=INFO", "--without-mingle",

@@ -2,7 +2,8 @@
 
 The core (:mod:`scoring.spec`, :mod:`scoring.run` and what they use) imports nothing from a
 layer. A layer imports the core, builds one :class:`Layer` and calls :func:`register`;
-``scoring/__init__.py`` imports the layers it ships, so any use of ``scoring`` sees them.
+``scoring/__init__.py`` ships its layers (:func:`scoring.layer_sources.ship`): they are
+imported with this module (below), so any use of the core sees them.
 A layer may add exactly what a :class:`Layer` has room for:
 
 * dimension sources, valid in a spec that opts in (their direction is always "higher");
@@ -87,6 +88,7 @@ def register(layer: Layer) -> None:
 
 def registered() -> tuple[Layer, ...]:
     """Every registered layer, in registration order."""
+    layer_sources.load_shipped()
     return tuple(_LAYERS)
 
 
@@ -97,15 +99,20 @@ def sources() -> frozenset[str]:
 
 def sources_for(spec: EvaluationSpec) -> tuple[str, ...]:
     """The layers' dimension sources valid in ``spec`` (of the layers it opts into)."""
-    return tuple(name for layer in _LAYERS if layer.opted_in(spec) for name in layer.sources)
+    return tuple(name for layer in registered() if layer.opted_in(spec) for name in layer.sources)
 
 
 def source(name: str) -> Source | None:
     """The registered layer source called ``name``, if any."""
-    return next((layer.sources[name] for layer in _LAYERS if name in layer.sources), None)
+    return next((layer.sources[name] for layer in registered() if name in layer.sources), None)
 
 
 def collector(spec: EvaluationSpec, name: str) -> Collector | None:
     """The collector ``name`` of a layer ``spec`` opts into, if any."""
-    return next((layer.collectors[name] for layer in _LAYERS
+    return next((layer.collectors[name] for layer in registered()
                  if name in layer.collectors and layer.opted_in(spec)), None)
+
+
+# The layers scoring ships register as soon as the core that reads them is imported (not at
+# the first read, inside a run): see scoring.layer_sources.ship.
+layer_sources.load_shipped()

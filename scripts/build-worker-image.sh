@@ -8,9 +8,10 @@
 #   BASE=python:3.11-slim-bookworm bash scripts/build-worker-image.sh   # with a registry
 #   bash scripts/build-worker-image.sh --check    # exit 1 if the worker image is out of date
 #
-# No registry and no TLS inside containers on the build machine: the project
-# and its dependencies are turned into wheels on the host, pinned to the versions the test
-# venv runs, and installed inside `docker build --network none`. An image whose inputs
+# No registry and no TLS inside containers on the build machine: the project and its
+# dependencies (evalfleet[worker]) are turned into wheels on the host, at the versions of
+# constraints.txt (those the test venv runs), and installed inside `docker build --network
+# none`. An image whose inputs
 # (sources, pyproject, Dockerfile, pins, base image id) hash to its `evalfleet.inputs` label is
 # not rebuilt, so a second run takes about a second and touches no network.
 set -euo pipefail
@@ -40,15 +41,16 @@ build() {
 label_of() { docker image inspect -f "{{ index .Config.Labels \"$2\" }}" "$1" 2>/dev/null || true; }
 base_id() { docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null || echo "$BASE"; }
 
-# What the image is made of, pinned: every installed distribution of the test venv except
-# evalfleet itself (dev tools in the list are harmless: constraints only pin what is needed).
-pins() { "$PIP" freeze --exclude-editable --disable-pip-version-check | grep -v '^evalfleet' | sort; }
+# What the image is made of, pinned: constraints.txt (dev tools in it are harmless:
+# constraints only pin what is needed).
+pins() { grep -v '^#' constraints.txt; }
 
 inputs_hash() {
     {
         find "${PACKAGES[@]}" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 \
             | sort -z | xargs -0 sha256sum
-        sha256sum pyproject.toml README.md Dockerfile.worker scripts/build-worker-image.sh
+        sha256sum pyproject.toml README.md Dockerfile.worker scripts/build-worker-image.sh \
+            constraints.txt
         pins
         base_id
     } | sha256sum | cut -c1-16
@@ -65,16 +67,17 @@ prepare_context() {
     cp -r "${PACKAGES[@]}" pyproject.toml README.md "$src/"
     find "$src" -name __pycache__ -prune -exec rm -rf {} +
     "$PIP" wheel -q --disable-pip-version-check --no-deps -w "$ctx/wheels" "$src" >/dev/null
-    pins >"$ctx/pins.txt"
+    pins >"$ctx/wheels/constraints.txt"
     # Named besides the project: async-timeout, which redis needs below Python 3.11.3 while
     # the host resolves for its own interpreter (pip's --python-version does not set
     # python_full_version; Debian 12 ships 3.11.2), and tzdata, because kombu needs
-    # ZoneInfo("UTC") and a minimal base has no /usr/share/zoneinfo; and kombu's `redis` extra
-    # (packaging), which kombu's Redis transport imports but pyproject does not ask for.
-    local want=("$ctx"/wheels/evalfleet-*.whl "pip==$("$PIP" --version | awk '{print $2}')"
-                "async-timeout>=4.0.3" tzdata "kombu[redis]")
+    # ZoneInfo("UTC") and a minimal base has no /usr/share/zoneinfo.
+    local wheel
+    wheel=$(echo "$ctx"/wheels/evalfleet-*.whl)
+    local want=("$wheel[worker]" "pip==$("$PIP" --version | awk '{print $2}')"
+                "async-timeout>=4.0.3" tzdata)
     local download=("$PIP" download -q --disable-pip-version-check --only-binary=:all:
-                    -c "$ctx/pins.txt")
+                    -c "$ctx/wheels/constraints.txt")
     # Offline from the cache first; only what is missing is fetched from the index.
     if ! "${download[@]}" --no-index --find-links "$WHEEL_CACHE" -d "$ctx/wheels" "${want[@]}" \
             >/dev/null 2>&1; then

@@ -72,13 +72,16 @@ PY
     exit 1
 }
 
+# create_venv: .venv with evalfleet (editable), the worker's dependencies and the dev tools,
+# at the exact versions of constraints.txt (pyproject.toml holds ranges).
 create_venv() {
     local stamp=.venv/.evalfleet-installed want
-    want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+    want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
     [[ -f $stamp && $(cat "$stamp") == "$want" ]] && return 0
-    log "creating .venv and installing evalfleet[dev]"
+    log "creating .venv and installing evalfleet[worker,dev] (constraints.txt)"
     [[ -x .venv/bin/python ]] || python3 -m venv .venv
-    if ! { .venv/bin/pip install -q --upgrade pip && .venv/bin/pip install -q -e ".[dev]"; } \
+    if ! { .venv/bin/pip install -q --upgrade pip \
+            && .venv/bin/pip install -q -c constraints.txt -e ".[worker,dev]"; } \
         >.venv/install.log 2>&1; then
         grep -v "is ignored: it is neither" .venv/install.log >&2
         exit 1

@@ -1,9 +1,10 @@
 """A run's life in Redis: every transition of its status record is one Lua script, so that
 no two can interleave (a wire contract: the keys are :mod:`tasks.redis_keys`'s).
 
-* **queued** — :meth:`Lifecycle.queue`, by the client and the intake before the run is
-  sent: the record is made only if the run has none (a run id submitted twice is not
-  queued again); the match's index gets the run.
+* **queued** — :func:`submission`, by the clients: the request goes into the intake stream
+  and the record is made, in one step; :meth:`Lifecycle.queue`, by the intake's forwarder
+  (for requests added by other means). The record is made only if the run has none (a run
+  id submitted twice is not queued again); the match's index gets the run.
 * **running** — :meth:`Lifecycle.admit`, by the worker that takes it: nothing if its
   result is published already (a duplicate, or cancelled while queued); ``-1`` if its
   ``expires_at`` has passed (the worker publishes it ``expired`` without starting it);
@@ -27,6 +28,7 @@ from typing import Any
 
 from .redis_keys import (
     CANCELS_CHANNEL,
+    INTAKE_STREAM,
     RESULTS_CHANNEL,
     RESULTS_STREAM,
     deliveries_key,
@@ -43,7 +45,7 @@ local now = clock[1] .. '.' .. string.format('%06d', clock[2])
 
 # KEYS: status, match index. ARGV: ttl, match ('' for none), expires_at ('' or seconds),
 # run id.
-_QUEUE = _NOW + """
+_QUEUED = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
@@ -59,6 +61,12 @@ end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 """
+_QUEUE = _NOW + _QUEUED
+# As _QUEUE, after the request (ARGV[5]) is added to the intake stream (KEYS[3]): a Redis
+# that refuses the entry (full) writes no record either.
+_SUBMIT = _NOW + """
+redis.call('XADD', KEYS[3], '*', 'request', ARGV[5])
+""" + _QUEUED
 
 # KEYS: result, deliveries, status, match index. ARGV: ttl, worker, expires_at ('' or
 # seconds), match ('' for none), run id.
@@ -136,6 +144,35 @@ class Publication:
 
 
 @dataclass(frozen=True)
+class Call:
+    """One script call, for any client: ``redis.Redis``, ``redis.asyncio.Redis`` (await
+    what :meth:`on` returns) or a pipeline of either."""
+
+    script: str
+    keys: list[str]
+    args: list[Any]
+
+    def on(self, client: Any) -> Any:
+        """Send it (``EVAL``: Redis caches the script)."""
+        return client.eval(self.script, len(self.keys), *self.keys, *self.args)
+
+
+def submission(request_json: str, run_id: str, match: str | None,
+               expires_at: float | None, ttl_s: int) -> Call:
+    """Add a request to the intake stream and record its run ``queued`` (see the module).
+    The reply: 1 when recorded, 0 when the run had a record already."""
+    return Call(_SUBMIT, [status_key(run_id), match_key(match or ""), INTAKE_STREAM],
+                [ttl_s, match or "", _seconds(expires_at), run_id, request_json])
+
+
+def cancellation(publication: Publication, body: str, ttl_s: int) -> Call:
+    """:meth:`Lifecycle.cancel` as a :class:`Call`; read its reply with
+    :meth:`Cancelled.of`."""
+    return Call(_CANCEL, _publication_keys(publication),
+                [*_publication_args(publication, body, ttl_s), CANCELS_CHANNEL])
+
+
+@dataclass(frozen=True)
 class Cancelled:
     """What :meth:`Lifecycle.cancel` found: ``cancelled`` (the run was ``was``: queued or
     running), ``finished`` (its result was published already, as ``was``) or ``unknown``
@@ -144,6 +181,12 @@ class Cancelled:
     run_id: str
     what: str
     was: str = ""
+
+    @classmethod
+    def of(cls, run_id: str, reply: Any) -> Cancelled:
+        """What the cancel script's ``reply`` says."""
+        what, was = reply
+        return cls(run_id, _text(what), _text(was))
 
 
 class Lifecycle:
@@ -174,22 +217,23 @@ class Lifecycle:
 
     def publish(self, publication: Publication, body: str) -> bool:
         """Publish ``body`` as the run's result unless it has one; whether it did."""
-        return bool(self._publish(keys=self._keys(publication),
-                                  args=self._args(publication, body)))
+        return bool(self._publish(keys=_publication_keys(publication),
+                                  args=_publication_args(publication, body, self.ttl_s)))
 
     def cancel(self, publication: Publication, body: str) -> Cancelled:
         """Cancel the run with ``body`` as its result, if it has a record and no result."""
-        what, was = self._cancel(keys=self._keys(publication),
-                                 args=[*self._args(publication, body), CANCELS_CHANNEL])
-        return Cancelled(publication.run_id, _text(what), _text(was))
+        call = cancellation(publication, body, self.ttl_s)
+        return Cancelled.of(publication.run_id, self._cancel(keys=call.keys, args=call.args))
 
-    def _keys(self, publication: Publication) -> list[str]:
-        return [result_key(publication.run_id), RESULTS_STREAM, status_key(publication.run_id),
-                match_key(publication.match)]
 
-    def _args(self, publication: Publication, body: str) -> list[Any]:
-        return [publication.run_id, body, self.ttl_s, publication.outcome, publication.score,
-                publication.scorecard_result, RESULTS_CHANNEL, publication.match]
+def _publication_keys(publication: Publication) -> list[str]:
+    return [result_key(publication.run_id), RESULTS_STREAM, status_key(publication.run_id),
+            match_key(publication.match)]
+
+
+def _publication_args(publication: Publication, body: str, ttl_s: int) -> list[Any]:
+    return [publication.run_id, body, ttl_s, publication.outcome, publication.score,
+            publication.scorecard_result, RESULTS_CHANNEL, publication.match]
 
 
 def _seconds(moment: float | None) -> str:

@@ -6,8 +6,8 @@
 * :mod:`.lua` holds the Lua.
 
 :func:`install` puts both on kombu's Redis transport, which ``redis://`` and ``rediss://``
-URLs both use. Workers install it at start, senders (:func:`tasks.platform.client.sender_app`) when
-they build their app. Other Celery apps in the same process keep kombu's behaviour for
+URLs both use. Workers install it at start, senders (:func:`tasks.platform.intake.sender_app`)
+when they build their app. Other Celery apps in the same process keep kombu's behaviour for
 their own queues (anything outside ``evalfleet.*``).
 """
 

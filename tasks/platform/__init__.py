@@ -1,13 +1,18 @@
 """The platform's side of the fleet: how a platform submits runs and reads results back.
 
-:mod:`.client` (:class:`EvalfleetClient`: submit over Celery, read results from Redis),
-:mod:`.intake` (the plain-Redis way in, for platforms that do not speak Celery, and its
-forwarder) and :mod:`.result_groups` (the results stream's consumer groups and how far
-behind each one is). A platform imports :class:`EvalfleetClient` from here::
+:mod:`.client` (:class:`EvalfleetClient`) and :mod:`.async_client`
+(:class:`AsyncEvalfleetClient`, the same verbs for asyncio), with what they share:
+:mod:`.submission` (into the intake stream, pipelined) and :mod:`.reading`; :mod:`.cancels`;
+:mod:`.result_groups` (the results stream's consumer groups and how far behind each one
+is). All of it needs only ``redis`` and ``pydantic`` (``pip install evalfleet``), except
+:mod:`.intake`, the workers' forwarder from the intake stream into the Celery queues
+(``evalfleet[worker]``), which this package does not import. A platform imports::
 
-    from evalfleet.tasks.platform import EvalfleetClient
+    from evalfleet.tasks.platform import AsyncEvalfleetClient, EvalfleetClient
 """
 
-from .client import EvalfleetClient, SubmitError
+from .async_client import AsyncEvalfleetClient
+from .client import EvalfleetClient
+from .submission import SubmitError
 
-__all__ = ["EvalfleetClient", "SubmitError"]
+__all__ = ["AsyncEvalfleetClient", "EvalfleetClient", "SubmitError"]

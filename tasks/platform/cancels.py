@@ -21,10 +21,17 @@ CANCELLED_REASON = "cancelled by the platform before it was published"
 
 def cancel(lifecycle: Lifecycle, run_id: str) -> Cancelled:
     """Cancel one run (see the module)."""
-    match = _text(lifecycle.redis.hget(status_key(run_id), "match"))
+    match = lifecycle.redis.hget(status_key(run_id), "match")
+    return lifecycle.cancel(*cancelled(run_id, match))
+
+
+def cancelled(run_id: str, match: Any) -> tuple[Publication, str]:
+    """The publication and the body of ``run_id``'s cancelled result (``match``: the
+    record's, as ``HGET`` returns it)."""
+    found = _text(match)
     result = RunResult(run_id=run_id, outcome="cancelled", reason=CANCELLED_REASON,
-                       match=match or None)
-    return lifecycle.cancel(Publication(run_id, "cancelled", match=match), result.to_json())
+                       match=found or None)
+    return Publication(run_id, "cancelled", match=found), result.to_json()
 
 
 def cancel_match(lifecycle: Lifecycle, match: str) -> list[Cancelled]:
@@ -34,7 +41,12 @@ def cancel_match(lifecycle: Lifecycle, match: str) -> list[Cancelled]:
 
 def match_runs(redis: Any, match: str) -> list[str]:
     """The run ids of ``match``, in the order they were first seen."""
-    return [_text(run_id) for run_id in redis.zrange(match_key(match), 0, -1)]
+    return texts(redis.zrange(match_key(match), 0, -1))
+
+
+def texts(values: list[Any]) -> list[str]:
+    """Replies (bytes or text) as text."""
+    return [_text(value) for value in values]
 
 
 def _text(value: Any) -> str:

@@ -10,167 +10,81 @@
         ...
     for result in client.results(group="leaderboard"):  # every result, resumable
         ...
+
+It needs only ``redis`` and ``pydantic`` (``pip install evalfleet``): runs go into the
+intake stream (:mod:`.submission`), and the workers' forwarders queue them.
+:class:`~.async_client.AsyncEvalfleetClient` has the same verbs for asyncio.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import redis
-from celery import Celery
-from kombu.exceptions import BatchPublishError, OperationalError
 from pydantic import ValidationError
 
-from .. import broker
 from ..lifecycle import Cancelled, Lifecycle
 from ..messages import RunRequest, RunResult
-from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
 from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key, status_key
 from ..status import RunStatus
-from . import cancels
+from . import cancels, reading, submission
+from .reading import FETCH_CHUNK, READ_COUNT
 from .result_groups import missed_by
-
-log = logging.getLogger(__name__)
-#: Results fetched (and acknowledged) per round trip by :meth:`EvalfleetClient.results`.
-FETCH_CHUNK = 10
-#: Runs sent per pipelined round trip by :meth:`EvalfleetClient.submit_batch`.
-SUBMIT_CHUNK = 500
-
-
-class SubmitError(RuntimeError):
-    """Redis did not take a submission (full, or unreachable): the runs named in
-    ``not_enqueued`` were not queued and must be submitted again; those in ``enqueued`` (of
-    the same batch, sent before the failure) were."""
-
-    def __init__(self, enqueued: list[str], not_enqueued: list[str], cause: BaseException,
-                 uncertain: list[str] | None = None):
-        self.enqueued, self.not_enqueued = enqueued, not_enqueued
-        self.uncertain = uncertain or []
-        """Those of ``not_enqueued`` that were in the pipelined round trip that failed
-        (:meth:`EvalfleetClient.submit_batch`): some may be queued; submitting them again
-        is harmless, the fleet publishes one result per run id."""
-        text = f"{cause} {cause.__cause__ or ''}"
-        full = "maxmemory" in text or isinstance(cause, redis.OutOfMemoryError) \
-            or isinstance(cause.__cause__, redis.OutOfMemoryError)
-        why = ("Redis is full (maxmemory, noeviction): free memory or raise maxmemory"
-               if full else "Redis could not be reached")
-        super().__init__(
-            f"{why}; not enqueued: {', '.join(not_enqueued)} (submit them again)"
-            + (f"; of those perhaps enqueued: {', '.join(self.uncertain)}" if uncertain else "")
-            + (f"; enqueued before the failure: {', '.join(enqueued)}" if enqueued else "")
-            + f" [{type(cause).__name__}: {cause}]")
-
-
-def sender_app(redis_url: str, visibility_timeout_s: int = 3600) -> Celery:
-    """A Celery app that only sends ``evalfleet.run`` (same transport options as workers;
-    evalfleet's broker channel, which rings a queue's doorbell with each run)."""
-    broker.install()
-    app = Celery("evalfleet-client", broker=redis_url, set_as_current=False)
-    app.conf.broker_transport_options = transport_options(visibility_timeout_s)
-    app.conf.broker_connection_retry_on_startup = True
-    return app
+from .submission import SUBMIT_CHUNK, SubmitError
 
 
 class EvalfleetClient:
     """Submit runs to the fleet and read their results."""
 
-    def __init__(self, redis_url: str, *, app: Celery | None = None,
-                 status_ttl_s: int = 7 * 24 * 3600) -> None:
+    def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600) -> None:
         self.redis: Any = redis.Redis.from_url(redis_url)
-        self.app = app or sender_app(redis_url)
+        self.status_ttl_s = status_ttl_s
+        """How long a ``queued`` record lives until a worker takes the run (then as long
+        as its result: ``EVALFLEET_RESULT_TTL_S``)."""
         self.lifecycle = Lifecycle(self.redis, status_ttl_s)
-        """Writes the ``queued`` records, which live ``status_ttl_s`` until a worker takes
-        the run (then as long as its result: ``EVALFLEET_RESULT_TTL_S``)."""
 
     def submit(self, request: RunRequest | dict[str, Any]) -> str:
         """Validate and enqueue one run; returns its run id.
 
         Raises:
             pydantic.ValidationError: the request is not a valid RunRequest.
-            SubmitError: Redis did not take it (full or unreachable); it was not enqueued.
+            SubmitError: Redis did not take it (full or unreachable).
         """
-        return self.submit_many([request])[0]
+        return self.submit_batch([request])[0]
 
     def submit_many(self, requests: Iterable[RunRequest | dict[str, Any]]) -> list[str]:
-        """Validate every request first, then enqueue them all over one connection.
-
-        Raises:
-            pydantic.ValidationError: a request is invalid (nothing is enqueued).
-            SubmitError: Redis did not take a request (full or unreachable); it names the
-                runs enqueued before that and those not enqueued.
-        """
-        checked = [r if isinstance(r, RunRequest) else RunRequest.model_validate(r)
-                   for r in requests]
-        sent: list[str] = []
-        try:
-            with self.app.producer_or_acquire() as producer:
-                for request in checked:
-                    self._send(request, producer)
-                    sent.append(request.run_id)
-        except (OperationalError, redis.RedisError) as err:
-            self._record(checked[:len(sent)])
-            raise SubmitError(sent, [r.run_id for r in checked[len(sent):]], err) from err
-        self._record(checked)
-        return sent
+        """:meth:`submit_batch` (kept for the callers that know it by this name)."""
+        return self.submit_batch(requests)
 
     def submit_batch(self, requests: Iterable[RunRequest | dict[str, Any]],
                      chunk: int = SUBMIT_CHUNK) -> list[str]:
-        """:meth:`submit_many`, pipelined: ``chunk`` runs per round trip to Redis.
+        """Validate every request, then add them to the intake stream, ``chunk`` per
+        pipelined round trip; returns their run ids.
 
         Raises:
             pydantic.ValidationError: a request is invalid (nothing is enqueued).
-            SubmitError: a round trip failed: the runs of earlier round trips are
-                ``enqueued``; that round trip's runs are ``uncertain`` (some may be queued)
-                and, with every later run, ``not_enqueued``.
+            SubmitError: Redis refused runs (full): ``enqueued`` are those it took,
+                ``not_enqueued`` those it refused and every later one; or a round trip's
+                replies never came (unreachable): its runs are ``uncertain`` too.
         """
-        checked = [r if isinstance(r, RunRequest) else RunRequest.model_validate(r)
-                   for r in requests]
+        checked = submission.checked(requests)
         sent: list[str] = []
-        with self.app.producer_or_acquire() as producer:
-            for start in range(0, len(checked), chunk):
-                part = checked[start:start + chunk]
-                try:
-                    with producer.batch(max_size=len(part) + 1):
-                        for request in part:
-                            self._send(request, producer)
-                except (BatchPublishError, OperationalError, redis.RedisError) as err:
-                    raise SubmitError(sent, [r.run_id for r in checked[len(sent):]], err,
-                                      uncertain=[r.run_id for r in part]) from err
-                sent.extend(r.run_id for r in part)
-                self._record(part)
+        for part in submission.chunks(checked, chunk):
+            try:
+                with self.redis.pipeline(transaction=False) as pipe:
+                    for call in submission.calls(part, self.status_ttl_s):
+                        call.on(pipe)
+                    replies = pipe.execute(raise_on_error=False)
+            except redis.RedisError as err:
+                raise submission.lost(sent, part, checked, err) from err
+            sent = submission.settle(sent, part, replies, checked)
         return sent
-
-    def _record(self, requests: list[RunRequest]) -> None:
-        """The ``queued`` record of each run sent, in one round trip, after it was sent (a
-        worker that took it first wrote ``running``, which the record leaves alone). A
-        Redis that refuses it loses only the record: the run was queued, and its worker
-        writes the record when it starts it."""
-        try:
-            with self.redis.pipeline(transaction=False) as pipe:
-                for request in requests:
-                    self.lifecycle.queue(request.run_id, request.match,
-                                         _seconds(request.expires_at), client=pipe)
-                pipe.execute()
-        except redis.RedisError as err:
-            log.warning("submit: the queued records of %d runs were not written: %s",
-                        len(requests), err)
-
-    def _send(self, request: RunRequest, producer: Any) -> None:
-        # argsrepr: the run id, not Celery's repr of the whole request (which it computes
-        # on every send and stores in every queued message)
-        self.app.send_task(
-            TASK_NAME, args=[request.model_dump_json(exclude_none=True)],
-            kwargs={"enqueued_at": time.time()}, queue=queue_for(profile_of(request.pack)),
-            priority=broker_priority(request.priority), producer=producer,
-            argsrepr=f"[run {request.run_id}]")
 
     def result(self, run_id: str) -> RunResult | None:
         """The published result of ``run_id``, or None if there is none (yet)."""
-        raw = self.redis.get(result_key(run_id))
-        return RunResult.model_validate_json(raw) if raw is not None else None
+        return reading.result(self.redis.get(result_key(run_id)))
 
     def status(self, run_id: str) -> RunStatus | None:
         """Where ``run_id`` stands: ``queued``, ``running`` (which worker, which attempt) or
@@ -194,10 +108,7 @@ class EvalfleetClient:
         with self.redis.pipeline(transaction=False) as pipe:
             for run_id in run_ids:
                 pipe.hgetall(status_key(run_id))
-            records = pipe.execute()
-        found = (RunStatus.from_record(r, record) for r, record in zip(run_ids, records,
-                                                                        strict=True))
-        return [status for status in found if status is not None]
+            return reading.statuses(run_ids, pipe.execute())
 
     def wait_many(self, runs: str | Iterable[str], timeout: float = 300.0) -> Iterator[RunResult]:
         """The results of ``runs`` (run ids, or a match's name: its runs when called) as
@@ -215,15 +126,13 @@ class EvalfleetClient:
                 for found in self._published(waiting):
                     waiting.discard(found.run_id)
                     yield found
-                if waiting and not _heard_any(pubsub, waiting, deadline):
-                    raise TimeoutError(f"no result within {timeout} s for "
-                                       f"{', '.join(sorted(waiting))}")
+                if waiting and not _heard(pubsub, waiting, deadline):
+                    raise reading.no_result(waiting, timeout)
 
     def _published(self, run_ids: set[str]) -> list[RunResult]:
         """The results of ``run_ids`` published so far (one round trip)."""
         ordered = sorted(run_ids)
-        raws = self.redis.mget([result_key(run_id) for run_id in ordered])
-        return [RunResult.model_validate_json(raw) for raw in raws if raw is not None]
+        return reading.published(self.redis.mget([result_key(r) for r in ordered]))
 
     def wait(self, run_id: str, timeout: float = 300.0) -> RunResult:
         """Block until ``run_id``'s result is published.
@@ -235,8 +144,8 @@ class EvalfleetClient:
         with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
             pubsub.subscribe(RESULTS_CHANNEL)
             while (found := self.result(run_id)) is None:
-                if not _heard(pubsub, run_id.encode(), deadline):
-                    raise TimeoutError(f"no result for run {run_id!r} within {timeout} s")
+                if not _heard(pubsub, {run_id}, deadline):
+                    raise reading.no_result([run_id], timeout)
             return found
 
     def results(self, group: str = "evalfleet-client", consumer: str = "consumer-1",
@@ -254,7 +163,7 @@ class EvalfleetClient:
         that expired before the group read them are skipped with a warning.
         """
         if not self._ensure_group(group):
-            self._warn_if_missed(group)
+            reading.missed_warning(group, missed_by(self.redis, group))
         while True:
             entries = (self._pending(group, consumer, claim_after_ms)
                        or self._new(group, consumer, block_ms))
@@ -265,18 +174,14 @@ class EvalfleetClient:
     def _pending(self, group: str, consumer: str, claim_after_ms: int) -> list[Any]:
         """This consumer's unacknowledged entries, else entries another consumer of the
         group left unacknowledged for ``claim_after_ms`` (claimed for this one)."""
-        own = self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: "0"}, count=100)
-        entries = [e for _, stream_entries in own or [] for e in stream_entries]
-        if entries:
-            return entries
-        _, claimed, *_ = self.redis.xautoclaim(RESULTS_STREAM, group, consumer, claim_after_ms,
-                                               count=100)
-        return list(claimed)
+        own = reading.entries(self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: "0"},
+                                                    count=READ_COUNT))
+        return own or reading.claimed(self.redis.xautoclaim(
+            RESULTS_STREAM, group, consumer, claim_after_ms, count=READ_COUNT))
 
     def _new(self, group: str, consumer: str, block_ms: int) -> list[Any]:
-        batch = self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: ">"}, count=100,
-                                      block=block_ms)
-        return [e for _, stream_entries in batch or [] for e in stream_entries]
+        return reading.entries(self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: ">"},
+                                                     count=READ_COUNT, block=block_ms))
 
     def _handle(self, entries: list[Any], group: str) -> Iterator[RunResult]:
         """The results ``entries`` name, fetched ten at a time; each ten acknowledged with
@@ -287,7 +192,7 @@ class EvalfleetClient:
             bodies = self._fetch(chunk, group, handled)
             handled = []
             for (entry_id, fields), raw in zip(chunk, bodies, strict=True):
-                found = self._parsed(fields, raw, group)
+                found = reading.entry_result(fields, raw, group)
                 if found is not None:
                     yield found
                 handled.append(entry_id)
@@ -300,67 +205,29 @@ class EvalfleetClient:
             if handled:
                 pipe.xack(RESULTS_STREAM, group, *handled)
             for _, fields in chunk:
-                pipe.get(result_key(_run_id(fields)))
-            replies = pipe.execute()
-        return list(replies[1:] if handled else replies)
-
-    def _parsed(self, fields: dict[bytes, bytes] | None, raw: bytes | None,
-                group: str) -> RunResult | None:
-        if raw is None:  # the result expired, or the entry was trimmed while pending
-            log.warning("results: group %s skips %s: its result expired before it was read",
-                        group, _run_id(fields) or "a trimmed entry")
-            return None
-        return RunResult.model_validate_json(raw)
+                pipe.get(result_key(reading.run_id(fields)))
+            return reading.fetched(pipe.execute(), bool(handled))
 
     def _ensure_group(self, group: str) -> bool:
         """Create ``group`` at the start of the stream; whether it was created."""
         try:
             self.redis.xgroup_create(RESULTS_STREAM, group, id="0", mkstream=True)
         except redis.ResponseError as err:
-            if "BUSYGROUP" not in str(err):
-                raise
-            return False
+            return reading.created(err)
         return True
-
-    def _warn_if_missed(self, group: str) -> None:
-        """Log how many results the stream dropped before ``group`` read them (a group
-        away for longer than the results' TTL)."""
-        missed = missed_by(self.redis, group)
-        if missed:
-            log.warning("results: group %s was away too long: %d results expired before it "
-                        "read them", group, missed)
 
     def close(self) -> None:
         self.redis.close()
 
 
-def _run_id(fields: dict[bytes, bytes] | None) -> str:
-    return (fields or {}).get(b"run_id", b"").decode()
-
-
-def _heard_any(pubsub: Any, run_ids: set[str], deadline: float) -> bool:
-    """Wait for the publication of one of ``run_ids``, or a quiet second; False once
-    ``deadline`` has passed."""
+def _heard(pubsub: Any, run_ids: set[str], deadline: float) -> bool:
+    """Wait for the publication of one of ``run_ids``, or a quiet second (then the caller
+    reads again: other runs' publications cost it no ``GET``); False once ``deadline`` has
+    passed."""
     while (left := deadline - time.monotonic()) > 0:
-        message = pubsub.get_message(timeout=min(left, 1.0))
-        if message is None or message["data"].decode(errors="replace") in run_ids:
+        if reading.announced(pubsub.get_message(timeout=min(left, 1.0)), run_ids):
             return True
     return False
 
 
-def _seconds(moment: Any) -> float | None:
-    return None if moment is None else float(moment.timestamp())
-
-
-def _heard(pubsub: Any, run_id: bytes, deadline: float) -> bool:
-    """Wait for ``run_id``'s publication, or a quiet second (then the caller reads again:
-    other runs' publications cost it no ``GET``); False once ``deadline`` has passed."""
-    while (left := deadline - time.monotonic()) > 0:
-        message = pubsub.get_message(timeout=min(left, 1.0))
-        if message is None or message["data"] == run_id:
-            return True
-    return False
-
-
-__all__ = ["EvalfleetClient", "SubmitError", "ValidationError", "sender_app"]
-
+__all__ = ["EvalfleetClient", "SubmitError", "ValidationError"]

@@ -1,10 +1,13 @@
-"""A plain-Redis way in for platforms that do not speak Celery.
+"""The fleet's way in: the intake stream, and the workers' forwarder out of it.
 
-A platform appends ``XADD evalfleet:intake * request <RunRequest JSON>``; a forwarder in
-each worker reads the stream through the consumer group ``evalfleet-intake`` and enqueues
-each request as an ``evalfleet.run`` task (then writes its ``queued`` status record),
-acknowledging the entry only after the task is sent. ``XADD evalfleet:intake * cancel
-<run_id>`` cancels a run, ``… cancel_match <match>`` every run of a match
+Every run enters as ``XADD evalfleet:intake * request <RunRequest JSON>``: the clients'
+submissions (:mod:`.submission`, which also write the ``queued`` record), or a platform
+that speaks plain Redis. A forwarder in each worker reads the stream through the consumer
+group ``evalfleet-intake`` and enqueues each request as an ``evalfleet.run`` task, at its
+priority, in batches (then writes the ``queued`` records the clients did not), and
+acknowledges and deletes the entries only after their tasks are sent: the stream holds
+only what waits. ``XADD evalfleet:intake * cancel <run_id>`` cancels a run,
+``… cancel_match <match>`` every run of a match
 (:mod:`tasks.platform.cancels`). A forwarder first sends again what it read but could
 not send (a full or unreachable Redis refused the task), then what a dead forwarder had
 claimed and left for ``reclaim_after_ms``, then new entries. Invalid requests are
@@ -21,11 +24,22 @@ from typing import Any
 import redis
 from celery import Celery
 
+from .. import broker
 from ..decoding import life_of
 from ..lifecycle import Lifecycle
-from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for
+from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
 from ..redis_keys import INTAKE_GROUP, INTAKE_STREAM
 from . import cancels
+
+
+def sender_app(redis_url: str, visibility_timeout_s: int = 3600) -> Celery:
+    """A Celery app that only sends ``evalfleet.run`` (same transport options as workers;
+    evalfleet's broker channel, which rings a queue's doorbell with each run)."""
+    broker.install()
+    app = Celery("evalfleet-sender", broker=redis_url, set_as_current=False)
+    app.conf.broker_transport_options = transport_options(visibility_timeout_s)
+    app.conf.broker_connection_retry_on_startup = True
+    return app
 
 
 @dataclass
@@ -60,21 +74,36 @@ class IntakeForwarder:
             return 0
 
     def _forward(self, block_ms: int) -> int:
+        """One read's entries, in order: runs of consecutive requests are sent in one
+        batch (their ``queued`` records in one round trip); every entry is then
+        acknowledged and deleted, in one round trip."""
         entries = self._read("0", None) or self._claimed() or self._read(">", block_ms)
-        for entry_id, fields in entries:
-            if fields:  # else trimmed from the stream while it was pending
-                self._take(fields)
-            self.redis.xack(INTAKE_STREAM, INTAKE_GROUP, entry_id)
+        requests: list[bytes] = []
+        for _, fields in entries:
+            if fields and b"cancel" not in fields and b"cancel_match" not in fields:
+                requests.append(fields.get(b"request", b""))
+            elif fields:  # else trimmed from the stream while it was pending
+                self._send(requests)
+                requests = []
+                self._cancel(fields)
+        self._send(requests)
+        self._done([entry_id for entry_id, _ in entries])
         return len(entries)
 
-    def _take(self, fields: dict[bytes, bytes]) -> None:
-        """One entry: a request, a cancel, or a match's cancel."""
+    def _cancel(self, fields: dict[bytes, bytes]) -> None:
+        """A cancel entry: one run, or a match's runs."""
         if b"cancel" in fields:
             cancels.cancel(self.lifecycle, fields[b"cancel"].decode(errors="replace"))
-        elif b"cancel_match" in fields:
-            cancels.cancel_match(self.lifecycle, fields[b"cancel_match"].decode(errors="replace"))
         else:
-            self._send(fields.get(b"request", b""))
+            cancels.cancel_match(self.lifecycle, fields[b"cancel_match"].decode(errors="replace"))
+
+    def _done(self, entry_ids: list[bytes]) -> None:
+        """Acknowledge and delete forwarded entries (the stream keeps only what waits)."""
+        if entry_ids:
+            with self.redis.pipeline(transaction=False) as pipe:
+                pipe.xack(INTAKE_STREAM, INTAKE_GROUP, *entry_ids)
+                pipe.xdel(INTAKE_STREAM, *entry_ids)
+                pipe.execute()
 
     def _read(self, start: str, block_ms: int | None) -> list[Any]:
         """This forwarder's unsent entries (``0``) or new ones (``>``)."""
@@ -87,18 +116,36 @@ class IntakeForwarder:
                                                self.reclaim_after_ms, count=100)
         return list(claimed)
 
-    def _send(self, raw: bytes) -> None:
-        text = raw.decode("utf-8", "replace")
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        body = data if isinstance(data, dict) else {}
-        raw_priority = body.get("priority")
-        priority = raw_priority if isinstance(raw_priority, int) else 5
-        self.app.send_task(TASK_NAME, args=[text], kwargs={"enqueued_at": time.time()},
-                           queue=queue_for(profile_of(body.get("pack"))),
-                           priority=broker_priority(priority))
-        run_id, life = body.get("run_id"), life_of(body)
-        if isinstance(run_id, str) and run_id:
-            self.lifecycle.queue(run_id, life.match, life.expires_at)
+    def _send(self, raws: list[bytes]) -> None:
+        """Queue the requests ``raws`` (one batch), then record them ``queued``."""
+        if not raws:
+            return
+        bodies = [_body(raw) for raw in raws]
+        with self.app.producer_or_acquire() as producer, \
+                producer.batch(max_size=len(bodies) + 1):
+            for text, body in bodies:
+                self.app.send_task(TASK_NAME, args=[text], kwargs={"enqueued_at": time.time()},
+                                   queue=queue_for(profile_of(body.get("pack"))),
+                                   priority=broker_priority(_priority(body)),
+                                   producer=producer, argsrepr=f"[run {body.get('run_id')}]")
+        with self.redis.pipeline(transaction=False) as pipe:
+            for _, body in bodies:
+                run_id, life = body.get("run_id"), life_of(body)
+                if isinstance(run_id, str) and run_id:
+                    self.lifecycle.queue(run_id, life.match, life.expires_at, client=pipe)
+            pipe.execute()
+
+
+def _body(raw: bytes) -> tuple[str, dict[str, Any]]:
+    """A request's text, and its JSON object ({} when it is none: the worker rejects it)."""
+    text = raw.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    return text, data if isinstance(data, dict) else {}
+
+
+def _priority(body: dict[str, Any]) -> int:
+    found = body.get("priority")
+    return found if isinstance(found, int) else 5

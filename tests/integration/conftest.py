@@ -50,6 +50,15 @@ def fleet(redis_server: RedisServer, docker_client: Any,
 
 
 @pytest.fixture
+def sender(redis_server: RedisServer) -> Any:
+    """A Celery app sending ``evalfleet.run`` straight to the queues (bodies the clients
+    would refuse, duplicates), as the intake's forwarder does."""
+    from evalfleet.tasks.platform.intake import sender_app
+
+    return sender_app(redis_server.url)
+
+
+@pytest.fixture
 def client(redis_server: RedisServer) -> Iterator[Any]:
     """An EvalfleetClient on the private Redis."""
     from evalfleet.tasks.platform import EvalfleetClient

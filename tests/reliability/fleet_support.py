@@ -91,6 +91,13 @@ class PrivateFleet:
         self.clients.append(made)
         return made
 
+    def sender(self) -> Any:
+        """A Celery app sending ``evalfleet.run`` straight to the queues (bodies the
+        clients would refuse, duplicates), as the intake's forwarder does."""
+        from evalfleet.tasks.platform.intake import sender_app
+
+        return sender_app(self.redis.url)
+
     def containers(self, **labels: str) -> list[Any]:
         wanted = [f"{LABEL_FLEET}={self.label}", *(f"{k}={v}" for k, v in labels.items())]
         return labelled(self.docker, wanted)

@@ -120,7 +120,7 @@ def test_hostile_bodies_through_the_worker(private_fleet: PrivateFleet) -> None:
 
     ids = {name: fallback_run_id(decode_loosely(body)) for name, body in bodies.items()}
     for body in bodies.values():
-        client.app.send_task(TASK_NAME, args=[body], queue=queue_for("default"))
+        private_fleet.sender().send_task(TASK_NAME, args=[body], queue=queue_for("default"))
     ids["invalid_utf8"] = new_id("utf8")  # through the intake stream, as raw bytes
     client.redis.xadd("evalfleet:intake", {"request": b'{"run_id": "%s", "pack_ref": "\xff\xfe"}'
                                            % ids["invalid_utf8"].encode()})
@@ -157,8 +157,7 @@ def test_password_and_acl_user_and_no_secret_leaks(private_fleet: PrivateFleet) 
     with pytest.raises(redis.AuthenticationError):
         anonymous.ping()
     ok, bad = run_request("acl"), {"run_id": new_id("acl-bad"), "pack_ref": "nope"}
-    client.submit(ok)
-    client.app.send_task(TASK_NAME, args=[json.dumps(bad)], queue=queue_for("default"))
+    client.submit_many([ok, bad])
 
     results = [client.wait(ok.run_id, timeout=60), client.wait(bad["run_id"], timeout=60)]
     metrics = node.metrics()

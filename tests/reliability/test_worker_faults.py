@@ -174,7 +174,7 @@ def test_run_outliving_the_visibility_timeout(private_fleet: PrivateFleet) -> No
     first = private_fleet.start("slow-a", **settings)
     client = private_fleet.client()
     request = run_request("overrun", "sleep 12; echo hi")
-    client.app.send_task(TASK_NAME, args=[request.model_dump_json()],
+    private_fleet.sender().send_task(TASK_NAME, args=[request.model_dump_json()],
                          queue=queue_for("default"))
     wait_for(lambda: private_fleet.containers(**{"evalfleet.run_id": request.run_id}), 30,
              "the run did not start")

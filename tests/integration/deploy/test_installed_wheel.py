@@ -1,4 +1,5 @@
-"""evalfleet installed as a platform installs it: the wheel, in a clean virtualenv, inside
+"""evalfleet installed as a platform installs it: the wheel with the worker's dependencies
+(``evalfleet[worker]``), in a clean virtualenv, inside
 a project that has its own ``tasks.py`` and ``scoring`` package (the most common layout of
 a Celery project). Both the platform's modules and evalfleet's import, and a run goes
 through a real fleet — a worker started from that virtualenv in that directory.
@@ -7,23 +8,16 @@ through a real fleet — a worker started from that virtualenv in that directory
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from wheels import ROOT, build_wheel, clean_venv
 
 from evalfleet.workers.devtools.local_fleet import RedisServer, WorkerNode, free_port, worker_env
-
-ROOT = Path(__file__).resolve().parents[3]
-#: Third-party wheels of the worker image (scripts/build-worker-image.sh): the install
-#: needs no index where they are.
-WHEEL_CACHE = Path("/var/cache/evalfleet/worker-wheels")
-PACKAGES = ("evalfleet", "scoring", "sandbox", "tasks", "workers")
 
 PLATFORM_TASKS = '''
 def add(x, y):
@@ -51,36 +45,12 @@ print(json.dumps({"tasks": tasks.add(2, 3), "scoring": scoring.OWNER,
 '''
 
 
-def build_wheel(out: Path) -> Path:
-    """The project's wheel, built from a copy so nothing lands in the tree."""
-    src = out / "src"
-    for name in PACKAGES:
-        shutil.copytree(ROOT / name, src / name, symlinks=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "--disable-pip-version-check", "-w", str(out), str(src)],
-                   check=True, capture_output=True, timeout=300)
-    return next(out.glob("evalfleet-*.whl"))
-
-
-def clean_venv(where: Path, wheel: Path) -> Path:
-    """A new virtualenv with the wheel and its dependencies installed; its python."""
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=120)
-    source = (["--no-index", "--find-links", str(WHEEL_CACHE)] if WHEEL_CACHE.is_dir()
-              else [])
-    subprocess.run([str(where / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
-                    *source, str(wheel)], check=True, capture_output=True, timeout=600)
-    return where / "bin" / "python"
-
-
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the built wheel, the python of a clean virtualenv it is installed in)."""
     base = tmp_path_factory.mktemp("wheel")
     wheel = build_wheel(base / "dist")
-    return wheel, clean_venv(base / "venv", wheel)
+    return wheel, clean_venv(base / "venv", f"{wheel}[worker]")
 
 
 @pytest.fixture

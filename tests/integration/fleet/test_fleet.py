@@ -135,14 +135,14 @@ def test_invalid_requests_through_the_intake_stream_are_rejected(fleet: Any,
     assert rejected.attempt == 1
 
 
-def test_a_duplicate_delivery_publishes_once(fleet: Any, client: Any) -> None:
+def test_a_duplicate_delivery_publishes_once(fleet: Any, client: Any, sender: Any) -> None:
     """The same run delivered twice gets one published result; the second is a duplicate."""
     request = request_for("support-reply-hybrid", "pass")
     before = fleet_metric(fleet, "evalfleet_duplicate_publications_total")
     body = request.model_dump_json()
-    client.app.send_task(TASK_NAME, args=[body], queue=queue_for("default"))
+    sender.send_task(TASK_NAME, args=[body], queue=queue_for("default"))
     first = client.wait(request.run_id, timeout=60)
-    client.app.send_task(TASK_NAME, args=[body], queue=queue_for("default"))
+    sender.send_task(TASK_NAME, args=[body], queue=queue_for("default"))
 
     _wait_for(lambda: fleet_metric(fleet, "evalfleet_duplicate_publications_total") > before)
     assert first.scorecard is not None
@@ -195,7 +195,7 @@ def idle(fleet: Any, timeout_s: float = 30.0) -> None:
         time.sleep(0.05)
 
 
-def test_metrics_count_exactly_what_happened(fleet: Any, client: Any) -> None:
+def test_metrics_count_exactly_what_happened(fleet: Any, client: Any, sender: Any) -> None:
     """After N runs of known outcomes the scraped counters moved by exactly N."""
     def snapshot() -> dict[str, float]:
         idle(fleet)
@@ -215,8 +215,8 @@ def test_metrics_count_exactly_what_happened(fleet: Any, client: Any) -> None:
     runs += [request_for("support-reply-hybrid", "fail") for _ in range(2)]
     client.submit_many(runs)
     bad_id = new_id("bad")
-    client.app.send_task(TASK_NAME, args=[json.dumps({"run_id": bad_id})],
-                         queue=queue_for("default"))
+    sender.send_task(TASK_NAME, args=[json.dumps({"run_id": bad_id})],
+                     queue=queue_for("default"))
     for run_id in [r.run_id for r in runs] + [bad_id]:
         client.wait(run_id, timeout=120)
     after = snapshot()
