@@ -5,6 +5,8 @@
                     [--cases CASES.json] [--case KEY] [--format table|json|summary]
     evalfleet check PACK [--reference PATH] [--runs K] [--jobs N] [--fleet REDIS_URL]  (check_cli)
     evalfleet rescore RESULTS.json|.jsonl ... | --stream  [--pack PACK] [--write FILE]
+
+Every command answers an ordinary fault in one line and an exit code (:mod:`workers.faults`).
 """
 
 from __future__ import annotations
@@ -33,15 +35,19 @@ from evalfleet.tasks.messages import RunRequest, RunResult
 from evalfleet.tasks.status import RunStatus
 
 from .check_cli import check
+from .faults import FaultyGroup, epilog
 from .fleet_cli import COMMANDS
 from .refusal import fail, load
 from .rescore_cli import rescore_command
 
 
-@click.group()
+@click.group(cls=FaultyGroup, epilog=epilog())
 @click.version_option(package_name="evalfleet")
 def main() -> None:
-    """evalfleet: sandboxed evaluation runs, AgentClash scoring, Clawdiators scale."""
+    """evalfleet: sandboxed evaluation runs, AgentClash scoring, Clawdiators scale.
+
+    Commands that talk to the fleet take --redis-url (default: EVALFLEET_REDIS_URL).
+    """
 
 
 @main.command()
