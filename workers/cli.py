@@ -5,6 +5,7 @@
                     [--cases CASES.json] [--case KEY] [--format table|json|summary]
     evalfleet check PACK [--reference PATH] [--runs K] [--jobs N] [--fleet REDIS_URL]  (check_cli)
     evalfleet rescore RESULTS.json|.jsonl ... | --stream  [--pack PACK] [--write FILE]
+    evalfleet packs [--redis-url URL]  (packs_cli)
 
 Every command answers an ordinary fault in one line and an exit code (:mod:`workers.faults`).
 """
@@ -37,6 +38,7 @@ from evalfleet.tasks.status import RunStatus
 from .check_cli import check
 from .faults import FaultyGroup, epilog
 from .fleet_cli import COMMANDS
+from .packs_cli import packs
 from .refusal import fail, load
 from .rescore_cli import rescore_command
 
@@ -226,5 +228,5 @@ def demo(packs_dir: Path, timeout: float) -> None:
     sys.exit(run_demo(packs_dir, timeout))
 
 
-for _command in [*COMMANDS, check, demo, rescore_command]:
+for _command in [*COMMANDS, check, demo, packs, rescore_command]:
     main.add_command(_command)
