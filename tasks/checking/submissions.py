@@ -45,8 +45,8 @@ def load_submission(path: Path) -> Submission:
     """The submission at ``path``.
 
     Raises:
-        SubmissionError: the document cannot be read, or is not a valid submission.
-        FileNotFoundError: ``path`` does not exist.
+        SubmissionError: ``path`` (or a file below it) cannot be read, or is not a valid
+            submission.
     """
     if path.is_dir():
         return _from_dir(path)
@@ -131,10 +131,18 @@ def _yaml(text: str, path: Path) -> Any:
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return _bytes(path).decode("utf-8")
     except UnicodeDecodeError as err:
         raise SubmissionError(path, [FieldError("", f"cannot be read: not UTF-8 "
                                                     f"({err.reason})")]) from None
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise SubmissionError(path, [FieldError("", f"cannot be read: "
+                                                    f"{err.strerror or err}")]) from None
 
 
 def _from_dir(root: Path) -> Submission:
@@ -149,7 +157,7 @@ def _from_dir(root: Path) -> Submission:
 
 
 def _file(path: Path) -> SubmissionFile:
-    data, mode = path.read_bytes(), path.stat().st_mode & 0o777
+    data, mode = _bytes(path), path.stat().st_mode & 0o777
     try:
         return SubmissionFile(content=data.decode("utf-8"), mode=mode)
     except UnicodeDecodeError:
