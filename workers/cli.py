@@ -65,7 +65,7 @@ def validate(pack_or_spec: str) -> None:
     try:
         sandbox_block(pack)
     except Rejection as rejection:
-        fail([f"{p.field} {p.message}" for p in rejection.problems])
+        fail([f"{pack_or_spec}: {p.field} {p.message}" for p in rejection.problems])
     for warning in exposure(pack):
         click.echo(f"warning: {warning}", err=True)
     spec = pack.spec
