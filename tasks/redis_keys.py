@@ -34,6 +34,11 @@ CANCELS_CHANNEL = "evalfleet:cancels"
 the sandbox)."""
 HEARTBEAT_KEY = "evalfleet:heartbeat:{worker_id}"
 """A worker's heartbeat (string, with a TTL)."""
+PACKS_KEY = "evalfleet:packs:{worker_id}"
+"""The packs a worker serves from its ``EVALFLEET_PACKS_DIR`` (string, JSON: ``{"worker",
+"packs_dir", "packs": [{"name", "version", "digest", "problem"}]}``, with the heartbeat's
+TTL); written at start and refreshed with each heartbeat (:mod:`workers.served_packs`),
+read by ``evalfleet packs``."""
 FLEET_KEY = "evalfleet:fleet"
 """The fleet's id, set once by its first worker."""
 DOORBELL_KEY = "evalfleet:doorbell:{queue}"
@@ -70,6 +75,11 @@ def preflight_key(digest: str) -> str:
 def heartbeat_key(worker_id: str) -> str:
     """:data:`HEARTBEAT_KEY` of a worker."""
     return HEARTBEAT_KEY.format(worker_id=worker_id)
+
+
+def packs_key(worker_id: str) -> str:
+    """:data:`PACKS_KEY` of a worker."""
+    return PACKS_KEY.format(worker_id=worker_id)
 
 
 def doorbell_key(queue: str) -> str:

@@ -1,7 +1,7 @@
 """``evalfleet check PACK``: prove a pack through the real sandbox before any agent meets it.
 
     evalfleet check PACK [--reference PATH] [--case KEY] [--runs K] [--jobs N]
-                         [--fleet REDIS_URL] [--timeout S] [--format table|json]
+                         [--redis-url URL | --fleet URL] [--timeout S] [--format table|json]
 
 Exit 0 when the pack is sound and no forgery of the battery wins it, 1 when it is unsound
 or a forgery wins, 2 when the check cannot start (an invalid pack, no reference
@@ -34,6 +34,7 @@ from evalfleet.tasks.checking import (
 from evalfleet.tasks.messages import RunRequest, RunResult
 
 from .fleet_cli import PACK, SUBMISSION, local_pipeline, pack_mapping
+from .redis_url import redis_url_option
 from .refusal import load
 from .settings import Settings
 
@@ -50,28 +51,30 @@ MARKS = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("·", "di
               help="Runs of the reference submission per case.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Runs at once, each in a sandbox of its own (without --fleet).")
-@click.option("--fleet", "fleet_url", metavar="REDIS_URL",
-              help="Run through the live fleet on this Redis (and record the preflight there).")
+@redis_url_option("--redis-url", "--fleet", envvar=None,
+                  said="Run through the live fleet on this Redis and record the preflight "
+                       "there (--fleet is the same; EVALFLEET_REDIS_URL is not read: "
+                       "without this option the check runs here).")
 @click.option("--timeout", type=float, default=600.0, show_default=True,
               help="With --fleet: seconds to wait for each run's result.")
 @click.option("--format", "output", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 def check(pack: Path, reference: Path | None, case_key: str | None, runs: int, jobs: int,
-          fleet_url: str | None, timeout: float, output: str) -> None:
+          redis_url: str | None, timeout: float, output: str) -> None:
     """Preflight a pack: its reference wins K runs out of K with the same verdicts, an
     empty submission loses, nothing fails for environmental reasons, and no forgery of the
     battery wins."""
-    loaded = load(str(pack))
+    loaded = load(pack)
     try:
         checked = subjects(loaded, pack_mapping(pack), pack.parent, runs=runs,
                            case_key=case_key, reference=reference)
     except CheckError as error:
         click.echo(f"check: {error}", err=True)
         sys.exit(EXIT_INVALID)
-    report = check_pack(checked, _executor(fleet_url, timeout, jobs),
-                        where=_where(fleet_url) if fleet_url else "local")
-    if fleet_url:
-        record(fleet_url, report)
+    report = check_pack(checked, _executor(redis_url, timeout, jobs),
+                        where=_where(redis_url) if redis_url else "local")
+    if redis_url:
+        record(redis_url, report)
     if output == "json":
         click.echo(report.model_dump_json(indent=2))
     else:

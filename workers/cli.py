@@ -5,6 +5,9 @@
                     [--cases CASES.json] [--case KEY] [--format table|json|summary]
     evalfleet check PACK [--reference PATH] [--runs K] [--jobs N] [--fleet REDIS_URL]  (check_cli)
     evalfleet rescore RESULTS.json|.jsonl ... | --stream  [--pack PACK] [--write FILE]
+    evalfleet packs [--redis-url URL]  (packs_cli)
+
+Every command answers an ordinary fault in one line and an exit code (:mod:`workers.faults`).
 """
 
 from __future__ import annotations
@@ -33,15 +36,20 @@ from evalfleet.tasks.messages import RunRequest, RunResult
 from evalfleet.tasks.status import RunStatus
 
 from .check_cli import check
+from .faults import FaultyGroup, epilog
 from .fleet_cli import COMMANDS
+from .packs_cli import packs
 from .refusal import fail, load
 from .rescore_cli import rescore_command
 
 
-@click.group()
+@click.group(cls=FaultyGroup, epilog=epilog())
 @click.version_option(package_name="evalfleet")
 def main() -> None:
-    """evalfleet: sandboxed evaluation runs, AgentClash scoring, Clawdiators scale."""
+    """evalfleet: sandboxed evaluation runs, AgentClash scoring, Clawdiators scale.
+
+    Commands that talk to the fleet take --redis-url (default: EVALFLEET_REDIS_URL).
+    """
 
 
 @main.command()
@@ -57,7 +65,7 @@ def validate(pack_or_spec: str) -> None:
     try:
         sandbox_block(pack)
     except Rejection as rejection:
-        fail([f"{p.field} {p.message}" for p in rejection.problems])
+        fail([f"{pack_or_spec}: {p.field} {p.message}" for p in rejection.problems])
     for warning in exposure(pack):
         click.echo(f"warning: {warning}", err=True)
     spec = pack.spec
@@ -220,5 +228,5 @@ def demo(packs_dir: Path, timeout: float) -> None:
     sys.exit(run_demo(packs_dir, timeout))
 
 
-for _command in [*COMMANDS, check, demo, rescore_command]:
+for _command in [*COMMANDS, check, demo, packs, rescore_command]:
     main.add_command(_command)

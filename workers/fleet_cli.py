@@ -13,11 +13,13 @@ from typing import Any
 
 import click
 
-from evalfleet.scoring import EvaluationSpec, SpecError, load_pack
+from evalfleet.scoring import EvaluationSpec, FieldError
 from evalfleet.scoring.compat import yamlv3
 from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest, RunResult
 
+from .redis_url import redis_url_option
+from .refusal import PackRefused, load
 from .settings import ProfileSettings, Settings
 
 PACK = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -31,14 +33,12 @@ def pack_mapping(path: Path) -> dict[str, Any]:
     it (yaml.v3: ``no`` stays the text ``no``, ``1e3`` is 1000, dates are RFC 3339 text).
 
     Raises:
-        click.BadParameter: the file is not a valid pack (each problem with its field).
+        PackRefused: the file is not a valid pack (each problem with its field).
     """
-    try:
-        pack = load_pack(path)
-    except SpecError as err:
-        raise click.BadParameter("; ".join(str(e) for e in err.errors)) from None
+    pack = load(path)
     if not pack.manifest:
-        raise click.BadParameter(f"{path} is a bare evaluation spec, not a pack")
+        raise PackRefused(path, [FieldError("", "is a bare evaluation spec, not a pack (a "
+                                                "pack has pack, version.evaluation_spec, ...)")])
     return dict(yamlv3.to_json(dict(pack.manifest)))
 
 
@@ -77,12 +77,13 @@ def print_result(result: RunResult, output: str, spec: EvaluationSpec | None = N
               show_default=True, help="Celery's execution pool.")
 @click.option("--pool-size", type=click.IntRange(min=0),
               help="Warm sandboxes per served profile, in each pool process (0 = off).")
+@redis_url_option()
 def worker(concurrency: int | None, queues: str | None, pool: str,
-           pool_size: int | None) -> None:
+           pool_size: int | None, redis_url: str) -> None:
     """Run a worker node (Celery worker + metrics + heartbeat + intake + reaper)."""
     from .worker import run_worker
 
-    settings = Settings()
+    settings = Settings(redis_url=redis_url)
     if concurrency:
         settings.concurrency = concurrency
     if queues:
@@ -145,13 +146,15 @@ def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
 @click.option("--case", "case_key")
 @click.option("--wait", "wait", is_flag=True, help="Wait for the scorecards.")
 @click.option("--timeout", type=float, default=600.0, show_default=True)
+@redis_url_option()
 def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, wait: bool,
-           timeout: float) -> None:
+           timeout: float, redis_url: str) -> None:
     """Enqueue submissions to the fleet; print run ids (or, with --wait, scorecards)."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    client = EvalfleetClient(Settings().redis_url)
-    run_ids = client.submit_many([build_request(pack, s, case_key) for s in submissions])
+    requests = [build_request(pack, s, case_key) for s in submissions]
+    client = EvalfleetClient(redis_url)
+    run_ids = client.submit_many(requests)
     if not wait:
         click.echo("\n".join(run_ids))
         return
@@ -164,13 +167,15 @@ def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, wait
 @click.command()
 @click.argument("run_id")
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="json")
-def result(run_id: str, output: str) -> None:
+@redis_url_option()
+def result(run_id: str, output: str, redis_url: str) -> None:
     """Print a run's published result (exit 1 if there is none yet)."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    found = EvalfleetClient(Settings().redis_url).result(run_id)
+    found = EvalfleetClient(redis_url).result(run_id)
     if found is None:
-        click.echo(f"no result for {run_id}", err=True)
+        click.echo(f"{run_id}: no result (queued, running, unknown or past its TTL: "
+                   f"evalfleet status {run_id})", err=True)
         sys.exit(1)
     print_result(found, output)
 
@@ -178,11 +183,12 @@ def result(run_id: str, output: str) -> None:
 @click.command()
 @click.argument("run_id")
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
-def status(run_id: str, output: str) -> None:
+@redis_url_option()
+def status(run_id: str, output: str, redis_url: str) -> None:
     """Where a run stands: queued, running (where), or how it ended (exit 1: unknown)."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    found = EvalfleetClient(Settings().redis_url).status(run_id)
+    found = EvalfleetClient(redis_url).status(run_id)
     if found is None:
         click.echo(f"{run_id}: unknown (never submitted, or past its result's TTL)", err=True)
         sys.exit(1)
@@ -200,14 +206,15 @@ def status_line(found: Any) -> str:
 @click.command()
 @click.argument("run_id", required=False)
 @click.option("--match", help="Cancel every run of this match instead.")
-def cancel(run_id: str | None, match: str | None) -> None:
+@redis_url_option()
+def cancel(run_id: str | None, match: str | None, redis_url: str) -> None:
     """Cancel a run (or a match's runs): a queued run never starts, a running one's sandbox
     stops; a finished run is left as it is. Exit 1 when a run is unknown."""
     from evalfleet.tasks.platform import EvalfleetClient
 
     if (run_id is None) == (match is None):
         raise click.UsageError("give a RUN_ID or --match, not both")
-    client = EvalfleetClient(Settings().redis_url)
+    client = EvalfleetClient(redis_url)
     answers = client.cancel_match(match) if match else [client.cancel(str(run_id))]
     for answer in answers:
         click.echo(CANCEL_WORDS[answer.what].format(run=answer.run_id, was=answer.was))
@@ -223,11 +230,12 @@ CANCEL_WORDS = {"cancelled": "{run}: cancelled (it was {was})",
 @click.command()
 @click.option("--match", required=True)
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
-def runs(match: str, output: str) -> None:
+@redis_url_option()
+def runs(match: str, output: str, redis_url: str) -> None:
     """A match's runs with their statuses, in the order they were submitted."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    found = EvalfleetClient(Settings().redis_url).runs(match)
+    found = EvalfleetClient(redis_url).runs(match)
     if output == "json":
         click.echo(json.dumps([s.model_dump(mode="json") for s in found], indent=2))
         return
@@ -237,11 +245,12 @@ def runs(match: str, output: str) -> None:
 @click.command()
 @click.option("--group", default="evalfleet-watch", show_default=True)
 @click.option("--once", is_flag=True, help="Stop when no new result arrives for a while.")
-def watch(group: str, once: bool) -> None:
+@redis_url_option()
+def watch(group: str, once: bool, redis_url: str) -> None:
     """Follow published results as they arrive (resumable through a consumer group)."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    client = EvalfleetClient(Settings().redis_url)
+    client = EvalfleetClient(redis_url)
     for found in client.results(group=group, block_ms=2000, stop_when_idle=once):
         print_result(found, "summary")
 
@@ -249,13 +258,14 @@ def watch(group: str, once: bool) -> None:
 @click.command()
 @click.option("--ready", is_flag=True,
               help="Readiness: also require a reachable broker and Docker engine.")
-def health(ready: bool) -> None:
+@redis_url_option()
+def health(ready: bool, redis_url: str) -> None:
     """Exit 0 when this worker is live (heartbeat fresh) [and ready], else 1; prints why,
     and the worker's notes (which runtime isolates each profile)."""
     from .health import is_live, is_ready, notes
     from .worker import docker_client, heartbeat_path, redis_client
 
-    settings = Settings()
+    settings = Settings(redis_url=redis_url)
     path = heartbeat_path(settings)
     ok, why = (is_ready(path, settings.heartbeat_ttl_s, redis_client(settings),
                         docker_client(settings, timeout=ENGINE_PING_TIMEOUT_S)) if ready

@@ -1,6 +1,7 @@
 """How the command line refuses bad input: each problem on its own line, then exit 2.
 
-Shared by the commands that load a pack (:mod:`workers.cli`, :mod:`workers.check_cli`).
+Shared by the commands that load a pack (:mod:`workers.cli`, :mod:`workers.check_cli`,
+:mod:`workers.fleet_cli`); :mod:`workers.faults` says what a :class:`PackRefused` is.
 """
 
 from __future__ import annotations
@@ -11,10 +12,18 @@ from typing import NoReturn
 
 import click
 
-from evalfleet.scoring import Pack, SpecError, load_pack
+from evalfleet.scoring import FieldError, Pack, SpecError, load_pack
 
 #: The exit code of a command whose input is invalid.
 EXIT_INVALID = 2
+
+
+class PackRefused(ValueError):
+    """The pack (or spec) at ``path`` is invalid: ``errors`` are its loader's findings."""
+
+    def __init__(self, path: Path, errors: list[FieldError]) -> None:
+        self.path, self.errors = path, errors
+        super().__init__(f"{path}: " + "; ".join(str(e) for e in errors))
 
 
 def fail(lines: list[str]) -> NoReturn:
@@ -24,9 +33,13 @@ def fail(lines: list[str]) -> NoReturn:
     sys.exit(EXIT_INVALID)
 
 
-def load(path: str) -> Pack:
-    """The pack or spec at ``path``, or its problems printed and exit 2."""
+def load(path: str | Path) -> Pack:
+    """The pack or spec at ``path``.
+
+    Raises:
+        PackRefused: it cannot be read or is invalid.
+    """
     try:
         return load_pack(Path(path))
     except SpecError as err:
-        fail([str(e) for e in err.errors])
+        raise PackRefused(Path(path), err.errors) from None

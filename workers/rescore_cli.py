@@ -21,12 +21,14 @@ from typing import Any, NoReturn
 import click
 from pydantic import ValidationError
 
-from evalfleet.scoring import Pack, SpecError, load_pack
+from evalfleet.scoring import Pack
 from evalfleet.scoring.compat import UnmarshalError, unmarshal
 from evalfleet.tasks.evaluation.packs import registered_pack
 from evalfleet.tasks.evaluation.rescoring import Rescored, rescore, stream_results, summary
 from evalfleet.tasks.messages import RunResult
 
+from .redis_url import redis_url_option
+from .refusal import load
 from .settings import Settings
 
 EXIT_INVALID = 2
@@ -44,8 +46,10 @@ FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               show_default=True, help="One readable block per run, or one JSON line per run.")
 @click.option("--write", "write_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the re-scored results that changed here (JSON lines).")
+@redis_url_option(said="With --stream: the fleet's Redis (default: the settings').")
 def rescore_command(files: tuple[Path, ...], stream: bool, pack_path: Path | None,
-                    packs_dir: Path | None, output: str, write_path: Path | None) -> None:
+                    packs_dir: Path | None, output: str, write_path: Path | None,
+                    redis_url: str) -> None:
     """Re-score stored results with today's semantics; report what changes."""
     if bool(files) == stream:
         _fail(["give result files or --stream (one of them)"])
@@ -53,7 +57,7 @@ def rescore_command(files: tuple[Path, ...], stream: bool, pack_path: Path | Non
     fixed = _pack(pack_path) if pack_path else None
     packs = _Packs(fixed, packs_dir or settings.packs_dir)
     outcomes = []
-    for stored in (_stream(settings.redis_url) if stream else _files(files)):
+    for stored in (_stream(redis_url) if stream else _files(files)):
         outcome = rescore(stored, packs.of(stored))
         outcomes.append(outcome)
         click.echo(_json_line(outcome) if output == "json" else _block(outcome))
@@ -84,10 +88,7 @@ class _Packs:
 
 
 def _pack(path: Path) -> Pack:
-    try:
-        return load_pack(path)
-    except SpecError as err:
-        _fail([f"{path}: {e}" for e in err.errors])
+    return load(path)
 
 
 def _files(paths: tuple[Path, ...]) -> Iterator[RunResult]:

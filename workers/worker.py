@@ -173,6 +173,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
         ReuseCollector,
         serving_registry,
     )
+    from .served_packs import PacksBeacon
 
     redis = redis_client(settings)
     beat = Heartbeat(redis, settings.worker_id, heartbeat_path(settings),
@@ -180,6 +181,8 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
                      notes=[*(f"isolation: {i.describe()}" for i in isolations or []),
                             *(f"reuse: {r.describe()}" for r in reuses or [])])
     beat.start()
+    packs = PacksBeacon(redis, settings.worker_id, settings.packs_dir, settings.heartbeat_ttl_s)
+    served = Loop("evalfleet-packs", packs.publish, settings.heartbeat_interval_s).start()
     if settings.metrics_port:
         registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
                                     ContainerCollector(docker_client(settings), settings.worker_id),
@@ -197,7 +200,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     engine = docker_client(settings)
     lost = Loop("evalfleet-leftover-reaper", lambda: leftovers.reap(engine, redis, settings),
                 settings.reaper_interval_s).start()
-    return [beat, intake, _Stopper(reaper), lost]
+    return [beat, served, intake, _Stopper(reaper), lost]
 
 
 class _Stopper:

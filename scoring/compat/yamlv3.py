@@ -109,16 +109,29 @@ def compose(text: str) -> Node | None:
     try:
         loader = _Loader(text)  # the reader rejects unprintable characters here
     except yaml.YAMLError as err:
-        raise YAMLError(f"invalid YAML: {err}") from None
+        raise YAMLError(f"invalid YAML: {one_line(err)}") from None
     try:
         return loader.get_node() if loader.check_node() else None
     except RecursionError:
         raise YAMLError("invalid YAML: nested too deeply") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        raise YAMLError(f"invalid YAML: {err}", mark.line + 1 if mark else None) from None
+        raise YAMLError(f"invalid YAML: {one_line(err)}", mark.line + 1 if mark else None) \
+            from None
     finally:
         loader.dispose()
+
+
+def one_line(err: yaml.YAMLError) -> str:
+    """PyYAML's error in one line, without its excerpt or its ``"<unicode string>"`` (the
+    text's name, which the caller knows better): ``expected ',' or ']', but got '<stream
+    end>' (while parsing a flow sequence at line 2, column 9)``."""
+    if not isinstance(err, yaml.MarkedYAMLError) or not err.problem:
+        return " ".join(str(err).replace('"<unicode string>", ', "").split())
+    mark = err.context_mark
+    context = (f" ({err.context} at line {mark.line + 1}, column {mark.column + 1})"
+               if err.context and mark else f" ({err.context})" if err.context else "")
+    return f"{err.problem}{context}"
 
 
 def line_of(node: Node | Alias) -> int | None:

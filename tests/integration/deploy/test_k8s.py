@@ -83,9 +83,13 @@ def worker_container(variant: str | None = None) -> dict[str, Any]:
     return container
 
 
-def engine_container() -> dict[str, Any]:
-    (container,) = pod_spec("base")["initContainers"]
+def init_container(name: str, variant: str = "base") -> dict[str, Any]:
+    (container,) = [c for c in pod_spec(variant)["initContainers"] if c["name"] == name]
     return container
+
+
+def engine_container() -> dict[str, Any]:
+    return init_container("engine")
 
 
 def env_of(container: dict[str, Any]) -> dict[str, str]:
@@ -178,7 +182,7 @@ def test_the_node_socket_overlay_mounts_the_nodes_socket_and_has_no_engine() -> 
     worker = worker_container("node-socket")
     mounts = {m["mountPath"]: m["name"] for m in worker["volumeMounts"]}
 
-    assert spec.get("initContainers", []) == []
+    assert [c["name"] for c in spec.get("initContainers", [])] == ["packs"]
     assert host_paths(list(rendered("node-socket"))) == [
         {"path": "/var/run/docker.sock", "type": "Socket"}]
     assert {v["name"]: v.get("hostPath") for v in spec["volumes"]}[
@@ -189,6 +193,24 @@ def test_the_node_socket_overlay_mounts_the_nodes_socket_and_has_no_engine() -> 
     unchanged = ("image", "args", "envFrom", "ports", "livenessProbe", "readinessProbe",
                  "resources", "securityContext")
     assert {k: worker[k] for k in unchanged} == {k: base[k] for k in unchanged}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_the_packs_directory_is_an_image_copied_into_an_empty_dir(variant: str) -> None:
+    """EVALFLEET_PACKS_DIR is mounted read-only in the worker, from an emptyDir (not a
+    ConfigMap's 1 MiB) that the ``packs`` init container fills from the packs image before
+    the engine starts."""
+    spec, worker = pod_spec(variant), worker_container(variant)
+    packs_dir = config_env()["EVALFLEET_PACKS_DIR"]
+    copier = init_container("packs", variant)
+    volume = {v["name"]: v for v in spec["volumes"]}[copier["volumeMounts"][0]["name"]]
+
+    assert spec["initContainers"][0]["name"] == "packs"  # filled before anything starts
+    assert copier["volumeMounts"] == [{"name": volume["name"], "mountPath": packs_dir}]
+    assert copier["command"][-1].rstrip("/") == packs_dir
+    assert volume["emptyDir"]["sizeLimit"] == "1Gi"
+    assert {"name": volume["name"], "mountPath": packs_dir, "readOnly": True} in \
+        worker["volumeMounts"]
 
 
 def test_keda_is_the_same_in_every_variant() -> None:

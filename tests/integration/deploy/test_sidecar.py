@@ -173,8 +173,9 @@ def _verdict(result: RunResult) -> str | None:
 
 def test_the_worker_holds_no_host_socket_and_its_sandboxes_live_in_its_engine(
         pod: Pod) -> None:
-    """The worker mounts the engine's socket volume only; its warm sandbox is in the pod's
-    engine, and the host's engine has no container of that worker."""
+    """The worker mounts the engine's socket volume (and the packs directory, read-only)
+    only; its warm sandbox is in the pod's engine, and the host's engine has no container
+    of that worker."""
     worker = pod.container("sidecar-worker")
     mounts = {m["Destination"]: (m.get("Name"), m["RW"]) for m in worker["Mounts"]}
     inner = pod.inner()
@@ -182,7 +183,8 @@ def test_the_worker_holds_no_host_socket_and_its_sandboxes_live_in_its_engine(
     wait_until(lambda: bool(inner.api.containers(filters=owner)), 60, "no warm sandbox")
     workers = {c["Labels"]["evalfleet.worker"] for c in inner.api.containers(filters=owner)}
 
-    assert mounts == {"/engine": (f"{pod.stack.project}_engine-socket", False)}
+    assert mounts == {"/engine": (f"{pod.stack.project}_engine-socket", False),
+                      "/srv/evalfleet/packs": (None, False)}
     assert worker["HostConfig"]["GroupAdd"] in (None, [])
     assert [w.split("-")[0] for w in workers] == [worker["Config"]["Hostname"]]
     assert [c["Names"] for w in workers for c in pod.docker.api.containers(

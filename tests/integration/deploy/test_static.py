@@ -59,7 +59,8 @@ def test_compose_sidecar_worker_reaches_its_engine_only_through_the_shared_socke
     services = compose_config("sidecar")["services"]
     pod_worker, worker = services["sidecar-worker"], services["worker"]
 
-    assert pod_worker["volumes"] == ["engine-socket:/engine:ro"]
+    assert pod_worker["volumes"] == ["engine-socket:/engine:ro",
+                                     f"{ROOT / 'examples' / 'packs'}:/srv/evalfleet/packs:ro"]
     assert pod_worker["environment"]["EVALFLEET_DOCKER_URL"] == "unix:///engine/docker.sock"
     assert "group_add" not in pod_worker
     assert pod_worker["depends_on"]["sidecar-engine"] == {"condition": "service_healthy"}
@@ -91,10 +92,21 @@ def test_compose_workers_scale_and_stop_gracefully() -> None:
     # --scale needs no fixed name and no host port.
     assert "container_name" not in worker and "ports" not in worker
     assert worker["stop_signal"] == "SIGTERM"
-    assert mounts(worker) == {"/var/run/docker.sock": "/var/run/docker.sock"}
+    assert mounts(worker) == {"/var/run/docker.sock": "/var/run/docker.sock",
+                              str(ROOT / "examples" / "packs"): "/srv/evalfleet/packs"}
     # Passed through: empty means the fleet id stored in the stack's own Redis, never a
     # name derived from the Redis host ("redis" in every project on the engine).
     assert "EVALFLEET_FLEET" in worker["environment"]
+
+
+def test_compose_workers_mount_the_packs_directory_read_only() -> None:
+    """Every worker serves the packs of PACKS_DIR (default: the example packs), mounted
+    read-only at EVALFLEET_PACKS_DIR."""
+    services = compose_config("sidecar")["services"]
+
+    for name in ("worker", "sidecar-worker"):
+        packs_dir = services[name]["environment"]["EVALFLEET_PACKS_DIR"]
+        assert f"{ROOT / 'examples' / 'packs'}:{packs_dir}:ro" in services[name]["volumes"]
 
 
 def test_compose_redis_is_durable_never_evicts_and_needs_a_password() -> None:

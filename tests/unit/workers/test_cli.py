@@ -97,7 +97,7 @@ def test_hybrid_pack_gate_zeroes_the_score(events: str, expected: tuple[Any, ...
 
 
 def test_validate_reports_every_problem_with_field_and_line(tmp_path: Path) -> None:
-    """An invalid spec exits 2 with one ``field message`` line per problem on stderr."""
+    """An invalid spec exits 2 with one ``file: field message`` line per problem on stderr."""
     spec = tmp_path / "bad.yaml"
     spec.write_text("name: ''\nversion_number: 0\njudge_mode: deterministic\nvalidators: []\n"
                     "scorecard:\n  dimensions: [correctness]\n")
@@ -106,9 +106,9 @@ def test_validate_reports_every_problem_with_field_and_line(tmp_path: Path) -> N
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        "evaluation_spec.name is required (line 1)",
-        "evaluation_spec.version_number must be greater than 0 (line 2)",
-        "evaluation_spec.validators must contain at least one validator (line 4)",
+        f"{spec}: evaluation_spec.name is required (line 1)",
+        f"{spec}: evaluation_spec.version_number must be greater than 0 (line 2)",
+        f"{spec}: evaluation_spec.validators must contain at least one validator (line 4)",
     ]
 
 
@@ -139,7 +139,7 @@ DONE = {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:00Z",
                                           '{"key": "c", "source": "validators", '
                                           '"weight": Infinity}]'),
                  json.dumps([DONE]), None,
-                 ["manifest invalid JSON: invalid character 'I' looking for beginning of "
+                 ["{spec.json}: invalid JSON: invalid character 'I' looking for beginning of "
                   "value (line 1)"], id="spec-infinity"),
     pytest.param(json.dumps(SPEC), json.dumps([DONE]).replace('"x"}', '"x", "latency_ms": NaN}'),
                  None, ["events: invalid JSON at line 1: invalid character 'N' looking for "
@@ -166,7 +166,8 @@ def test_score_turns_bad_input_into_field_errors(tmp_path: Path, spec: str, even
                     str(paths["events.json"]), *extra)
 
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr.splitlines() == stderr
+    assert result.stderr.splitlines() == [line.replace("{spec.json}", str(paths["spec.json"]))
+                                          for line in stderr]
 
 
 def test_summary_format_is_one_line() -> None:
