@@ -266,12 +266,15 @@ class DockerSandbox(Batching):
         stopping.stop_candidate(self.conduit)
 
     def read_file(self, path: str, limit: int) -> FileRead:
-        """Read one regular file through ``tar -c`` (links are refused, see ``transfer``).
+        """Read one regular file through ``tar -c`` (links are refused, see ``transfer``);
+        nothing at ``path`` is no error (:func:`transfer.read_command`).
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        raw = self._internal(transfer.capture_command(path), cap=limit + transfer.TAR_SLACK)
+        raw = self._internal(transfer.read_command(path), cap=limit + transfer.TAR_SLACK)
+        if raw.exit_code == transfer.MISSING:
+            return FileRead(exists=False)
         if raw.exit_code != 0 and not raw.stdout_truncated:
             return FileRead(exists=False, error=first_line(raw.stderr) or "not readable")
         return transfer.read_archive(raw.stdout, path, limit)

@@ -143,6 +143,7 @@ def check_capture_reports_size_and_existence(target: Target) -> None:
             True, 5, b"hello", False)
         missing = checks.capture(sandbox, CaptureCheck("m", "/workspace/nope"), budget)
         assert not missing.exists and missing.size == 0 and missing.content is None
+        assert missing.error is None  # nothing there is no error, read alone or combined
         assert budget.charged == 5
 
 
