@@ -9,7 +9,9 @@ for every driver.
 To write a driver, subclass :class:`Sandbox`, implement its abstract members (each
 docstring says what it must do and raise) and hand sandboxes out through a
 :class:`SandboxFactory`. Optional members have working defaults. A driver that can do
-several steps in one round trip also implements :class:`~sandbox.batching.Batching`.
+several steps in one round trip also implements :class:`~sandbox.batching.Batching`; one
+that can run a command sealed off from the candidate's leavings, a
+:class:`~sandbox.sealed.Sealing` (the Clawdiators evaluator needs it).
 :mod:`sandbox.testing.contract` holds the checks every driver passes; the fake
 (:mod:`sandbox.testing.fake`) is the smallest complete driver.
 

@@ -53,7 +53,7 @@ class Plan:
     """Skip the remaining commands once one does not exit 0 (tests and captures still run)."""
     capture_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
     evaluator: EvaluatorRun | None = None
-    """A custom-script evaluator, run last (see :mod:`sandbox.evaluator`)."""
+    """A custom-script evaluator, run last, sealed (:mod:`sandbox.evaluation.evaluator`)."""
     deliverables: tuple[str, ...] = ()
     """What the candidate must produce (workspace paths). Set, the tests run in the judge's
     clean room with only these, copied; unset, next to the candidate's files

@@ -3,10 +3,10 @@
 Every command of the candidate runs as the profile's non-root ``user``, every test command
 as its ``judge_user``. This module speaks the sandbox contract in requests;
 :mod:`sandbox.docker.conduit` carries them to the container and keeps its wall deadline,
-and :mod:`sandbox.docker.evaluator` is the evaluator step. Files move as tar streams
-(:mod:`sandbox.docker.transfer`) and the driver's own steps are small ``sh`` scripts
-(:mod:`sandbox.docker.scripts`), run as the candidate's uid once the candidate is stopped
-(they read what the candidate could).
+and :mod:`sandbox.docker.sealed` is the sealed run (:mod:`sandbox.sealed`). Files move as
+tar streams (:mod:`sandbox.docker.transfer`) and the driver's own steps are small ``sh``
+scripts (:mod:`sandbox.docker.scripts`), run as the candidate's uid once the candidate is
+stopped (they read what the candidate could).
 
 Two transports carry the same requests (:class:`~sandbox.docker.stream.ExecRequest`):
 
@@ -44,7 +44,7 @@ from evalfleet.sandbox.docker import (
     stopping,
     transfer,
 )
-from evalfleet.sandbox.docker import evaluator as evaluator_step
+from evalfleet.sandbox.docker import sealed as sealing
 from evalfleet.sandbox.docker.conduit import (
     CANCELLED,
     DEFAULT_PATH,
@@ -55,10 +55,10 @@ from evalfleet.sandbox.docker.conduit import (
 from evalfleet.sandbox.docker.lifeline import Line
 from evalfleet.sandbox.docker.limits import room_parts
 from evalfleet.sandbox.docker.stream import ExecRequest, RawExec, first_line
-from evalfleet.sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult, FileRead, Listing
 from evalfleet.sandbox.room import ROOM
+from evalfleet.sandbox.sealed import SealedOutcome, SealedRun
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -266,12 +266,15 @@ class DockerSandbox(Batching):
         stopping.stop_candidate(self.conduit)
 
     def read_file(self, path: str, limit: int) -> FileRead:
-        """Read one regular file through ``tar -c`` (links are refused, see ``transfer``).
+        """Read one regular file through ``tar -c`` (links are refused, see ``transfer``);
+        nothing at ``path`` is no error (:func:`transfer.read_command`).
 
         Raises:
             SandboxUnavailable: the engine or the container is gone.
         """
-        raw = self._internal(transfer.capture_command(path), cap=limit + transfer.TAR_SLACK)
+        raw = self._internal(transfer.read_command(path), cap=limit + transfer.TAR_SLACK)
+        if raw.exit_code == transfer.MISSING:
+            return FileRead(exists=False)
         if raw.exit_code != 0 and not raw.stdout_truncated:
             return FileRead(exists=False, error=first_line(raw.stderr) or "not readable")
         return transfer.read_archive(raw.stdout, path, limit)
@@ -354,16 +357,16 @@ class DockerSandbox(Batching):
             return None
         return self._test_request((), follower.command, room=False)[1]
 
-    def run_evaluator(self, spec: EvaluatorRun, *,
-                      trusted: Mapping[str, str]) -> EvaluatorRecord:
-        """Seal the workspace, write the evaluator's files and run it as its own uid with
-        no network (:func:`sandbox.docker.evaluator.run`; an
-        :class:`~sandbox.evaluator.EvaluatorHost`).
+    def run_sealed(self, run: SealedRun) -> SealedOutcome:
+        """Seal the workspace, write ``run.files`` into a fresh directory and run its
+        command there as its own uid with no network (:func:`sandbox.docker.sealed.run`;
+        a :class:`~sandbox.sealed.Sealing`).
 
         Raises:
+            SandboxConfigError: ``run.files`` pass ``seed_bytes``.
             SandboxUnavailable: the engine or the container is gone.
         """
-        return evaluator_step.run(self.conduit, spec, trusted=trusted)
+        return sealing.run(self.conduit, run)
 
     def pristine(self, key: Hashable, measure: Callable[[], T]) -> T:
         """An earlier run's measure when this container has one (:func:`reuse.remembered`)."""

@@ -90,6 +90,18 @@ def _entries(files: Sequence[SeedFile], workspace: str, max_bytes: int,
         yield name, file.mode & 0o777, file.data
 
 
+#: :func:`read_command`'s exit status when nothing is at the path (tar never exits so).
+MISSING = 44
+
+
+def read_command(path: str) -> tuple[str, ...]:
+    """:func:`capture_command`, once something is at ``path`` (a link included); else exit
+    :data:`MISSING`, writing nothing: a missing file is no error, as the combined read
+    (``scripts.COLLECT``) says, not tar's words (which differ between GNU and busybox)."""
+    check = f'[ -L "$1" ] || [ -e "$1" ] || exit {MISSING}; shift; exec "$@"'
+    return ("sh", "-c", check, "sh", path, *capture_command(path))
+
+
 def capture_command(path: str) -> tuple[str, ...]:
     """``tar -c`` of one path, not following a link at the path itself."""
     return ("tar", "-cf", "-", "-C", posixpath.dirname(path) or "/",

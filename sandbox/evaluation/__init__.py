@@ -9,7 +9,8 @@ driver contract (:mod:`sandbox.base`) the same way for every driver.
 - :mod:`~sandbox.evaluation.judge`: ``code_execution`` tests as the judge, in the
   workspace or the clean room, and the probes' environment (:mod:`sandbox.room`);
 - :mod:`~sandbox.evaluation.environment`: the environment probe (:mod:`sandbox.envprobe`);
-- :mod:`~sandbox.evaluation.evaluator`: the Clawdiators custom-script evaluator.
+- :mod:`~sandbox.evaluation.evaluator`: the Clawdiators custom-script evaluator, as a
+  sealed run (:mod:`sandbox.sealed`).
 
 Where a driver combines steps (:mod:`sandbox.batching`), these modules use its combined
 steps and tell it what follows. The drivers import nothing from here; this package

@@ -68,19 +68,11 @@ def collect(sandbox: Sandbox, checks: Sequence[Check], budget: CaptureBudget,
     """
     asked = reads or reads_of(sandbox, checks, budget)
     found = batching.stop_and_read(sandbox, asked.reads, asked.total_bytes)
-    if found is None or _refused_before_a_read(sandbox, checks):
+    if found is None:
         sandbox.stop_candidate()
         return tuple(one(sandbox, check, budget) for check in checks)
     answers = iter(found)
     return tuple(_result(sandbox, check, budget, answers) for check in checks)
-
-
-def _refused_before_a_read(sandbox: Sandbox, checks: Sequence[Check]) -> bool:
-    """Whether a check whose path is refused comes before one that is read. Kept as it
-    was before the contract was split: the combined answer was then read out of step and
-    the checks run one by one (a missing file's ``error`` differs between the two ways)."""
-    refused = [_refused(sandbox, check) for check in checks]
-    return any(refused[i] and not all(refused[i:]) for i in range(len(refused)))
 
 
 def _refused(sandbox: Sandbox, check: Check) -> bool:

@@ -28,8 +28,9 @@ from evalfleet.sandbox.evaluation import checks, judge, plans
 from evalfleet.sandbox.execution import CodeExecution
 from evalfleet.sandbox.plan import Plan
 from evalfleet.sandbox.profile import Profile
-from evalfleet.sandbox.results import DirectoryListing, FileCapture
+from evalfleet.sandbox.results import DirectoryListing, ExecResult, FileCapture
 from evalfleet.sandbox.room import Probe
+from evalfleet.sandbox.sealed import SealedRun, Sealing
 
 #: A background loop that rewrites ``out.txt`` forever (started with ``sh tamper.sh &``).
 #: Replaces out.txt whole (never truncated then written: a reader sees old or new content).
@@ -142,6 +143,7 @@ def check_capture_reports_size_and_existence(target: Target) -> None:
             True, 5, b"hello", False)
         missing = checks.capture(sandbox, CaptureCheck("m", "/workspace/nope"), budget)
         assert not missing.exists and missing.size == 0 and missing.content is None
+        assert missing.error is None  # nothing there is no error, read alone or combined
         assert budget.charged == 5
 
 
@@ -337,6 +339,27 @@ def check_a_test_with_a_report_hands_it_back(target: Target) -> None:
     assert unproven.result.stdout == b"9 passed\n"
 
 
+def check_a_sealed_run_writes_its_files_apart_and_runs_there(target: Target) -> None:
+    """A driver that offers sealed runs (:mod:`sandbox.sealed`) writes the run's files into
+    a fresh directory outside the workspace and runs the command there, leaving the
+    candidate's regular files in place; files past ``seed_bytes`` raise
+    ``SandboxConfigError``."""
+    with target.sandbox(seed_bytes=100) as sandbox:
+        if not isinstance(sandbox, Sealing):
+            return
+        sandbox.write_files([SeedFile("answer.txt", "42\n")])
+        run = SealedRun(files=(SeedFile("data.txt", "sealed\n"),), timeout_s=30,
+                        argv=lambda directory: ("cat", f"{directory}/data.txt",
+                                                f"{sandbox.profile.workdir}/answer.txt"),
+                        env=lambda directory: {}, memory_bytes=256 << 20)
+        outcome = sandbox.run_sealed(run)
+        assert isinstance(outcome, ExecResult) and outcome.ok, outcome
+        assert outcome.stdout == b"sealed\n42\n"
+        assert not sandbox.read_file(f"{sandbox.profile.workdir}/data.txt", 10).exists
+        big = dataclasses.replace(run, files=(SeedFile("data.txt", b"x" * 101),))
+        expect_raises(SandboxConfigError, lambda: sandbox.run_sealed(big))
+
+
 def check_closed_sandbox_is_unavailable(target: Target) -> None:
     """``close`` is idempotent; using a closed sandbox raises ``SandboxUnavailable``."""
     with target.sandbox() as sandbox:
@@ -368,5 +391,6 @@ CHECKS: tuple[Callable[[Target], None], ...] = (
     check_clean_room_holds_only_the_packs_files,
     check_clean_room_captures_what_it_tests,
     check_a_test_with_a_report_hands_it_back,
+    check_a_sealed_run_writes_its_files_apart_and_runs_there,
     check_closed_sandbox_is_unavailable,
 )

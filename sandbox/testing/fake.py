@@ -18,10 +18,10 @@ from evalfleet.sandbox import envprobe, room
 from evalfleet.sandbox.base import Sandbox
 from evalfleet.sandbox.command import Command, SeedFile
 from evalfleet.sandbox.errors import SandboxConfigError, SandboxUnavailable, SeedRefused
-from evalfleet.sandbox.evaluator import GROUND_TRUTH, EvaluatorRecord, EvaluatorRun, record
 from evalfleet.sandbox.paths import relative_to, workspace_path
 from evalfleet.sandbox.profile import Profile
 from evalfleet.sandbox.results import ExecResult, FileRead, Listing
+from evalfleet.sandbox.sealed import SealedOutcome, SealedRun, Unprepared
 from evalfleet.sandbox.seed_limits import entries, unholdable
 from evalfleet.sandbox.testing.fake_fs import FakeFS
 from evalfleet.sandbox.testing.fake_programs import PROGRAMS
@@ -196,32 +196,38 @@ class FakeSandbox(Sandbox):
               f"fake 0 0 {free_kib} 0% /")
         return ExecResult(exit_code=0, stdout=f"writable\n@df\n{df}\n".encode())
 
-    def run_evaluator(self, spec: EvaluatorRun, *,
-                      trusted: Mapping[str, str]) -> EvaluatorRecord:
-        """The evaluator (the fake is an :class:`~sandbox.evaluator.EvaluatorHost`, without
-        the isolation; ``trusted`` is not applied): ``script["evaluator"]`` if scripted,
-        else a ``shell`` script in the tiny shell; ground truth at
-        ``/tmp/.evaluator-<id>/ground-truth.json``.
+    def run_sealed(self, run: SealedRun) -> SealedOutcome:
+        """A sealed run (the fake is a :class:`~sandbox.sealed.Sealing`, without the
+        isolation: no census, seal, uid or address-space limit): stop every job, write
+        ``run.files`` into ``/tmp/.<name>-<id>`` (with a ``home``), then ``script[run.name]``
+        if scripted, else the command in the tiny shell, in that directory.
 
         Raises:
+            SandboxConfigError: ``run.files`` pass ``seed_bytes``.
             SandboxUnavailable: the sandbox was closed.
         """
         self._check_open()
         self.jobs.clear()
-        directory = f"/tmp/.evaluator-{self._id}"
-        self.fs.write(f"{directory}/{GROUND_TRUTH}", spec.ground_truth)
-        command = Command(argv=spec.script, workdir=self.profile.workdir,
-                          timeout_s=spec.timeout_s, output_cap_bytes=spec.output_cap_bytes,
-                          env=spec.environment(self.profile.workdir, directory))
+        directory = f"/tmp/.{run.name}-{self._id}"
+        if sum(len(f.data) for f in run.files) > self.profile.limits.seed_bytes:
+            raise SandboxConfigError("sealed files exceed the seed_bytes limit",
+                                     sandbox_id=self.id)
+        self.fs.mkdir(f"{directory}/home")
+        for file in run.files:
+            if not self.fs.write(workspace_path(file.path, directory), file.data,
+                                 mode=file.mode):
+                return Unprepared(f"cannot write {file.path}: no space left")
+        command = Command(argv=tuple(run.argv(directory)), workdir=directory,
+                          timeout_s=run.timeout_s, output_cap_bytes=run.output_cap_bytes,
+                          env=run.env(directory))
         self.executed.append(command)
-        scripted = self.script.get("evaluator")
+        scripted = self.script.get(run.name)
         if scripted is not None:
-            return record(spec, scripted if isinstance(scripted, ExecResult)
-                          else scripted(command))
-        if spec.runtime != "shell":
-            return record(spec, ExecResult(exit_code=None, error="the fake sandbox runs only "
-                                           "shell evaluators (script one as \"evaluator\")"))
-        return record(spec, self._interpret(command))
+            return scripted if isinstance(scripted, ExecResult) else scripted(command)
+        if command.argv[0] not in PROGRAMS:
+            return ExecResult(exit_code=None, error=f"the fake sandbox cannot run "
+                              f"{command.argv[0]} (script it as \"{run.name}\")")
+        return self._interpret(command)
 
     def close(self) -> None:
         """Drop everything."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
 from typing import Any
 
@@ -188,3 +189,18 @@ def test_parse_listing_takes_only_ascii_sizes() -> None:
     listing = transfer.parse_listing(output, "/w", 10)
     assert [(e.path, e.size) for e in listing.entries] == [("/w/a", 5)]
     assert (listing.truncated, listing.dropped) == (True, 3)
+
+
+def test_the_read_command_answers_missing_without_a_word(tmp_path: Any) -> None:
+    """Nothing at the path (a dangling link is something): exit ``MISSING``, no output; a
+    file or a link goes to ``tar``, whose archive :func:`transfer.read_archive` reads."""
+    (tmp_path / "f").write_bytes(b"hello")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    gone = subprocess.run(transfer.read_command(str(tmp_path / "gone")), capture_output=True)
+    assert (gone.returncode, gone.stdout, gone.stderr) == (transfer.MISSING, b"", b"")
+    found = subprocess.run(transfer.read_command(str(tmp_path / "f")), capture_output=True)
+    assert transfer.read_archive(found.stdout, str(tmp_path / "f"), 10).content == b"hello"
+    link = subprocess.run(transfer.read_command(str(tmp_path / "dangling")),
+                          capture_output=True)
+    assert transfer.read_archive(link.stdout, "dangling", 10).error == (
+        "not captured: the path is a link")

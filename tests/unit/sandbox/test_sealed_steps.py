@@ -1,6 +1,8 @@
-"""The evaluator's preparation on the host side, against a recording conduit: the
-candidate's tree is counted first, then the judge clears, then the candidate seals; a step
-that fails keeps the evaluator from running, with the step's reason (the engine tests are
+"""The sealed run's preparation on the host side (:mod:`sandbox.docker.sealed`), against a
+recording conduit, and what the evaluator's record says of it
+(:mod:`sandbox.evaluation.evaluator`): the candidate's tree is counted first, then the
+judge clears, then the candidate seals; a step that fails keeps the evaluator from
+running, with the step's reason (the engine tests are
 tests/integration/clawdiators and tests/integration/sandbox/test_tree_shapes.py). What the
 submission caused (the sandbox ended by its limits, something it left that could not be
 removed, a tree past the bounds) withholds the evaluator, and every dimension of it scores
@@ -13,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from evalfleet.sandbox.docker import evaluator
+from evalfleet.sandbox.docker import sealed
 from evalfleet.sandbox.docker.stream import ExecRequest, RawExec
-from evalfleet.sandbox.evaluator import EvaluatorRun
+from evalfleet.sandbox.evaluation import evaluator
+from evalfleet.sandbox.evaluator import EvaluatorRecord, EvaluatorRun
 from evalfleet.sandbox.profile import Profile
 from evalfleet.scoring.clawdiators.script import script_score
 
@@ -54,6 +57,13 @@ class Conduit:
         return answer
 
 
+def run(conduit: Conduit) -> EvaluatorRecord:
+    """The evaluator's record of :data:`SPEC`, sealed in ``conduit``."""
+    sealed_run = evaluator.sealed_run(SPEC, conduit.profile.workdir, {})
+    outcome = sealed.run(conduit, sealed_run)  # type: ignore[arg-type]
+    return evaluator.from_outcome(SPEC, outcome)
+
+
 def scored(record: Any) -> tuple[float | None, str]:
     """The dimension score a record gives (scale 100)."""
     found = script_score(asdict(record), "k", 100)
@@ -62,10 +72,10 @@ def scored(record: Any) -> tuple[float | None, str]:
 
 def test_the_tree_is_counted_the_judge_clears_the_candidate_seals_the_evaluator_runs() -> None:
     conduit = Conduit([raw(), raw(), raw(), raw()])
-    record = evaluator.run(conduit, SPEC)  # type: ignore[arg-type]
+    record = run(conduit)
     hardening, limits = conduit.profile.hardening, conduit.profile.limits
     assert [r.user for r in conduit.sent] == [hardening.user, hardening.judge_user,
-                                              hardening.user, evaluator.user(hardening)]
+                                              hardening.user, sealed.user(hardening)]
     assert [r.stop_first for r in conduit.sent[:3]] == [True, True, True]
     assert conduit.sent[0].argv[-2:] == (str(limits.tree_entries), str(limits.tree_depth))
     assert record.exit_code == 0 and record.error == ""
@@ -73,12 +83,18 @@ def test_the_tree_is_counted_the_judge_clears_the_candidate_seals_the_evaluator_
     assert home.startswith("/tmp/.evaluator-") and home.endswith("/home")
     assert conduit.sent[3].env["TMPDIR"] == home
     assert conduit.sent[3].env["PYTHONNOUSERSITE"] == "1"
+    directory = home.removesuffix("/home")
+    assert conduit.sent[3].workdir == directory
+    assert conduit.sent[3].argv == ("sh", "-c", 'ulimit -v "$1" && shift && exec "$@"', "sh",
+                                    "524288", "python3", f"{directory}/evaluator.py")
+    assert conduit.sent[3].env["GROUND_TRUTH"] == f"{directory}/ground-truth.json"
+    assert conduit.sent[3].env["SUBMISSION_DIR"] == conduit.profile.workdir
 
 
 @pytest.mark.parametrize(("answers", "why"), [
-    ([raw(evaluator.LEFT_OVER, b"the workspace is deeper than 64 levels\n")],
+    ([raw(sealed.LEFT_OVER, b"the workspace is deeper than 64 levels\n")],
      "the workspace is deeper than 64 levels"),
-    ([raw(evaluator.LEFT_OVER, b"the workspace holds more than 50000 entries\n")],
+    ([raw(sealed.LEFT_OVER, b"the workspace holds more than 50000 entries\n")],
      "the workspace holds more than 50000 entries"),
     ([raw(None, timed_out=True)],
      "preparing the workspace took longer than 30 s (the tree the submission left)"),
@@ -91,7 +107,7 @@ def test_a_tree_past_the_bounds_withholds_the_evaluator(answers: list[RawExec],
     the submission's doing: the evaluator is withheld and scores 0 — never "could not
     run", which blamed the pack (no contest)."""
     conduit = Conduit(list(answers))
-    record = evaluator.run(conduit, SPEC)  # type: ignore[arg-type]
+    record = run(conduit)
     assert len(conduit.sent) == len(answers) and record.error == ""
     assert record.stderr == f"[evalfleet] the evaluator did not run: {why}"
     assert scored(record)[0] == 0.0
@@ -101,8 +117,8 @@ def test_a_link_left_over_withholds_the_evaluator() -> None:
     """The seal's check found a link the submission left: no evaluator, the reason says
     which, and the dimension scores 0 (not the pack's error: no contest)."""
     left = b"a special file could not be removed: /workspace/answer.json\n"
-    conduit = Conduit([raw(), raw(), raw(evaluator.LEFT_OVER, left)])
-    record = evaluator.run(conduit, SPEC)  # type: ignore[arg-type]
+    conduit = Conduit([raw(), raw(), raw(sealed.LEFT_OVER, left)])
+    record = run(conduit)
     assert len(conduit.sent) == 3 and record.exit_code is None and record.error == ""
     assert record.stderr == ("[evalfleet] the evaluator did not run: a special file could not "
                              "be removed: /workspace/answer.json")
@@ -122,12 +138,12 @@ def test_a_sandbox_the_submission_ended_withholds_the_evaluator(
         answers: list[RawExec | None], ended_by: str | None, why: str) -> None:
     """The clock or the memory ran out before or while the evaluator ran: the candidate's
     loss (scored 0), never the pack's error."""
-    record = evaluator.run(Conduit(answers, ended_by=ended_by), SPEC)  # type: ignore[arg-type]
+    record = run(Conduit(answers, ended_by=ended_by))
     assert record.error == "" and not record.timed_out
     assert record.stderr == f"[evalfleet] the evaluator did not run: {why}"
     assert scored(record)[0] == 0.0
 
 
 def test_a_silent_failure_names_its_exit_code() -> None:
-    record = evaluator.run(Conduit([raw(), raw(97)]), SPEC)  # type: ignore[arg-type]
+    record = run(Conduit([raw(), raw(97)]))
     assert record.error == "could not prepare the evaluator: exit code 97"

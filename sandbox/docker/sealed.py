@@ -1,5 +1,6 @@
-"""The Docker driver's half of the evaluator step: seal the workspace, write the
-evaluator's files and run it as its own uid with no network (see :mod:`sandbox.evaluator`).
+"""The Docker driver's sealed run (:mod:`sandbox.sealed`): count the candidate's tree, clear
+what it left as the judge and as the candidate, seal the workspace, write the run's files
+into a fresh directory and run its command there as its own uid, with no network.
 """
 
 from __future__ import annotations
@@ -7,9 +8,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import secrets
-from collections.abc import Mapping
 
-from evalfleet.sandbox.command import SeedFile
 from evalfleet.sandbox.docker import scripts, stopping, transfer
 from evalfleet.sandbox.docker.conduit import (
     INTERNAL_TIMEOUT_S,
@@ -18,19 +17,19 @@ from evalfleet.sandbox.docker.conduit import (
     internal_request,
     nothing,
 )
-from evalfleet.sandbox.docker.stream import ExecRequest, first_line
+from evalfleet.sandbox.docker.stream import ExecRequest, RawExec, first_line
 from evalfleet.sandbox.errors import SandboxError
-from evalfleet.sandbox.evaluator import (
-    EVALUATOR_USER,
-    GROUND_TRUTH,
-    EvaluatorRecord,
-    EvaluatorRun,
-    not_run,
-    withheld,
-)
-from evalfleet.sandbox.evaluator import record as record_evaluator
 from evalfleet.sandbox.profile import Hardening, Profile
 from evalfleet.sandbox.results import ExecResult
+from evalfleet.sandbox.sealed import (
+    DEADLINE,
+    SEALED_USER,
+    SealedOutcome,
+    SealedRun,
+    Unprepared,
+    Withheld,
+)
+from evalfleet.sandbox.sealed import MEMORY as ENDED_BY_MEMORY
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +55,14 @@ fi | head -n "$(($2 + 1))" | awk -v most="$2" -v deep="$3" '
 """
 
 #: As the uid running it (the judge's, then the candidate's): stop its processes, empty
-#: what it left in ``/tmp`` and ``/dev/shm`` (a full ``/tmp`` would keep the evaluator's
+#: what it left in ``/tmp`` and ``/dev/shm`` (a full ``/tmp`` would keep the sealed run's
 #: files out; made writable first, as a ``chmod 000`` directory with files in it cannot be
 #: emptied otherwise), and remove what it left under ``$1`` (the workspace) that is
 #: neither a regular file nor a directory (``-delete`` where ``find`` has it: ``rm`` cannot
-#: name a path deeper than ``PATH_MAX``). A link is the one way a submission's file could
-#: be the evaluator's own (``answer.json`` -> ``/proc/self/cwd/ground-truth.json`` reads the
-#: ground truth back as the answer); a FIFO at an answer's path hangs the evaluator's
-#: ``open`` until its timeout; a socket is no answer either.
+#: name a path deeper than ``PATH_MAX``). A link is the one way a candidate's file could
+#: be the sealed command's own (a link to ``/proc/self/cwd/<its file>`` reads that file
+#: back as the candidate's); a FIFO the command opens hangs it until its timeout; a socket
+#: is no file either.
 CLEAR = scripts.STOP_FUNCTION + r"""
 stop_candidate || exit 97
 command -v find >/dev/null || { echo "no find in the image" >&2; exit 1; }
@@ -75,12 +74,12 @@ find "$1" ! -type f ! -type d -delete 2>/dev/null ||
 """
 
 #: As the candidate's uid, after :data:`CLEAR` as the judge: :data:`CLEAR`, make sure no
-#: special file is left where the evaluator could see one, nothing in ``/tmp`` or
+#: special file is left where the sealed command could see one, nothing in ``/tmp`` or
 #: ``/dev/shm``, and no space of ``/tmp`` held (else exit :data:`LEFT_OVER`; a file
 #: unlinked while open and sent over a unix socket into a cycle of sockets outlives every
 #: process, on gVisor for good, and can keep ``/tmp`` full), make the workspace readable and
-#: read-only to everyone (the evaluator is "other"), then make ``$2`` with a ``home`` the
-#: evaluator can write and extract the evaluator's files into it.
+#: read-only to everyone (the sealed uid is "other"), then make ``$2`` with a ``home`` the
+#: sealed uid can write and extract the run's files into it.
 SEAL = CLEAR + r"""
 left=$(find "$1" ! -type f ! -type d 2>/dev/null | head -n 1)
 [ -z "$left" ] || { echo "a special file could not be removed: $left" >&2; exit 3; }
@@ -93,52 +92,61 @@ mkdir -m 755 "$2" && mkdir -m 1777 "$2/home" && exec tar -xf - -C "$2"
 """
 
 #: The exit status of the census when the tree passes a bound, and of the seal when
-#: something the submission left could not be removed (both uids' clears ran, so it is the
-#: submission's doing): the evaluator is withheld.
+#: something the candidate left could not be removed (both uids' clears ran, so it is the
+#: candidate's doing): the run is withheld.
 LEFT_OVER = 3
 
 
-def run(conduit: Conduit, spec: EvaluatorRun,
-        trusted: Mapping[str, str] | None = None) -> EvaluatorRecord:
-    """The evaluator's record (``not_run`` when it could not be prepared or started);
-    ``trusted``: what the fleet sets over every other environment (a ``PATH`` the
-    candidate cannot write in: :func:`sandbox.evaluation.judge.trusted_env`).
+def run(conduit: Conduit, sealed: SealedRun) -> SealedOutcome:
+    """The sealed run in ``conduit`` (:meth:`sandbox.sealed.Sealing.run_sealed`).
 
     Raises:
+        SandboxConfigError: ``sealed.files`` pass ``seed_bytes``.
         SandboxUnavailable: the engine or the container is gone.
     """
-    profile = conduit.profile
-    directory = f"/tmp/.evaluator-{secrets.token_hex(8)}"
     if conduit.ended:  # nothing to detach or prepare in a sandbox that is gone
-        return withheld(spec, _ending(conduit))
+        return _ending(conduit) or Withheld()
     conduit.detach_networks()
-    why, submissions = _prepare(conduit, spec, directory)
-    if conduit.ended or submissions:
-        return withheld(spec, _ending(conduit) or why)
-    if why:
-        return not_run(spec, f"could not prepare the evaluator: {why}")
-    request = ExecRequest(
-        argv=spec.argv(directory), user=user(profile.hardening), workdir=directory,
-        env={**profile.env, **spec.environment(profile.workdir, directory), **(trusted or {})},
-        stdin=b"",
-        timeout_s=spec.timeout_s, cap=spec.output_cap_bytes or profile.limits.output_cap_bytes)
-    ran = conduit.run(request, lambda: _stop(conduit))
+    directory = f"/tmp/.{sealed.name}-{secrets.token_hex(8)}"
+    found = _prepare(conduit, sealed, directory)
+    if conduit.ended or isinstance(found, Withheld):
+        return _ending(conduit) or _withheld(found)
+    if found is not None:
+        return found
+    ran = conduit.run(_request(conduit.profile, sealed, directory), lambda: _stop(conduit))
     if ran is None:
-        return withheld(spec, _ending(conduit))
-    return record_evaluator(spec, ExecResult(
+        return _ending(conduit) or Withheld()
+    return _result(ran)
+
+
+def _request(profile: Profile, sealed: SealedRun, directory: str) -> ExecRequest:
+    """The command under ``ulimit -v`` (``/tmp`` is ``noexec``: an interpreter runs a
+    script there), as the sealed uid, in ``directory``."""
+    kib = str(sealed.memory_bytes // 1024)
+    argv = ("sh", "-c", 'ulimit -v "$1" && shift && exec "$@"', "sh", kib,
+            *sealed.argv(directory))
+    return ExecRequest(
+        argv=argv, user=user(profile.hardening), workdir=directory,
+        env={**profile.env, **sealed.env(directory)}, stdin=b"", timeout_s=sealed.timeout_s,
+        cap=sealed.output_cap_bytes or profile.limits.output_cap_bytes)
+
+
+def _result(ran: RawExec) -> ExecResult:
+    """The command's result as the engine reported it."""
+    return ExecResult(
         exit_code=ran.exit_code, stdout=ran.stdout, stderr=ran.stderr, timed_out=ran.timed_out,
         stdout_truncated=ran.stdout_truncated, stderr_truncated=ran.stderr_truncated,
-        duration_s=ran.duration_s, error=ran.start_error or None))
+        duration_s=ran.duration_s, error=ran.start_error or None)
 
 
 def _stop(conduit: Conduit) -> None:
-    """Called from the stream when the evaluator passes its timeout or output cap: the
-    supervisor stops every process; through ``exec`` a stop script as the evaluator's uid."""
+    """Called from the stream when the command passes its timeout or output cap: the
+    supervisor stops every process; through ``exec`` a stop script as the sealed uid."""
     if conduit.channel is not None:
         try:
             conduit.channel.stop()
         except OSError as error:
-            log.warning("could not stop the evaluator in %s: %s", conduit.id[:12], error)
+            log.warning("could not stop the sealed run in %s: %s", conduit.id[:12], error)
         return
     request = ExecRequest(argv=("sh", "-c", scripts.STOP), user=user(conduit.profile.hardening),
                           workdir="/", env={}, stdin=b"", timeout_s=INTERNAL_TIMEOUT_S,
@@ -146,34 +154,43 @@ def _stop(conduit: Conduit) -> None:
     try:
         conduit.run(request, nothing)
     except SandboxError as error:
-        log.warning("could not stop the evaluator in %s: %s", conduit.id[:12], error)
+        log.warning("could not stop the sealed run in %s: %s", conduit.id[:12], error)
 
 
-def _ending(conduit: Conduit) -> str:
-    """How a limit ended the sandbox (``""``: it did not)."""
+def _ending(conduit: Conduit) -> Withheld | None:
+    """How a limit ended the sandbox (``None``: none did)."""
     if conduit.ended_by == MEMORY:
-        return "the sandbox was killed at its memory limit"
-    return "the sandbox's wall deadline passed" if conduit.deadline_exceeded else ""
+        return Withheld(ended_by=ENDED_BY_MEMORY)
+    return Withheld(ended_by=DEADLINE) if conduit.deadline_exceeded else None
 
 
-def _prepare(conduit: Conduit, spec: EvaluatorRun, directory: str) -> tuple[str, bool]:
+def _withheld(found: Withheld | Unprepared | None) -> Withheld:
+    """``found`` as a :class:`Withheld` (the sandbox ended while it was prepared)."""
+    if isinstance(found, Unprepared):
+        return Withheld(found=found.why)
+    return found or Withheld()
+
+
+def _prepare(conduit: Conduit, sealed: SealedRun,
+             directory: str) -> Withheld | Unprepared | None:
     """Count the tree as the candidate, clear as the judge, then seal as the candidate:
-    ``""`` when the evaluator can start, else why not, and whether the submission is why
-    (:data:`LEFT_OVER`, or a step that passed its time bound over the candidate's tree)."""
-    for request in _steps(conduit.profile, spec, directory):
+    ``None`` when the command can start (or the sandbox ended), else why not: withheld (the
+    candidate is why: :data:`LEFT_OVER`, or a step that passed its time bound over the
+    candidate's tree) or unprepared."""
+    for request in _steps(conduit.profile, sealed, directory):
         done = conduit.run(request, stopping.stopper(conduit, request.user))
         if done is None:
-            return "", False  # the sandbox ended: see _ending()
+            return None  # the sandbox ended: see _ending()
         if done.timed_out:
-            return (f"preparing the workspace took longer than {request.timeout_s:g} s "
-                    f"(the tree the submission left)"), True
+            return Withheld(step_timeout_s=request.timeout_s)
         if done.exit_code != 0:
             why = first_line(done.stderr) or f"exit code {done.exit_code}"
-            return why, done.exit_code == LEFT_OVER  # only the census and the seal do
-    return "", False
+            # only the census and the seal exit LEFT_OVER
+            return Withheld(found=why) if done.exit_code == LEFT_OVER else Unprepared(why)
+    return None
 
 
-def _steps(profile: Profile, spec: EvaluatorRun, directory: str) -> tuple[ExecRequest, ...]:
+def _steps(profile: Profile, sealed: SealedRun, directory: str) -> tuple[ExecRequest, ...]:
     """The census and the seal as the candidate, the clear between them as the judge."""
     limits, workdir = profile.limits, profile.workdir
     census = internal_request(profile, ("sh", "-c", CENSUS, "sh", workdir,
@@ -181,23 +198,18 @@ def _steps(profile: Profile, spec: EvaluatorRun, directory: str) -> tuple[ExecRe
                               stop_first=True)
     clear = internal_request(profile, ("sh", "-c", CLEAR, "sh", workdir), stop_first=True)
     seal = internal_request(profile, ("sh", "-c", SEAL, "sh", workdir, directory),
-                            stdin=archive(spec, directory, limits.seed_bytes),
+                            stdin=transfer.seed_archive(sealed.files, directory,
+                                                        limits.seed_bytes),
                             stop_first=True)
     return census, dataclasses.replace(clear, user=profile.hardening.judge_user), seal
 
 
-def archive(spec: EvaluatorRun, directory: str, max_bytes: int) -> bytes:
-    """A tar of the script and ``ground-truth.json``, relative to ``directory``."""
-    files = [SeedFile(path=spec.script_name, content=spec.script, mode=0o644),
-             SeedFile(path=GROUND_TRUTH, content=spec.ground_truth, mode=0o644)]
-    return transfer.seed_archive(files, directory, max_bytes)
-
-
 def user(hardening: Hardening) -> str:
-    """:data:`EVALUATOR_USER`, or the next free uid below it if a profile uses it."""
+    """:data:`~sandbox.sealed.SEALED_USER`, or the next free uid below it if a profile
+    uses it."""
     taken = {hardening.user.split(":")[0], hardening.keeper_user.split(":")[0],
              hardening.judge_user.split(":")[0]}
-    uid = 65533
+    uid = int(SEALED_USER.split(":")[0])
     while str(uid) in taken:
         uid -= 1
-    return EVALUATOR_USER if uid == 65533 else f"{uid}:{uid}"
+    return f"{uid}:{uid}"
