@@ -145,7 +145,7 @@ def verdict(report: CheckReport) -> Text:
         return Text(f"\nUNSOUND: {len(report.errors())} problem(s)", style="bold red")
     if errors:
         return Text(f"\nFORGEABLE: sound, but {forged} forgery(ies) win and hidden tests "
-                    f"reach {leaked} result(s) (README, \"Packs that cannot be gamed\")",
+                    f"reach {leaked} result(s) (docs/packs.md, \"Packs that cannot be gamed\")",
                     style="bold red")
     return Text("\nSOUND: every section passed, no forgery wins, no hidden test leaks",
                 style="bold green")

@@ -7,7 +7,7 @@ to), its hidden test files, its listed directories — and submitted like any ru
 a shape that could void its run (:mod:`.shapes`) wins when it ends as
 anything but a scored loss, a refusal included. A pack whose tests run in the judge's clean
 room, never import the candidate's code and take their verdict from the judge's own report
-resists all of them (README, "Packs that cannot be gamed").
+resists all of them (docs/packs.md, "Packs that cannot be gamed").
 
 The battery is a registry of builders (:data:`FORGERIES`); :func:`battery` builds every one
 for a pack and :func:`wins` reads a result.
@@ -106,7 +106,7 @@ def exposure(pack: Pack) -> list[str]:
     if tests and not block.deliverables:
         found.append(f"pack.version.sandbox.deliverables is not set: the tests of "
                      f"{', '.join(tests)} run next to the submission's files, which can "
-                     f"forge their verdict (README, \"Packs that cannot be gamed\")")
+                     f"forge their verdict (docs/packs.md, \"Packs that cannot be gamed\")")
     if tests and block.deliverables and block.imports_deliverables:
         found.append("pack.version.sandbox.imports_deliverables is set: the candidate's code "
                      "runs in the tests' process, where it can forge their verdict unless "

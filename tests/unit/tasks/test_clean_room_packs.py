@@ -218,7 +218,7 @@ def test_validate_warns_how_a_packs_tests_could_be_forged(tmp_path: Path) -> Non
     assert forgeable.returncode == 0 and forgeable.stdout.startswith("valid: fizzbuzz-coding")
     assert forgeable.stderr.splitlines() == [
         "warning: pack.version.sandbox.deliverables is not set: the tests of tests run next "
-        "to the submission's files, which can forge their verdict (README, \"Packs that "
+        "to the submission's files, which can forge their verdict (docs/packs.md, \"Packs that "
         "cannot be gamed\")",
         "warning: pack.version.sandbox.reports.tests is not set: its verdict is the test's "
         "output or exit code, not the judge's own report"]
