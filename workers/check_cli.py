@@ -24,6 +24,7 @@ from rich.text import Text
 
 from evalfleet.tasks.checking import (
     LEAK,
+    SECTIONS,
     CheckError,
     CheckReport,
     Execute,
@@ -59,11 +60,18 @@ MARKS = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("·", "di
               help="With --fleet: seconds to wait for each run's result.")
 @click.option("--format", "output", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
+@click.option("--section", "only", multiple=True,
+              type=click.Choice([s.key for s in SECTIONS]),
+              help="Run only this section's trials and verdict (repeat for several; default: "
+                   "every section). A partial check records no preflight.")
 def check(pack: Path, reference: Path | None, case_key: str | None, runs: int, jobs: int,
-          redis_url: str | None, timeout: float, output: str) -> None:
+          redis_url: str | None, timeout: float, output: str, only: tuple[str, ...]) -> None:
     """Preflight a pack: its reference wins K runs out of K with the same verdicts, an
     empty submission loses, nothing fails for environmental reasons, and no forgery of the
     battery wins."""
+    if only and redis_url:
+        raise click.UsageError("--section checks part of a pack, and a preflight records the "
+                               "whole check: drop --section, or --redis-url/--fleet")
     loaded = load(pack)
     try:
         checked = subjects(loaded, pack_mapping(pack), pack.parent, runs=runs,
@@ -72,7 +80,8 @@ def check(pack: Path, reference: Path | None, case_key: str | None, runs: int, j
         click.echo(f"check: {error}", err=True)
         sys.exit(EXIT_INVALID)
     report = check_pack(checked, _executor(redis_url, timeout, jobs),
-                        where=_where(redis_url) if redis_url else "local")
+                        where=_where(redis_url) if redis_url else "local",
+                        sections=[s for s in SECTIONS if not only or s.key in only])
     if redis_url:
         record(redis_url, report)
     if output == "json":

@@ -66,3 +66,12 @@ def test_the_table_names_each_case_section_and_problem() -> None:
     assert "✓ Run time spread (note)" in text
     assert "✗ No forgery wins (note)" in text  # every run wins here, forgeries too
     assert text.rstrip().endswith(f"UNSOUND: {1 + len(battery(subject().pack))} problem(s)")
+
+
+def test_a_partial_check_records_no_preflight() -> None:
+    """``--section`` runs part of a check; a preflight records the whole one: refused."""
+    pack = Path(__file__).parents[3] / "examples" / "packs" / "fizzbuzz-coding" / "pack.yaml"
+    done = CliRunner().invoke(main, ["check", str(pack), "--section", "reference",
+                                     "--fleet", "redis://127.0.0.1:1/0"])
+    assert done.exit_code == 2
+    assert "--section checks part of a pack" in done.output
