@@ -34,9 +34,9 @@ LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "int
 
 #: Where tests start under pytest-xdist, first to last: the longest first (the chaos soak
 #: alone takes minutes), the many short unit tests last, where they fill the gaps.
-START_ORDER = ("reliability/test_chaos.py", "reliability/test_soak.py", "reliability/",
-               "integration/deploy/", "integration/check/", "integration/", "contract/",
-               "unit/")
+START_ORDER = ("reliability/test_chaos.py", "reliability/test_soak.py", "integration/check/",
+               "integration/deploy/", "reliability/test_forgeries.py", "reliability/",
+               "integration/", "contract/", "unit/")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -139,9 +139,12 @@ def test_environmental_failures_are_named_with_their_runs(docker_client: Any) ->
         "hidden test slow ('sleep 30') timed out after 300 ms (reference 1, 2)"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def stub_judge() -> Iterator[StubJudgeServer]:
-    """The scripted judge the demo uses, for the example pack with LLM judges."""
+    """The scripted judge the demo uses, for the example pack with LLM judges: one per test
+    (it starts in milliseconds), so that each pack's check may run on its own xdist worker
+    (a module-scoped fixture keeps a module's tests on one, which made these six checks,
+    about five minutes, one worker's serial chain)."""
     server = StubJudgeServer().start()
     yield server
     server.stop()
