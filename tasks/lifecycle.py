@@ -37,10 +37,18 @@ from .redis_keys import (
     status_key,
 )
 
-#: ``now`` as text (``<seconds>.<microseconds>``), from Redis's clock.
+#: Every script starts here: ``now`` as text (``<seconds>.<microseconds>``, Redis's clock),
+#: and ``index_match``, which records a run's match and adds the run to the match's index.
 _NOW = """
 local clock = redis.call('TIME')
 local now = clock[1] .. '.' .. string.format('%06d', clock[2])
+local function index_match(status, index, match, run_id, ttl)
+  if match ~= '' then
+    redis.call('HSET', status, 'match', match)
+    redis.call('ZADD', index, 'NX', now, run_id)
+    redis.call('EXPIRE', index, ttl)
+  end
+end
 """
 
 # KEYS: status, match index. ARGV: ttl, match ('' for none), expires_at ('' or seconds),
@@ -53,11 +61,7 @@ redis.call('HSET', KEYS[1], 'status', 'queued', 'queued_at', now)
 if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[1], 'expires_at', ARGV[3])
 end
-if ARGV[2] ~= '' then
-  redis.call('HSET', KEYS[1], 'match', ARGV[2])
-  redis.call('ZADD', KEYS[2], 'NX', now, ARGV[4])
-  redis.call('EXPIRE', KEYS[2], ARGV[1])
-end
+index_match(KEYS[1], KEYS[2], ARGV[2], ARGV[4], ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 """
@@ -85,11 +89,7 @@ local delivery = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], 'status', 'running', 'running_at', now, 'worker', ARGV[2],
            'attempt', delivery)
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[3], 'match', ARGV[4])
-  redis.call('ZADD', KEYS[4], 'NX', now, ARGV[5])
-  redis.call('EXPIRE', KEYS[4], ARGV[1])
-end
+index_match(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[1])
 redis.call('EXPIRE', KEYS[3], ARGV[1])
 return delivery
 """
@@ -107,11 +107,7 @@ if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3]) then
              'scorecard_result', ARGV[6])
   redis.call('PUBLISH', ARGV[7], ARGV[1])
   redis.call('HSET', KEYS[3], 'status', ARGV[4], ARGV[4] .. '_at', now)
-  if ARGV[8] ~= '' then
-    redis.call('HSET', KEYS[3], 'match', ARGV[8])
-    redis.call('ZADD', KEYS[4], 'NX', now, ARGV[1])
-    redis.call('EXPIRE', KEYS[4], ARGV[3])
-  end
+  index_match(KEYS[3], KEYS[4], ARGV[8], ARGV[1], ARGV[3])
   redis.call('EXPIRE', KEYS[3], ARGV[3])
 end
 """
