@@ -161,6 +161,11 @@ class Sandbox(ABC):
         return ""
 
     @property
+    def supervisor(self) -> str:
+        """The build of the supervisor that runs the sandbox's steps (``""``: none)."""
+        return ""
+
+    @property
     def command_path(self) -> str | None:
         """The ``PATH`` a command gets when it sets none (the profile's, else the image's);
         ``None`` where the driver does not know the image's environment."""

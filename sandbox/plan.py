@@ -85,6 +85,9 @@ class PlanResult:
     """The id (config digest) of the image, where the driver knows it."""
     runtime: str = ""
     """The OCI runtime that isolated the sandbox (``runsc``, ``runc``...)."""
+    supervisor: str = ""
+    """The sandbox's supervisor build (``evalfleet-supervisor protocol 6``), where the
+    driver has one."""
     files_written: int = 0
     commands_skipped: int = 0
     deadline_exceeded: bool = False

@@ -246,6 +246,30 @@ class Provenance(BaseModel):
     """The sandbox image's ID (``sha256:...``), when the sandbox driver reports it."""
     runtime: str | None = None
     """The container runtime the sandbox ran under (``runc``, ``runsc``), when reported."""
+    spec_digest: str | None = None
+    """``sha256:<hex>`` of the evaluation spec as scored (its normalized form, RFC 8785
+    JSON): the rules the scorecard applied, whatever else the pack holds."""
+    supervisor: str | None = None
+    """The sandbox's supervisor build, as its driver reports it (``evalfleet-supervisor
+    protocol 6``); its binary is a layer of ``image_digest``. None without a sandbox."""
+    judge_models: dict[str, list[str]] = Field(default_factory=dict)
+    """Each LLM judge's model(s), by judge key, as the spec names them."""
+    seeds: dict[str, list[int]] = Field(default_factory=dict)
+    """The seeds of the run's randomness: each judge's candidate-order seed per sample
+    (FNV-1a of the run id, the judge key and the sample), by judge key. Nothing else in a
+    run is random."""
+
+
+class Signature(BaseModel):
+    """A published result's signature (:mod:`tasks.signatures` says what it covers)."""
+
+    alg: Literal["ed25519"]
+    key_id: str
+    """Which key signed: a verifier trusts keys by id (several while keys rotate)."""
+    fields: dict[str, str]
+    """A short digest of each top-level member, to name what changed."""
+    value: str
+    """Ed25519 over the result's RFC 8785 JSON without ``value``, base64url."""
 
 
 class RunResult(BaseModel):
@@ -284,6 +308,10 @@ class RunResult(BaseModel):
     rating: Rating | None = None
     """What a platform's rating update needs: set on every ``scored`` result and on an
     ``expired`` one; None otherwise (and in results stored before it was recorded)."""
+    signature: Signature | None = None
+    """The fleet's Ed25519 signature (:mod:`tasks.signatures`); None before the fleet
+    signed (a result being built, one stored before signing, a cancel a client without a
+    key published)."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)

@@ -71,9 +71,9 @@ class DockerSandbox(Batching):
                  line: Line | None = None, base_env: Mapping[str, str] | None = None,
                  gvisor: bool = False, runtime: str = "", image_id: str = "",
                  reused: reuse.Reuse | None = None, collector: str | None = None,
-                 seeds: bool = False, queues: bool = False) -> None:
+                 seeds: bool = False, queues: bool = False, supervisor: str = "") -> None:
         super().__init__(profile)
-        self._runtime, self._image_id = runtime, image_id
+        self._runtime, self._image_id, self._supervisor = runtime, image_id, supervisor
         self.client, self.container, self.run_id = client, container, run_id
         self.conduit = Conduit(client, container, profile, line, base_env=base_env,
                                gvisor=gvisor)
@@ -123,6 +123,11 @@ class DockerSandbox(Batching):
     def image_id(self) -> str:
         """The id (config digest) of the image the container runs."""
         return self._image_id
+
+    @property
+    def supervisor(self) -> str:
+        """The image's supervisor and its protocol (``""``: the engine's exec runs steps)."""
+        return self._supervisor
 
     def write_files(self, files: Sequence[SeedFile]) -> None:
         """Extract a tar of ``files`` into the workspace as the candidate's user, clearing

@@ -57,6 +57,14 @@ class ImageFacts:
     """The supervisor's protocol version (0 without one)."""
 
     @property
+    def build(self) -> str:
+        """The supervisor as a result's provenance names it (its binary is a layer of the
+        image, so :attr:`id` pins it exactly): name and protocol, ``""`` without one."""
+        if self.supervisor is None:
+            return ""
+        return f"{self.supervisor.rsplit('/', 1)[-1]} protocol {self.protocol}"
+
+    @property
     def resets(self) -> bool:
         """Whether the image's supervisor can reset a sandbox for reuse."""
         return self.supervisor is not None and self.protocol >= RESET_PROTOCOL
@@ -125,7 +133,7 @@ class DockerFactory:
                              runtime=self.runtimes.name(profile.runtime),
                              gvisor=self.runtimes.gvisor(profile.runtime), reused=reused,
                              collector=image.collector, seeds=image.seeds,
-                             queues=image.queues)
+                             queues=image.queues, supervisor=image.build)
 
     def reusable(self, profile: Profile) -> bool:
         """Whether ``profile``'s sandboxes are started to serve several runs: the profile

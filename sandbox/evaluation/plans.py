@@ -82,7 +82,8 @@ def _result(sandbox: Sandbox, plan: Plan, started: float, commands: tuple[ExecRe
     incomplete = not usage or any(value is None for value in usage.values())
     return PlanResult(
         sandbox_id=sandbox.id, profile=sandbox.profile.name, image=sandbox.profile.image,
-        image_id=sandbox.image_id, runtime=sandbox.runtime, limits=sandbox.profile.limits,
+        image_id=sandbox.image_id, runtime=sandbox.runtime, supervisor=sandbox.supervisor,
+        limits=sandbox.profile.limits,
         commands=commands, tests=tests, checks=found,
         setup_commands=min(len(commands), len(plan.setup_commands)),
         commands_skipped=len(plan.setup_commands) + len(plan.commands) - len(commands),

@@ -15,13 +15,29 @@ from .call_events import (
     call_payload,
     request_summary,
 )
-from .calls import JudgeCall, JudgePlan, Peer, plan_judge, plan_run
+from .calls import JudgeCall, JudgePlan, Peer, judge_models, judge_seeds, plan_judge, plan_run
 from .prompts import Candidate
 from .rebuild import JudgeOutcome, judge_results
 from .rules import judge_rules
 
 __all__ = [
-    "CALL_COMPLETED", "CALL_SKIPPED", "PLAN_UNAVAILABLE", "Budget", "Candidate", "Charge",
-    "JudgeCall", "JudgeOutcome", "JudgePlan", "Peer", "Reservation", "call_payload",
-    "judge_results", "judge_rules", "plan_judge", "plan_run", "request_summary",
+    "CALL_COMPLETED",
+    "CALL_SKIPPED",
+    "PLAN_UNAVAILABLE",
+    "Budget",
+    "Candidate",
+    "Charge",
+    "JudgeCall",
+    "JudgeOutcome",
+    "JudgePlan",
+    "Peer",
+    "Reservation",
+    "call_payload",
+    "judge_models",
+    "judge_results",
+    "judge_rules",
+    "judge_seeds",
+    "plan_judge",
+    "plan_run",
+    "request_summary",
 ]

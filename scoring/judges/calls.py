@@ -182,6 +182,21 @@ def order_candidates(candidates: list[Candidate], run_id: str, judge_key: str,
     return ordered
 
 
+def judge_models(spec: EvaluationSpec) -> dict[str, list[str]]:
+    """Each judge's models, by judge key (a result's provenance)."""
+    return {judge.key: models_of(judge) for judge in spec.llm_judges}
+
+
+def judge_seeds(spec: EvaluationSpec, run_id: str) -> dict[str, list[int]]:
+    """The seeds of the candidate order of each n_wise judge that shuffles (no position
+    debiasing), per sample, by judge key: the only randomness in scoring a run."""
+    limits = spec.scorecard.judge_limits
+    return {judge.key: [shuffle_seed(run_id, judge.key, sample)
+                        for sample in range(allowed_samples(judge, limits))]
+            for judge in spec.llm_judges
+            if judge.mode == "n_wise" and not judge.position_debiasing}
+
+
 def shuffle_seed(run_id: str, judge_key: str, sample: int) -> int:
     """FNV-1a (64-bit) over the run id, the judge key and the sample index (4 bytes, LE)."""
     digest = FNV_OFFSET

@@ -303,7 +303,7 @@ def _score(run: Prepared, plan_result: PlanResult, started: datetime, timer: Tim
         case_key=case.case_key if case else None, input_set=case.input_set if case else None,
         metadata=request.metadata,
         timings_ms=dict(timer.phases), resources=resources, events=events,
-        provenance=provenance(pack, request.pack_ref, resources),
+        provenance=provenance(pack, request.pack_ref, resources, request.run_id),
         rating=rated)
 
 
@@ -348,6 +348,7 @@ def _resources(result: PlanResult) -> dict[str, Any]:
     return {
         "sandbox_id": result.sandbox_id, "profile": result.profile, "image": result.image,
         "image_id": result.image_id, "runtime": result.runtime,
+        "supervisor": result.supervisor or None,
         "usage": dict(result.usage) or None, "usage_unavailable": result.usage_unavailable,
         "limits": {"memory_bytes": limits.memory_bytes, "cpus": limits.cpus,
                    "pids": limits.pids, "wall_timeout_s": limits.wall_timeout_s,

@@ -68,3 +68,50 @@ def test_results_stored_before_provenance_still_load() -> None:
     old = RunResult(run_id="r", outcome="scored").model_dump(exclude={"provenance"})
 
     assert RunResult.model_validate(old).provenance is None
+
+
+def judged_pack() -> dict[str, object]:
+    """PACK with an n_wise judge (shuffles its candidates: seeded) and a rubric judge of two
+    models (no shuffle: no seeds)."""
+    pack = copy.deepcopy(PACK)
+    spec = pack["version"]["evaluation_spec"]  # type: ignore[index]
+    spec["judge_mode"] = "hybrid"
+    spec["llm_judges"] = [
+        {"key": "rank", "mode": "n_wise", "prompt": "p", "model": "gpt-4o", "samples": 3,
+         "context_from": ["final_output"]},
+        {"key": "tone", "mode": "rubric", "rubric": "r", "models": ["gpt-4o", "claude-3-5"],
+         "consensus": {"aggregation": "mean"}}]
+    return pack
+
+
+def test_the_spec_digest_follows_the_rules_scored_not_the_rest_of_the_pack() -> None:
+    """A changed validator changes it; a changed sandbox file (not the spec) does not."""
+    base = provenance(load_pack(PACK)).spec_digest
+    rules = copy.deepcopy(PACK)
+    rules["version"]["evaluation_spec"]["validators"][0]["expected_from"] = "literal:43"
+    files = copy.deepcopy(PACK)
+    files["version"]["sandbox"]["files"]["README.md"] = "other words"
+
+    assert base is not None and base.startswith("sha256:")
+    assert provenance(load_pack(rules)).spec_digest != base
+    assert provenance(load_pack(files)).spec_digest == base
+    assert provenance(load_pack(files)).pack_hash != provenance(load_pack(PACK)).pack_hash
+
+
+def test_judge_models_and_the_seeds_of_the_run_are_recorded() -> None:
+    """The seeds are the candidate-order seeds of the shuffling judge, one per sample, and
+    depend on the run id alone (another run, other seeds; the same run, the same)."""
+    pack = load_pack(judged_pack())
+
+    got = provenance(pack, run_id="run-1")
+    again, other = provenance(pack, run_id="run-1"), provenance(pack, run_id="run-2")
+
+    assert got.judge_models == {"rank": ["gpt-4o"], "tone": ["gpt-4o", "claude-3-5"]}
+    assert list(got.seeds) == ["rank"] and len(got.seeds["rank"]) == 3
+    assert got.seeds == again.seeds and got.seeds != other.seeds
+
+
+def test_the_supervisor_comes_from_the_drivers_resources() -> None:
+    assert provenance(resources={"supervisor": "evalfleet-supervisor protocol 6"}
+                      ).supervisor == "evalfleet-supervisor protocol 6"
+    assert provenance(resources={}).supervisor is None
