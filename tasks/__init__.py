@@ -9,13 +9,14 @@ in :mod:`.platform`; to the Celery task or a wire contract, here at the top.
   :mod:`.checking.preflight`, :mod:`.checking.submissions`, the forgery battery
   :mod:`.checking.forgeries`).
 * :mod:`.evaluation`: the run's evaluation (pipeline, planning, packs, budgets, the
-  Clawdiators step, judge calls, provenance, closing, rescoring). No Celery, kombu or
+  Clawdiators step, judge calls, provenance, closing, rescoring, verification). No Celery, kombu or
   Redis, and nothing from :mod:`.platform` or :mod:`.checking`.
 * :mod:`.platform`: the platform's side (:mod:`.platform.client`, :mod:`.platform.intake`,
   :mod:`.platform.result_groups`).
 * The wire contracts: :mod:`.messages` (``RunRequest``/``RunResult``), :mod:`.decoding`,
   :mod:`.queueing` (task and queue names), :mod:`.redis_keys`, :mod:`.broker` (the Redis
-  channel that does not lose a run).
+  channel that does not lose a run), :mod:`.signatures` (a result's signature; the
+  platform's client never imports it: it needs no ``cryptography``).
 * :mod:`.devtools`: the stub judge server (tests and the demo only).
 
 Each arrow of this map is an import-linter contract in pyproject.toml: delivery →

@@ -24,7 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .lifecycle import Lifecycle, Publication
-from .messages import RunResult
+from .messages import RunResult, cap_size
+from .signatures import Signer
+
+#: Bytes kept free under the size cap for the signature (about 40 per member, 20 members).
+SIGNATURE_ROOM = 2048
 
 
 def publication(result: RunResult) -> Publication:
@@ -37,6 +41,14 @@ def publication(result: RunResult) -> Publication:
                        match=result.match or "")
 
 
+def sealed(result: RunResult, max_bytes: int, signer: Signer | None) -> str:
+    """``result`` as published: capped to ``max_bytes``, then signed by ``signer`` (None:
+    unsigned)."""
+    if signer is None:
+        return cap_size(result, max_bytes).to_json()
+    return signer.seal(cap_size(result, max(1, max_bytes - SIGNATURE_ROOM)))
+
+
 @dataclass
 class Publisher:
     """Publishes results through one Redis connection (``redis.Redis``)."""
@@ -46,6 +58,8 @@ class Publisher:
     """How long a result's key, its stream entry and the run's status record live."""
     worker: str = ""
     """The worker named in the status record of each run it admits."""
+    signer: Signer | None = None
+    """Signs every body (:meth:`body`); None publishes unsigned (tests of other parts)."""
     lifecycle: Lifecycle = field(init=False)
 
     def __post_init__(self) -> None:
@@ -62,6 +76,10 @@ class Publisher:
             redis.RedisError: Redis refused the count or could not be reached.
         """
         return self.lifecycle.admit(run_id, self.worker, expires_at, match)
+
+    def body(self, result: RunResult, max_bytes: int) -> str:
+        """:func:`sealed` with this publisher's signer."""
+        return sealed(result, max_bytes, self.signer)
 
     def publish(self, result: RunResult, body: str) -> bool:
         """Publish ``body`` (``result`` as JSON) once; False when a result for its run id

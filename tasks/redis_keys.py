@@ -46,6 +46,11 @@ DOORBELL_KEY = "evalfleet:doorbell:{queue}"
 idle workers wait on (``BRPOP``) before they take (:mod:`tasks.broker`); deleted when a
 worker finds the queue empty."""
 
+SIGNING_KEYS = "evalfleet:signing_keys"
+"""The public keys the fleet's workers sign with (hash): key id → JSON ``{"public_key":
+<base64 of 32 bytes>, "worker": <id>, "seen_at": <unix s>}``. Where to find a key, never a
+reason to trust one: ``evalfleet verify`` trusts only the keys its operator gives it."""
+
 
 def result_key(run_id: str) -> str:
     """:data:`RESULT_KEY` of a run."""

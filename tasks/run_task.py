@@ -47,7 +47,7 @@ from .evaluation.closing import close_now
 from .evaluation.pipeline import rejected, run_pipeline
 from .evaluation.provenance import provenance
 from .evaluation.rating import expired_rating
-from .messages import Rejection, RunResult, cap_size
+from .messages import Rejection, RunResult
 from .patience import Refused
 from .queueing import TASK_NAME
 
@@ -191,7 +191,7 @@ def _publish(rt: task_context.Runtime, result: RunResult, attempt: int, enqueued
     if callable(stats):  # before publishing: a published run's pool take is already counted
         rt.observer.pool(stats())
     started = time.perf_counter()
-    body = cap_size(result, rt.config.max_result_bytes).to_json()
+    body = rt.publisher.body(result, rt.config.max_result_bytes)
     first = rt.patience.persist("publication", lambda: rt.publisher.publish(result, body),
                                 deadline)
     result.timings_ms["publish"] = round((time.perf_counter() - started) * 1000, 3)

@@ -83,8 +83,10 @@ def rescore(stored: RunResult, pack: Pack | None) -> Rescored:
     before = stored.scorecard
     moved = changes(before, card) if before is not None else []
     resources = stored.resources
-    after = stored.model_copy(update={"scorecard": card, "provenance": provenance(
-        pack, stored.provenance.pack_ref if stored.provenance else None, resources),
+    ref = stored.provenance.pack_ref if stored.provenance else None
+    after = stored.model_copy(update={
+        "scorecard": card, "signature": None,
+        "provenance": provenance(pack, ref, resources, stored.run_id),
         "rating": rerated(stored.rating, card, trajectory_verified(stored.events))})
     return Rescored(stored.run_id, "changed" if moved else "unchanged", changes=moved,
                     notes=notes, result=after)

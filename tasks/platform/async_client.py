@@ -36,10 +36,13 @@ from .submission import SUBMIT_CHUNK
 class AsyncEvalfleetClient:
     """Submit runs to the fleet and read their results, with ``redis.asyncio``."""
 
-    def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600) -> None:
+    def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
+                 seal: cancels.Seal = cancels.unsigned) -> None:
         self.redis: Any = redis.asyncio.Redis.from_url(redis_url)
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run."""
+        self.seal = seal
+        """How the cancels this client publishes are written (:class:`.client.EvalfleetClient`)."""
 
     async def __aenter__(self) -> AsyncEvalfleetClient:
         return self
@@ -91,7 +94,7 @@ class AsyncEvalfleetClient:
     async def cancel(self, run_id: str) -> Cancelled:
         """Cancel a run (:meth:`EvalfleetClient.cancel <.client.EvalfleetClient.cancel>`)."""
         publication, body = cancels.cancelled(run_id, await self.redis.hget(
-            status_key(run_id), "match"))
+            status_key(run_id), "match"), self.seal)
         reply = await cancellation(publication, body, self.status_ttl_s).on(self.redis)
         return Cancelled.of(run_id, reply)
 

@@ -9,6 +9,7 @@ it is, and the answer says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..lifecycle import Cancelled, Lifecycle, Publication
@@ -18,25 +19,34 @@ from ..redis_keys import match_key, status_key
 #: The reason of every cancelled result.
 CANCELLED_REASON = "cancelled by the platform before it was published"
 
+Seal = Callable[[RunResult], str]
+"""A result as published: a :class:`tasks.signatures.Signer`'s ``seal`` (the fleet's
+forwarder, a client given a key), or :func:`unsigned`."""
 
-def cancel(lifecycle: Lifecycle, run_id: str) -> Cancelled:
+
+def unsigned(result: RunResult) -> str:
+    """A result's JSON with no signature: a client that holds no key publishes so."""
+    return result.to_json()
+
+
+def cancel(lifecycle: Lifecycle, run_id: str, seal: Seal = unsigned) -> Cancelled:
     """Cancel one run (see the module)."""
     match = lifecycle.redis.hget(status_key(run_id), "match")
-    return lifecycle.cancel(*cancelled(run_id, match))
+    return lifecycle.cancel(*cancelled(run_id, match, seal))
 
 
-def cancelled(run_id: str, match: Any) -> tuple[Publication, str]:
+def cancelled(run_id: str, match: Any, seal: Seal = unsigned) -> tuple[Publication, str]:
     """The publication and the body of ``run_id``'s cancelled result (``match``: the
     record's, as ``HGET`` returns it)."""
     found = _text(match)
     result = RunResult(run_id=run_id, outcome="cancelled", reason=CANCELLED_REASON,
                        match=found or None)
-    return Publication(run_id, "cancelled", match=found), result.to_json()
+    return Publication(run_id, "cancelled", match=found), seal(result)
 
 
-def cancel_match(lifecycle: Lifecycle, match: str) -> list[Cancelled]:
+def cancel_match(lifecycle: Lifecycle, match: str, seal: Seal = unsigned) -> list[Cancelled]:
     """Cancel every run of ``match`` that has not ended."""
-    return [cancel(lifecycle, run_id) for run_id in match_runs(lifecycle.redis, match)]
+    return [cancel(lifecycle, run_id, seal) for run_id in match_runs(lifecycle.redis, match)]
 
 
 def match_runs(redis: Any, match: str) -> list[str]:

@@ -38,12 +38,17 @@ from .submission import SUBMIT_CHUNK, SubmitError
 class EvalfleetClient:
     """Submit runs to the fleet and read their results."""
 
-    def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600) -> None:
+    def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
+                 seal: cancels.Seal = cancels.unsigned) -> None:
         self.redis: Any = redis.Redis.from_url(redis_url)
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run (then as long
         as its result: ``EVALFLEET_RESULT_TTL_S``)."""
         self.lifecycle = Lifecycle(self.redis, status_ttl_s)
+        self.seal = seal
+        """How the cancels this client publishes are written: unsigned, unless given a
+        signer's ``seal`` (:class:`~tasks.signatures.Signer`: the fleet's key, or the
+        platform's own that its verifiers trust)."""
 
     def submit(self, request: RunRequest | dict[str, Any]) -> str:
         """Validate and enqueue one run; returns its run id.
@@ -96,11 +101,11 @@ class EvalfleetClient:
         """Cancel a run: a queued run never starts; a running run's sandbox is stopped; its
         one result is ``cancelled`` (no scorecard). A finished run is left as it is:
         ``what`` says ``finished`` (``was``: how it ended), or ``unknown``."""
-        return cancels.cancel(self.lifecycle, run_id)
+        return cancels.cancel(self.lifecycle, run_id, self.seal)
 
     def cancel_match(self, match: str) -> list[Cancelled]:
         """:meth:`cancel` every run of ``match``; one answer each."""
-        return cancels.cancel_match(self.lifecycle, match)
+        return cancels.cancel_match(self.lifecycle, match, self.seal)
 
     def runs(self, match: str) -> list[RunStatus]:
         """The runs of ``match`` with their statuses, in the order they were submitted."""

@@ -52,6 +52,8 @@ class IntakeForwarder:
     reclaim_after_ms: int = 60_000
     ttl_s: int = 7 * 24 * 3600
     """How long a ``queued`` record lives (a worker's transitions renew it)."""
+    seal: cancels.Seal = cancels.unsigned
+    """How the cancels it carries out are published: the worker passes its signer's."""
 
     def __post_init__(self) -> None:
         self.lifecycle = Lifecycle(self.redis, self.ttl_s)
@@ -93,9 +95,10 @@ class IntakeForwarder:
     def _cancel(self, fields: dict[bytes, bytes]) -> None:
         """A cancel entry: one run, or a match's runs."""
         if b"cancel" in fields:
-            cancels.cancel(self.lifecycle, fields[b"cancel"].decode(errors="replace"))
+            cancels.cancel(self.lifecycle, fields[b"cancel"].decode(errors="replace"), self.seal)
         else:
-            cancels.cancel_match(self.lifecycle, fields[b"cancel_match"].decode(errors="replace"))
+            cancels.cancel_match(self.lifecycle, fields[b"cancel_match"].decode(errors="replace"),
+                                 self.seal)
 
     def _done(self, entry_ids: list[bytes]) -> None:
         """Acknowledge and delete forwarded entries (the stream keeps only what waits)."""

@@ -18,7 +18,9 @@ from evalfleet.sandbox.testing.fake import FakeFactory
 from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.patience import Patience
+from evalfleet.tasks.publish import sealed
 from evalfleet.tasks.run_task import execute
+from evalfleet.tasks.signatures import Signer
 from evalfleet.tasks.task_context import Runtime
 
 wall_clock = time.time
@@ -66,6 +68,10 @@ class MemoryPublisher:
     def __init__(self, redis: MemoryRedis) -> None:
         self.redis = redis
         self.results: list[RunResult] = []
+        self.signer = Signer.generate()
+
+    def body(self, result: RunResult, max_bytes: int) -> str:
+        return sealed(result, max_bytes, self.signer)
 
     def published(self, run_id: str) -> bool:
         return f"evalfleet:result:{run_id}" in self.redis.data
