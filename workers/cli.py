@@ -38,9 +38,11 @@ from evalfleet.tasks.status import RunStatus
 from .check_cli import check
 from .faults import FaultyGroup, epilog
 from .fleet_cli import COMMANDS
+from .keys_cli import keys
 from .packs_cli import packs
 from .refusal import fail, load
 from .rescore_cli import rescore_command
+from .verify_cli import verify_command
 
 
 @click.group(cls=FaultyGroup, epilog=epilog())
@@ -228,5 +230,5 @@ def demo(packs_dir: Path, timeout: float) -> None:
     sys.exit(run_demo(packs_dir, timeout))
 
 
-for _command in [*COMMANDS, check, demo, packs, rescore_command]:
+for _command in [*COMMANDS, check, demo, keys, packs, rescore_command, verify_command]:
     main.add_command(_command)

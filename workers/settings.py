@@ -147,6 +147,27 @@ class PreflightSettings(BaseModel):
     ``["forgeries"]`` for the forgery battery): the operator's separate requirement."""
 
 
+class SigningSettings(BaseModel):
+    """The fleet's Ed25519 key, which signs every result it publishes
+    (``EVALFLEET_SIGNING__*``; see :mod:`tasks.signatures` and docs/operations.md,
+    "Signing keys")."""
+
+    key: SecretStr = SecretStr("")
+    """The private key: PEM (PKCS#8) or base64 of its 32-byte seed. Wins over ``key_file``."""
+    key_file: Path | None = None
+    """A file holding the private key; created (mode 0600) by the first worker that finds
+    it missing, so workers sharing a volume share one key. With neither set, each worker
+    signs with a key of its own life (a warning says so; its public key is in its log and
+    in ``evalfleet keys list``)."""
+    key_id: str = ""
+    """The id results name (default: ``ed25519:`` and 16 hex digits of the public key's
+    SHA-256). Name keys by date to rotate (``fleet-2026-11``)."""
+    trusted_keys: list[str] = Field(default_factory=list)
+    """Public keys ``evalfleet verify`` trusts besides its ``--public-key``: base64 of the
+    32 raw bytes, PEM, a path to a file of either, or ``<key_id>=<key>`` for a key with a
+    chosen id (a JSON list in the environment)."""
+
+
 def _default_worker_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
@@ -203,6 +224,8 @@ class Settings(BaseSettings):
     """Where the worker writes its liveness beat (default: ``<tmp>/evalfleet-worker.heartbeat``)."""
     judges: JudgeSettings = Field(default_factory=JudgeSettings)
     """LLM-judge providers (``EVALFLEET_JUDGES__PROVIDERS__<KEY>__BASE_URL`` / ``__API_KEY``)."""
+    signing: SigningSettings = Field(default_factory=SigningSettings)
+    """The key that signs results (``EVALFLEET_SIGNING__KEY_FILE`` …)."""
     preflight: PreflightSettings = Field(default_factory=PreflightSettings)
     """Require (or flag) a passing preflight per pack version (``EVALFLEET_PREFLIGHT__MODE``,
     ``EVALFLEET_PREFLIGHT__SECTIONS``)."""

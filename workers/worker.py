@@ -59,8 +59,9 @@ def redis_client(settings: Settings) -> Any:
                                 socket_keepalive=True)
 
 
-def build_runtime(settings: Settings) -> Any:
-    """A pool process's runtime (called lazily, after the fork)."""
+def build_runtime(settings: Settings, signer: Any = None) -> Any:
+    """A pool process's runtime (called lazily, after the fork); ``signer`` signs its
+    results (default: the settings' key, :mod:`workers.fleet_key`)."""
     from evalfleet.sandbox.docker.factory import DockerFactory
     from evalfleet.tasks.evaluation.closing import Closer
     from evalfleet.tasks.patience import Patience
@@ -68,6 +69,7 @@ def build_runtime(settings: Settings) -> Any:
     from evalfleet.tasks.task_context import Runtime
 
     from .app import soft_time_limit_s
+    from .fleet_key import configured
     from .metrics import FleetMetrics
 
     client, metrics = redis_client(settings), FleetMetrics()
@@ -77,7 +79,8 @@ def build_runtime(settings: Settings) -> Any:
     return Runtime(
         config=settings.pipeline_config(),
         factory=sandbox_factory(settings, cold, metrics),
-        redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.worker_id),
+        redis=client, publisher=Publisher(client, settings.result_ttl_s, settings.worker_id,
+                                          signer or configured(settings)),
         delivery_cap=settings.delivery_cap, retry_backoff_s=settings.retry_backoff_s,
         observer=metrics, closer=Closer(),
         gate=preflight_gate(settings, client, cold),
@@ -158,12 +161,14 @@ def heartbeat_path(settings: Settings) -> Path:
 
 
 def main_services(settings: Settings, app: Any, isolations: list[Any] | None = None,
-                  reuses: list[Any] | None = None) -> list[Any]:
-    """Start the main process's services; returns what to stop at exit."""
+                  reuses: list[Any] | None = None, signer: Any = None) -> list[Any]:
+    """Start the main process's services; returns what to stop at exit (``signer``: the
+    key the intake's forwarder publishes cancels with)."""
     from prometheus_client import start_http_server
 
     from evalfleet.tasks.platform.intake import IntakeForwarder
 
+    from .fleet_key import configured
     from .health import Heartbeat
     from .metrics import (
         ContainerCollector,
@@ -190,7 +195,8 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
                                     ReuseCollector(reuses or []))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
     forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id,
-                                ttl_s=settings.result_ttl_s)
+                                ttl_s=settings.result_ttl_s,
+                                seal=(signer or configured(settings)).seal)
     try:
         forwarder.ensure_group()
     except Exception as err:  # a full Redis refuses it: the forwarder's first read retries
@@ -314,11 +320,14 @@ def resolve_reuse(settings: Settings, names: list[str]) -> list[Any]:
 
 def run_worker(settings: Settings, pool: str = "prefork") -> None:
     """Run a worker node until it is stopped (SIGTERM: warm shutdown)."""
+    from .fleet_key import announce, configured
     from .isolation import served
 
     prepare_metrics_dir(settings)
+    signer = configured(settings)  # before the pool forks: every process signs alike
     isolations = resolve_isolation(settings, served(settings))
     resolve_fleet(settings, redis_client(settings))
+    signing = announce(signer, redis_client(settings), settings.worker_id)
     reuses = resolve_reuse(settings, served(settings))
     from celery.signals import (
         worker_process_init,
@@ -333,13 +342,14 @@ def run_worker(settings: Settings, pool: str = "prefork") -> None:
     from .app import make_app
 
     app = make_app(settings)
-    task_context.install_builder(lambda: build_runtime(settings))
+    task_context.install_builder(lambda: build_runtime(settings, signer))
     # Build the runtime (and fill a warm pool) where runs execute, as soon as it starts.
     started = worker_process_init if pool == "prefork" else worker_ready
     started.connect(_build_runtime, weak=False)
+    worker_ready.connect(lambda **_: log.info("%s", signing), weak=False)
     for signal in (worker_process_shutdown, worker_shutdown):
         signal.connect(_release_runtime, weak=False)
-    services = main_services(settings, app, isolations, reuses)
+    services = main_services(settings, app, isolations, reuses, signer)
     wait_until_writable(redis_client(settings))
     queues = ",".join(queue_for(q) for q in settings.queues)
     try:

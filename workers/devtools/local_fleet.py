@@ -87,6 +87,8 @@ def worker_env(redis_url: str, worker_id: str, workdir: Path,
         "EVALFLEET_REDIS_URL": redis_url, "EVALFLEET_WORKER_ID": worker_id,
         "EVALFLEET_HEARTBEAT_FILE": str(workdir / f"{worker_id}.heartbeat"),
         "PROMETHEUS_MULTIPROC_DIR": str(workdir / f"{worker_id}.prom"),
+        # one key for the nodes of a workdir: the first creates it (workers.fleet_key)
+        "EVALFLEET_SIGNING__KEY_FILE": str(workdir / "signing.key"),
     })
     env.update({f"EVALFLEET_{k.upper()}": v for k, v in settings.items()})
     return env

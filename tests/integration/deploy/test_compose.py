@@ -151,6 +151,24 @@ def test_containerised_workers_score_the_example_packs(batch: Batch) -> None:
     assert set(batch.results) <= batch.streamed  # every result reached a consumer group too
 
 
+def test_the_workers_sign_with_the_one_key_on_their_shared_volume(stack: Stack,
+                                                                   batch: Batch) -> None:
+    """Both containerised workers recorded the one key the first made on the
+    `evalfleet-keys` volume (a key of each worker's own would be two), and it signed every
+    result."""
+    from evalfleet.tasks.platform import EvalfleetClient
+    from evalfleet.tasks.redis_keys import SIGNING_KEYS
+
+    client = EvalfleetClient(stack.redis_url)
+    try:
+        recorded = {key.decode() for key in client.redis.hkeys(SIGNING_KEYS)}
+    finally:
+        client.close()
+    signatures = {r.signature.key_id if r.signature else None for r in batch.results.values()}
+
+    assert len(recorded) == 1 and signatures == recorded
+
+
 def test_limits_a_missing_image_and_the_warm_pool_take_their_paths(batch: Batch) -> None:
     by_label = {rid.split("-")[1]: r for rid, r in batch.results.items()
                 if rid.split("-")[1] in {"limits", "broken", "pooled"}}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from parked import PARKED_PACK
 from terminal import in_terminal
 
 PACKS = Path(__file__).parents[3] / "examples" / "packs"
@@ -123,15 +124,3 @@ def test_status_runs_and_cancel_as_a_person_types_them(redis_server: Any, client
     assert "unknown" in unknown.stderr and "give a RUN_ID or --match" in neither.stderr
     assert json.loads(evalfleet("status", request.run_id, "--format", "json",
                                 env=env).stdout)["status"] == "cancelled"
-
-
-PARKED_PACK: dict[str, Any] = {
-    "pack": {"slug": "parked"},
-    "version": {
-        "sandbox": {"profile": "parked-nowhere"},
-        "evaluation_spec": {
-            "name": "parked", "version_number": 1, "judge_mode": "deterministic",
-            "validators": [{"key": "hi", "type": "contains", "target": "final_output",
-                            "expected_from": "literal:hi"}],
-            "scorecard": {"dimensions": ["correctness"]}}},
-}
