@@ -9,7 +9,8 @@
 Cases: ``cold``, ``warm`` (enqueue → scorecard against ``docker run``, with the per-phase
 breakdown), ``throughput`` (1/2/4 worker processes against parallel ``docker run``),
 ``scoring`` (validator mix and BLEU/chrF against sacreBLEU), ``long_text`` (ROUGE-L and
-token_f1 at 5,000 tokens; it and ``scoring`` need no Docker), ``dispatch`` (Celery round
+token_f1 at 5,000 tokens; it and ``scoring`` need no Docker), ``signing`` (sealing a result
+and checking it, against unsigned publication and ``rfc8785``; issue 43), ``dispatch`` (Celery round
 trip against a bare no-op task), ``submission`` (the slim client's pipelined submission into
 the intake stream against the old Celery send path and a bare ``XADD``, and one forwarder's
 rate; needs only ``redis-server``), ``memory`` (worker RSS after many runs), ``sidecar``
@@ -44,11 +45,12 @@ from bench import (
     scale,
     scoring_core,
     sidecar,
+    signing,
     submission,
 )
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
-CASES = ("scoring", "long_text", "dispatch", "submission", "cold", "warm", "throughput",
+CASES = ("scoring", "long_text", "signing", "dispatch", "submission", "cold", "warm", "throughput",
          "memory", "sidecar", "scale", "reuse", "cancel")
 FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar", "scale",
                          "reuse", "cancel"})
@@ -76,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
         scoring_core.run(report, seconds=0.3 if quick else 1.0)
     if "long_text" in wanted:
         long_text.run(report, repeats=3 if quick else 5)
+    if "signing" in wanted:
+        signing.run(report, seconds=0.5 if quick else 2.0)
     if "dispatch" in wanted:
         dispatch.run(report, 50 if quick else 200)
     if "submission" in wanted:

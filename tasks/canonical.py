@@ -38,6 +38,8 @@ def canonical(value: Any) -> bytes:
     try:
         try:
             text = _encoded(_normalized(value))
+            if not text.isascii() and _ASTRAL.search(text):  # such a name may sort otherwise
+                raise _Unusual
         except _Unusual:
             text = _text(value)
         return text.encode("utf-8")
@@ -53,7 +55,8 @@ def _normalized(value: Any) -> Any:
     """A copy of ``value`` the json module's C encoder writes exactly as RFC 8785 does:
     integral floats as integers (``1.0`` is ``1`` in ECMAScript). The fast path; raises
     :class:`_Unusual` for what only :func:`_text` writes right (floats Python and
-    ECMAScript place differently, integers past 2**53, names beyond the BMP)."""
+    ECMAScript place differently, integers past 2**53; :func:`canonical` sees to names
+    beyond the BMP)."""
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return value
@@ -68,16 +71,10 @@ def _normalized(value: Any) -> Any:
             return value
         raise _Unusual
     if kind is dict:
-        return {_name(name): _normalized(item) for name, item in value.items()}
+        return {name: _normalized(item) for name, item in value.items()}
     if kind is list or kind is tuple:
         return [_normalized(item) for item in value]
     raise _Unusual
-
-
-def _name(name: Any) -> str:
-    if type(name) is not str or _ASTRAL.search(name):
-        raise _Unusual
-    return str(name)
 
 
 def _text(value: Any) -> str:
@@ -219,4 +216,4 @@ def joined(members: Mapping[str, bytes]) -> bytes:
     """The canonical text of an object whose members' canonical texts are ``members``
     (RFC 8785 §3.2.3: names ordered by their UTF-16 code units)."""
     names = sorted(members, key=_utf16)
-    return b"{" + b",".join(canonical(n) + b":" + members[n] for n in names) + b"}"
+    return b"{" + b",".join(_STRING(n).encode() + b":" + members[n] for n in names) + b"}"
