@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 log() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
 
-APT_PACKAGES=(docker.io redis-server mmdebstrap iproute2 ca-certificates prometheus docker-compose prometheus-redis-exporter
+APT_PACKAGES=(docker.io redis-server redis-sentinel mmdebstrap iproute2 ca-certificates prometheus docker-compose prometheus-redis-exporter
               gcc libc6-dev runsc)
 
 install_apt_packages() {

@@ -3,8 +3,11 @@ no two can interleave (a wire contract: the keys are :mod:`tasks.redis_keys`'s).
 
 * **queued** — :func:`submission`, by the clients: the request goes into the intake stream
   and the record is made, in one step; :meth:`Lifecycle.queue`, by the intake's forwarder
-  (for requests added by other means). The record is made only if the run has none (a run
-  id submitted twice is not queued again); the match's index gets the run.
+  (for requests added by other means). The record names the intake entry that carries the
+  request (``entry``), and is made only if the run has none: a run id submitted twice is
+  queued once (a client adds nothing; the forwarder drops an entry the record does not
+  name), so a platform may submit again whenever it is unsure (after a failover); the
+  match's index gets the run.
 * **running** — :meth:`Lifecycle.admit`, by the worker that takes it: nothing if its
   result is published already (a duplicate, or cancelled while queued); ``-1`` if its
   ``expires_at`` has passed (the worker publishes it ``expired`` without starting it);
@@ -51,26 +54,43 @@ local function index_match(status, index, match, run_id, ttl)
 end
 """
 
-# KEYS: status, match index. ARGV: ttl, match ('' for none), expires_at ('' or seconds),
-# run id.
-_QUEUED = """
+# The queued record (KEYS: status, match index. ARGV: ttl, match ('' for none), expires_at
+# ('' or seconds), run id), naming the intake entry that carries the request (`entry`).
+_RECORD = _NOW + """
+local function record(entry)
+  redis.call('HSET', KEYS[1], 'status', 'queued', 'queued_at', now, 'entry', entry)
+  if ARGV[3] ~= '' then
+    redis.call('HSET', KEYS[1], 'expires_at', ARGV[3])
+  end
+  index_match(KEYS[1], KEYS[2], ARGV[2], ARGV[4], ARGV[1])
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+"""
+# The forwarder's, for the intake entry ARGV[5]: 1 when it made the record (a request added
+# by other means), 2 when the record names this entry (or none: an older client's), 0 when
+# it names another (the run id was submitted before: this entry is a duplicate, not sent).
+_QUEUE = _RECORD + """
+local entry = redis.call('HGET', KEYS[1], 'entry')
+if entry then
+  if entry == ARGV[5] then return 2 end
+  return 0
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 2
+end
+record(ARGV[5])
+return 1
+"""
+# The clients': unless the run has a record, the request (ARGV[5]) goes into the intake
+# stream (KEYS[3]) and the record names its entry; a Redis that refuses the entry (full)
+# writes no record either. 1 when added, 0 when the run id is known (nothing added).
+_SUBMIT = _RECORD + """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-redis.call('HSET', KEYS[1], 'status', 'queued', 'queued_at', now)
-if ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[1], 'expires_at', ARGV[3])
-end
-index_match(KEYS[1], KEYS[2], ARGV[2], ARGV[4], ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[1])
+record(redis.call('XADD', KEYS[3], '*', 'request', ARGV[5]))
 return 1
 """
-_QUEUE = _NOW + _QUEUED
-# As _QUEUE, after the request (ARGV[5]) is added to the intake stream (KEYS[3]): a Redis
-# that refuses the entry (full) writes no record either.
-_SUBMIT = _NOW + """
-redis.call('XADD', KEYS[3], '*', 'request', ARGV[5])
-""" + _QUEUED
 
 # KEYS: result, deliveries, status, match index. ARGV: ttl, worker, expires_at ('' or
 # seconds), match ('' for none), run id.
@@ -196,12 +216,14 @@ class Lifecycle:
         self._cancel = redis.register_script(_CANCEL)
 
     def queue(self, run_id: str, match: str | None, expires_at: float | None,
-              client: Any = None) -> Any:
-        """Record the run as ``queued`` unless it has a record (on ``client``: a pipeline
-        to batch it with others). Returns 1 when recorded (or the pipeline)."""
+              entry: str = "", client: Any = None) -> Any:
+        """Record the run as ``queued`` by intake entry ``entry`` unless it has a record
+        (on ``client``: a pipeline to batch it with others). Returns 1 when recorded, 2
+        when the record names this entry (or none), 0 when it names another: a duplicate
+        (or the pipeline)."""
         keys = [status_key(run_id), match_key(match or "")]
         return self._queue(keys=keys, args=[self.ttl_s, match or "", _seconds(expires_at),
-                                            run_id], client=client)
+                                            run_id, entry], client=client)
 
     def admit(self, run_id: str, worker: str, expires_at: float | None = None,
               match: str | None = None) -> int:

@@ -6,6 +6,7 @@ from celery import Celery
 
 from evalfleet.tasks import broker
 from evalfleet.tasks.queueing import queue_for, transport_options
+from evalfleet.tasks.redis_connection import configure_broker
 
 from .settings import Settings
 
@@ -31,7 +32,10 @@ def make_app(settings: Settings) -> Celery:
     """The evalfleet Celery app for ``settings`` (registers ``evalfleet.run``)."""
     # Takes that lose no run, bookkeeping a full Redis still runs (see tasks/broker/).
     broker.install()
-    app = Celery("evalfleet", broker=settings.redis_url)
+    app = Celery("evalfleet")
+    # Redis (or Sentinel's primary) redelivers unacked runs after the visibility timeout;
+    # priority sub-queues.
+    configure_broker(app.conf, settings.redis_url, transport_options(settings.visibility_timeout_s))
     app.conf.update(
         # A run is acknowledged only after its result is published: a worker that dies
         # mid-run leaves it in the queue. Safe because publication is idempotent (SET NX).
@@ -40,8 +44,6 @@ def make_app(settings: Settings) -> Celery:
         task_reject_on_worker_lost=True,
         # One reserved run per process: nothing waits behind a long run on a busy worker.
         worker_prefetch_multiplier=1,
-        # Redis redelivers unacked runs after the visibility timeout; priority sub-queues.
-        broker_transport_options=transport_options(settings.visibility_timeout_s),
         # Celery's own limits sit above the sandbox deadline, which normally fires first.
         task_soft_time_limit=soft_time_limit_s(settings),
         task_time_limit=longest_run_s(settings) + HARD_LIMIT_MARGIN_S,

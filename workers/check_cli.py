@@ -104,11 +104,10 @@ def _executor(fleet_url: str | None, timeout: float, jobs: int) -> Execute:
 
 def record(fleet_url: str, report: CheckReport) -> None:
     """Leave the verdict where the fleet's workers look for it (:mod:`tasks.checking.preflight`)."""
-    import redis
-
     from evalfleet.tasks.checking.preflight import PreflightRecord, PreflightStore
+    from evalfleet.tasks.redis_connection import connect
 
-    client = redis.Redis.from_url(fleet_url)
+    client = connect(fleet_url)
     try:
         key = PreflightStore(client).put(PreflightRecord.of(report, datetime.now(UTC)))
     finally:

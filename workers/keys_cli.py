@@ -78,9 +78,9 @@ def show(key_file: Path | None) -> None:
 def list_keys(redis_url: str) -> None:
     """The public keys the fleet's workers have signed with (from Redis: where to find a
     key, not a reason to trust one)."""
-    import redis
+    from evalfleet.tasks.redis_connection import connect
 
-    client = redis.Redis.from_url(redis_url)
+    client = connect(redis_url)
     try:
         found = client.hgetall(SIGNING_KEYS)
     finally:

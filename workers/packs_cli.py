@@ -25,9 +25,9 @@ from .served_packs import FleetPack, fleet_packs
 def packs(redis_url: str, output: str) -> None:
     """The packs the fleet serves: name, version, digest and which workers serve each
     (exit 1 when none)."""
-    import redis
+    from evalfleet.tasks.redis_connection import connect
 
-    client = redis.Redis.from_url(redis_url)
+    client = connect(redis_url)
     try:
         found = fleet_packs(client)
     finally:

@@ -117,9 +117,9 @@ def _documents(path: Path) -> list[Any]:
 
 
 def _stream(redis_url: str) -> Iterator[RunResult]:
-    import redis
+    from evalfleet.tasks.redis_connection import connect
 
-    client = redis.Redis.from_url(redis_url)
+    client = connect(redis_url)
     try:
         yield from stream_results(client)
     finally:

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.tasks.evaluation.judging import JudgingConfig, ProviderEndpoint
 from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
+from evalfleet.tasks.redis_connection import sentinel_url
 
 MiB = 1024 * 1024
 SECRETS_DIR = Path("/run/secrets")
@@ -180,7 +181,15 @@ class Settings(BaseSettings):
         secrets_dir=str(SECRETS_DIR) if SECRETS_DIR.is_dir() else None)
 
     redis_url: str = "redis://127.0.0.1:6379/0"
-    """Broker and result store (``redis://[:password@]host:port/db``)."""
+    """Broker and result store (``redis://[:password@]host:port/db``, ``rediss://`` over
+    TLS), or a primary found through Sentinel (``sentinel://[:password@]host:port,host:port
+    /<master>/<db>``; :mod:`tasks.redis_connection`)."""
+    redis_sentinels: str = ""
+    """Sentinels, ``host:port,host:port,...``: the fleet's Redis is then the primary they
+    name ``redis_master``, with the login, database and TLS of ``redis_url`` (its host is
+    not used)."""
+    redis_master: str = "evalfleet"
+    """The master name the sentinels monitor (with ``redis_sentinels``)."""
     docker_url: str | None = None
     """The Docker engine (default: the local socket / ``DOCKER_HOST``)."""
     docker_api_version: str = "1.41"
@@ -230,13 +239,22 @@ class Settings(BaseSettings):
     """Require (or flag) a passing preflight per pack version (``EVALFLEET_PREFLIGHT__MODE``,
     ``EVALFLEET_PREFLIGHT__SECTIONS``)."""
 
+    @model_validator(mode="after")
+    def _through_sentinels(self) -> Settings:
+        """With ``redis_sentinels``, every component's Redis URL is Sentinel's."""
+        if self.redis_sentinels:
+            self.redis_url = sentinel_url(self.redis_url, self.redis_sentinels,
+                                          self.redis_master)
+        return self
+
     @property
     def fleet_label(self) -> str:
         """The fleet's name: ``fleet``, else a digest of the Redis location (no password)."""
         if self.fleet:
             return self.fleet
         url = urlsplit(self.redis_url)
-        where = f"{url.hostname}:{url.port}{url.path}"
+        where = (f"{url.netloc.rpartition('@')[2]}{url.path}" if url.scheme.startswith(
+            "sentinel") else f"{url.hostname}:{url.port}{url.path}")  # never the password
         return "redis-" + hashlib.sha256(where.encode()).hexdigest()[:12]
 
     def pipeline_config(self) -> PipelineConfig:

@@ -92,11 +92,10 @@ def _body(source: str, redis_url: str) -> bytes:
 
 
 def _stored(run_id: str, redis_url: str) -> bytes:
-    import redis
-
+    from evalfleet.tasks.redis_connection import connect
     from evalfleet.tasks.redis_keys import result_key
 
-    client = redis.Redis.from_url(redis_url)
+    client = connect(redis_url)
     try:
         found = client.get(result_key(run_id))
     finally:

@@ -53,10 +53,9 @@ def docker_client(settings: Settings, timeout: float = 60) -> Any:
 
 
 def redis_client(settings: Settings) -> Any:
-    import redis
+    from evalfleet.tasks.redis_connection import connect
 
-    return redis.Redis.from_url(settings.redis_url, health_check_interval=30,
-                                socket_keepalive=True)
+    return connect(settings.redis_url, health_check_interval=30, socket_keepalive=True)
 
 
 def build_runtime(settings: Settings, signer: Any = None) -> Any:

@@ -6,8 +6,9 @@
 * :mod:`.lua` holds the Lua.
 
 :func:`install` puts both on kombu's Redis transport, which ``redis://`` and ``rediss://``
-URLs both use. Workers install it at start, senders (:func:`tasks.platform.intake.sender_app`)
-when they build their app. Other Celery apps in the same process keep kombu's behaviour for
+URLs both use, and on its Sentinel transport (``sentinel://``: :mod:`tasks.redis_connection`).
+Workers install it at start, senders (:func:`tasks.platform.intake.sender_app`) when they
+build their app. Other Celery apps in the same process keep kombu's behaviour for
 their own queues (anything outside ``evalfleet.*``).
 """
 
@@ -15,12 +16,14 @@ from __future__ import annotations
 
 from kombu.transport import redis as kombu_redis
 
-from .kombu_channel import Channel
+from .kombu_channel import Channel, SentinelChannel
 from .qos import QoS
 
-__all__ = ["Channel", "QoS", "install"]
+__all__ = ["Channel", "QoS", "SentinelChannel", "install"]
 
 
 def install() -> None:
-    """Make every Redis connection of this process use :class:`Channel` (idempotent)."""
+    """Make every Redis connection of this process use :class:`Channel`, and every Sentinel
+    one :class:`SentinelChannel` (idempotent)."""
     kombu_redis.Transport.Channel = Channel
+    kombu_redis.SentinelTransport.Channel = SentinelChannel

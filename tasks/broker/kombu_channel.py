@@ -128,3 +128,8 @@ class Channel(kombu_redis.Channel):
             self._sender = self._create_client()
         self._sender.eval(*args)
         return None
+
+
+class SentinelChannel(Channel, kombu_redis.SentinelChannel):
+    """:class:`Channel` on kombu's Sentinel transport (``sentinel://`` broker URLs): the
+    same one-step takes and doorbells, on whichever server is the primary now."""

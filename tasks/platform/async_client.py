@@ -26,6 +26,7 @@ import redis.asyncio
 
 from ..lifecycle import Cancelled, cancellation
 from ..messages import RunRequest, RunResult
+from ..redis_connection import connect_async
 from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, match_key, result_key, status_key
 from ..status import RunStatus
 from . import cancels, reading, submission
@@ -38,7 +39,7 @@ class AsyncEvalfleetClient:
 
     def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
                  seal: cancels.Seal = cancels.unsigned) -> None:
-        self.redis: Any = redis.asyncio.Redis.from_url(redis_url)
+        self.redis: Any = connect_async(redis_url)
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run."""
         self.seal = seal

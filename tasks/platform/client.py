@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from ..lifecycle import Cancelled, Lifecycle
 from ..messages import RunRequest, RunResult
+from ..redis_connection import connect
 from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key, status_key
 from ..status import RunStatus
 from . import cancels, reading, submission
@@ -40,7 +41,7 @@ class EvalfleetClient:
 
     def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
                  seal: cancels.Seal = cancels.unsigned) -> None:
-        self.redis: Any = redis.Redis.from_url(redis_url)
+        self.redis: Any = connect(redis_url)
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run (then as long
         as its result: ``EVALFLEET_RESULT_TTL_S``)."""

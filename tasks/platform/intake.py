@@ -28,6 +28,7 @@ from .. import broker
 from ..decoding import life_of
 from ..lifecycle import Lifecycle
 from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
+from ..redis_connection import configure_broker
 from ..redis_keys import INTAKE_GROUP, INTAKE_STREAM
 from . import cancels
 
@@ -36,8 +37,8 @@ def sender_app(redis_url: str, visibility_timeout_s: int = 3600) -> Celery:
     """A Celery app that only sends ``evalfleet.run`` (same transport options as workers;
     evalfleet's broker channel, which rings a queue's doorbell with each run)."""
     broker.install()
-    app = Celery("evalfleet-sender", broker=redis_url, set_as_current=False)
-    app.conf.broker_transport_options = transport_options(visibility_timeout_s)
+    app = Celery("evalfleet-sender", set_as_current=False)
+    configure_broker(app.conf, redis_url, transport_options(visibility_timeout_s))
     app.conf.broker_connection_retry_on_startup = True
     return app
 
@@ -80,10 +81,10 @@ class IntakeForwarder:
         batch (their ``queued`` records in one round trip); every entry is then
         acknowledged and deleted, in one round trip."""
         entries = self._read("0", None) or self._claimed() or self._read(">", block_ms)
-        requests: list[bytes] = []
-        for _, fields in entries:
+        requests: list[tuple[bytes, bytes]] = []
+        for entry_id, fields in entries:
             if fields and b"cancel" not in fields and b"cancel_match" not in fields:
-                requests.append(fields.get(b"request", b""))
+                requests.append((entry_id, fields.get(b"request", b"")))
             elif fields:  # else trimmed from the stream while it was pending
                 self._send(requests)
                 requests = []
@@ -119,24 +120,37 @@ class IntakeForwarder:
                                                self.reclaim_after_ms, count=100)
         return list(claimed)
 
-    def _send(self, raws: list[bytes]) -> None:
-        """Queue the requests ``raws`` (one batch), then record them ``queued``."""
-        if not raws:
+    def _send(self, entries: list[tuple[bytes, bytes]]) -> None:
+        """Record the requests of ``entries`` ``queued``, then queue those that are not
+        duplicates of a run id already submitted (one batch)."""
+        if not entries:
             return
-        bodies = [_body(raw) for raw in raws]
+        bodies = [_body(raw) for _, raw in entries]
+        kept = [body for body, fresh in zip(bodies, self._recorded(entries, bodies),
+                                            strict=True) if fresh]
         with self.app.producer_or_acquire() as producer, \
-                producer.batch(max_size=len(bodies) + 1):
-            for text, body in bodies:
+                producer.batch(max_size=len(kept) + 1):
+            for text, body in kept:
                 self.app.send_task(TASK_NAME, args=[text], kwargs={"enqueued_at": time.time()},
                                    queue=queue_for(profile_of(body.get("pack"))),
                                    priority=broker_priority(_priority(body)),
                                    producer=producer, argsrepr=f"[run {body.get('run_id')}]")
+
+    def _recorded(self, entries: list[tuple[bytes, bytes]],
+                  bodies: list[tuple[str, dict[str, Any]]]) -> list[bool]:
+        """Each request's ``queued`` record, in one round trip: False for a duplicate
+        (its run id's record names another entry). A request with no run id is sent: its
+        worker rejects it."""
         with self.redis.pipeline(transaction=False) as pipe:
-            for _, body in bodies:
+            asked = []
+            for (entry_id, _), (_, body) in zip(entries, bodies, strict=True):
                 run_id, life = body.get("run_id"), life_of(body)
+                asked.append(isinstance(run_id, str) and bool(run_id))
                 if isinstance(run_id, str) and run_id:
-                    self.lifecycle.queue(run_id, life.match, life.expires_at, client=pipe)
-            pipe.execute()
+                    self.lifecycle.queue(run_id, life.match, life.expires_at,
+                                         entry_id.decode(), client=pipe)
+            replies = iter(pipe.execute())
+        return [next(replies) != 0 if wanted else True for wanted in asked]
 
 
 def _body(raw: bytes) -> tuple[str, dict[str, Any]]:

@@ -235,7 +235,7 @@ def test_intake_entries_a_full_redis_kept_from_the_queue_are_forwarded_first(
         client.redis.xadd(INTAKE_STREAM, {"request": run_request("intake").model_dump_json()})
     full.fill()
 
-    with pytest.raises((OperationalError, BatchPublishError)):
+    with pytest.raises((OperationalError, BatchPublishError, redis_lib.OutOfMemoryError)):
         forwarder.forward_once(block_ms=10)
     assert queued(client.redis) == 0
     full.free()
@@ -244,6 +244,27 @@ def test_intake_entries_a_full_redis_kept_from_the_queue_are_forwarded_first(
     assert queued(client.redis) == 2
     assert client.redis.xpending(INTAKE_STREAM, INTAKE_GROUP)["pending"] == 0
     assert submitted(client.redis) == 0  # forwarded entries leave the stream
+
+
+def test_a_run_id_submitted_again_is_queued_once(client: EvalfleetClient,
+                                                 private_redis: RedisServer) -> None:
+    """Intake entries are idempotent by run id (a platform unsure after a failover submits
+    again): a client's second submission adds nothing; of two entries added by plain XADD,
+    the forwarder queues the first and drops the other; a forwarder that re-reads an entry
+    it had not acknowledged still sends it."""
+    forwarder = IntakeForwarder(client.redis, sender_app(private_redis.url), consumer="w1")
+    forwarder.ensure_group()
+    twice, plain = run_request("twice"), run_request("plain")
+    client.submit(twice)
+    client.submit(twice)
+    assert submitted(client.redis) == 1
+    for _ in range(2):
+        client.redis.xadd(INTAKE_STREAM, {"request": plain.model_dump_json()})
+
+    assert forwarder.forward_once(block_ms=10) == 3
+    assert queued(client.redis) == 2 and submitted(client.redis) == 0
+    entry = client.redis.hget(f"evalfleet:status:{plain.run_id}", "entry")
+    assert forwarder.lifecycle.queue(plain.run_id, None, None, entry.decode()) == 2
 
 
 def _refusals(node: Any) -> float:

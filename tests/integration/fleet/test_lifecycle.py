@@ -54,7 +54,9 @@ def test_each_transition_writes_the_record(redis: Any, redis_server: Any) -> Non
     life, run_id, match = Lifecycle(redis, ttl_s=600), unique("life"), unique("m")
     publisher = Publisher(redis, 600, worker="w-1")
 
-    assert life.queue(run_id, match, None) == 1 and life.queue(run_id, None, None) == 0
+    assert life.queue(run_id, match, None, "1-1") == 1
+    assert life.queue(run_id, None, None, "1-2") == 0  # another entry: a duplicate
+    assert life.queue(run_id, None, None, "1-1") == 2  # its own entry, read again
     assert publisher.admit(run_id) == 1
     running = status(redis, run_id)
     result = RunResult(run_id=run_id, outcome="scored", match=match)
