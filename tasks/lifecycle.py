@@ -52,7 +52,7 @@ end
 """
 
 # KEYS: status, match index. ARGV: ttl, match ('' for none), expires_at ('' or seconds),
-# run id.
+# run id, callback url ('' for none).
 _QUEUED = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
@@ -61,19 +61,22 @@ redis.call('HSET', KEYS[1], 'status', 'queued', 'queued_at', now)
 if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[1], 'expires_at', ARGV[3])
 end
+if ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[1], 'callback_url', ARGV[5])
+end
 index_match(KEYS[1], KEYS[2], ARGV[2], ARGV[4], ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 """
 _QUEUE = _NOW + _QUEUED
-# As _QUEUE, after the request (ARGV[5]) is added to the intake stream (KEYS[3]): a Redis
+# As _QUEUE, after the request (ARGV[6]) is added to the intake stream (KEYS[3]): a Redis
 # that refuses the entry (full) writes no record either.
 _SUBMIT = _NOW + """
-redis.call('XADD', KEYS[3], '*', 'request', ARGV[5])
+redis.call('XADD', KEYS[3], '*', 'request', ARGV[6])
 """ + _QUEUED
 
 # KEYS: result, deliveries, status, match index. ARGV: ttl, worker, expires_at ('' or
-# seconds), match ('' for none), run id.
+# seconds), match ('' for none), run id, callback url ('' for none).
 _ADMIT = _NOW + """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
@@ -89,6 +92,9 @@ local delivery = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], 'status', 'running', 'running_at', now, 'worker', ARGV[2],
            'attempt', delivery)
+if ARGV[6] ~= '' then
+  redis.call('HSET', KEYS[3], 'callback_url', ARGV[6])
+end
 index_match(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[1])
 redis.call('EXPIRE', KEYS[3], ARGV[1])
 return delivery
@@ -153,12 +159,13 @@ class Call:
         return client.eval(self.script, len(self.keys), *self.keys, *self.args)
 
 
-def submission(request_json: str, run_id: str, match: str | None,
-               expires_at: float | None, ttl_s: int) -> Call:
-    """Add a request to the intake stream and record its run ``queued`` (see the module).
-    The reply: 1 when recorded, 0 when the run had a record already."""
-    return Call(_SUBMIT, [status_key(run_id), match_key(match or ""), INTAKE_STREAM],
-                [ttl_s, match or "", _seconds(expires_at), run_id, request_json])
+def submission(request_json: str, run_id: str, life: Any, ttl_s: int) -> Call:
+    """Add a request to the intake stream and record its run ``queued`` (see the module);
+    ``life``: its :class:`~tasks.decoding.Life` (match, deadline, callback). The reply: 1
+    when recorded, 0 when the run had a record already."""
+    return Call(_SUBMIT, [status_key(run_id), match_key(life.match or ""), INTAKE_STREAM],
+                [ttl_s, life.match or "", _seconds(life.expires_at), run_id,
+                 life.callback_url or "", request_json])
 
 
 def cancellation(publication: Publication, body: str, ttl_s: int) -> Call:
@@ -196,20 +203,22 @@ class Lifecycle:
         self._cancel = redis.register_script(_CANCEL)
 
     def queue(self, run_id: str, match: str | None, expires_at: float | None,
-              client: Any = None) -> Any:
+              client: Any = None, callback_url: str | None = None) -> Any:
         """Record the run as ``queued`` unless it has a record (on ``client``: a pipeline
-        to batch it with others). Returns 1 when recorded (or the pipeline)."""
+        to batch it with others), with its ``callback_url`` when it has one. Returns 1
+        when recorded (or the pipeline)."""
         keys = [status_key(run_id), match_key(match or "")]
         return self._queue(keys=keys, args=[self.ttl_s, match or "", _seconds(expires_at),
-                                            run_id], client=client)
+                                            run_id, callback_url or ""], client=client)
 
     def admit(self, run_id: str, worker: str, expires_at: float | None = None,
-              match: str | None = None) -> int:
-        """0: published already; -1: expired before it started; else the delivery."""
+              match: str | None = None, callback_url: str | None = None) -> int:
+        """0: published already; -1: expired before it started; else the delivery (and
+        the record keeps ``callback_url``, for a run sent without a ``queued`` record)."""
         keys = [result_key(run_id), deliveries_key(run_id), status_key(run_id),
                 match_key(match or "")]
         return int(self._admit(keys=keys, args=[self.ttl_s, worker, _seconds(expires_at),
-                                                match or "", run_id]))
+                                                match or "", run_id, callback_url or ""]))
 
     def publish(self, publication: Publication, body: str) -> bool:
         """Publish ``body`` as the run's result unless it has one; whether it did."""

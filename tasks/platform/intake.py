@@ -132,7 +132,8 @@ class IntakeForwarder:
             for _, body in bodies:
                 run_id, life = body.get("run_id"), life_of(body)
                 if isinstance(run_id, str) and run_id:
-                    self.lifecycle.queue(run_id, life.match, life.expires_at, client=pipe)
+                    self.lifecycle.queue(run_id, life.match, life.expires_at, client=pipe,
+                                         callback_url=life.callback_url)
             pipe.execute()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import redis
 
+from evalfleet.tasks.decoding import Life
 from evalfleet.tasks.lifecycle import submission
 from evalfleet.tasks.messages import RunRequest
 from evalfleet.tasks.platform.submission import SubmitError, calls, chunks, lost, settle
@@ -53,9 +54,9 @@ def test_each_run_is_one_script_call_into_the_intake() -> None:
     (call,) = calls(requests(1), ttl_s=60)
 
     assert call.keys == ["evalfleet:status:r0", "evalfleet:match:m", INTAKE_STREAM]
-    assert call.args[:4] == [60, "m", "", "r0"]
-    assert call.args[4] == '{"schema_version":1,"run_id":"r0","pack_ref":"p",' \
+    assert call.args[:5] == [60, "m", "", "r0", ""]
+    assert call.args[5] == '{"schema_version":1,"run_id":"r0","pack_ref":"p",' \
         '"submission":{"files":{},"commands":[]},"priority":5,"peers":[],"metadata":{},' \
         '"match":"m"}'
-    assert call.script == submission("{}", "r0", None, None, 1).script
+    assert call.script == submission("{}", "r0", Life(), 1).script
     assert [len(part) for part in chunks(requests(5), 2)] == [2, 2, 1]
