@@ -159,13 +159,14 @@ class Call:
         return client.eval(self.script, len(self.keys), *self.keys, *self.args)
 
 
-def submission(request_json: str, run_id: str, life: Any, ttl_s: int) -> Call:
-    """Add a request to the intake stream and record its run ``queued`` (see the module);
-    ``life``: its :class:`~tasks.decoding.Life` (match, deadline, callback). The reply: 1
-    when recorded, 0 when the run had a record already."""
-    return Call(_SUBMIT, [status_key(run_id), match_key(life.match or ""), INTAKE_STREAM],
-                [ttl_s, life.match or "", _seconds(life.expires_at), run_id,
-                 life.callback_url or "", request_json])
+def submission(request_json: str, run_id: str, match: str | None,
+               expires_at: float | None, ttl_s: int, callback_url: str | None = None) -> Call:
+    """Add a request to the intake stream and record its run ``queued`` (see the module),
+    with its ``callback_url``. The reply: 1 when recorded, 0 when the run had a record
+    already."""
+    return Call(_SUBMIT, [status_key(run_id), match_key(match or ""), INTAKE_STREAM],
+                [ttl_s, match or "", _seconds(expires_at), run_id, callback_url or "",
+                 request_json])
 
 
 def cancellation(publication: Publication, body: str, ttl_s: int) -> Call:

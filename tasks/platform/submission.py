@@ -13,7 +13,6 @@ from typing import Any
 
 import redis
 
-from ..decoding import Life
 from ..lifecycle import Call, submission
 from ..messages import RunRequest
 
@@ -62,15 +61,9 @@ def chunks(requests: list[RunRequest], size: int) -> Iterator[list[RunRequest]]:
 
 def calls(part: list[RunRequest], ttl_s: int) -> list[Call]:
     """One intake entry (with its ``queued`` record) per request."""
-    return [submission(r.model_dump_json(exclude_none=True), r.run_id, life_of_request(r),
-                       ttl_s) for r in part]
-
-
-def life_of_request(request: RunRequest) -> Life:
-    """What the ``queued`` record keeps of a checked request."""
-    moment = request.expires_at
-    return Life(request.match, None if moment is None else moment.timestamp(),
-                request.callback_url)
+    return [submission(r.model_dump_json(exclude_none=True), r.run_id, r.match,
+                       None if r.expires_at is None else r.expires_at.timestamp(), ttl_s,
+                       r.callback_url) for r in part]
 
 
 def settle(sent: list[str], part: list[RunRequest], replies: list[Any],

@@ -41,15 +41,20 @@ SECRET = "whsec-test-current"
 
 
 @pytest.fixture
-def redis(tmp_path: Path) -> Iterator[Any]:
+def server(tmp_path: Path) -> Iterator[RedisServer]:
     """A private Redis per test: the schedule's keys are the fleet's, not per run."""
     if shutil.which("redis-server") is None:
         missing_service("redis-server", FileNotFoundError("not on PATH (scripts/setup.sh)"))
-    server = RedisServer(free_port(), tmp_path).start()
+    started = RedisServer(free_port(), tmp_path).start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def redis(server: RedisServer) -> Iterator[Any]:
     client = redis_lib.Redis.from_url(server.url)
     yield client
     client.close()
-    server.stop()
 
 
 @dataclass
@@ -394,3 +399,27 @@ def test_no_connection_outlives_the_attempts_deadline(redis: Any) -> None:
 
     assert set(answers(redis, "silent-1")) == {"timeout"}
     assert all(a.ms < 1500 for a in webhook(redis, "silent-1").attempts)
+
+
+def test_the_callback_url_is_recorded_by_submission_forwarding_and_admission(
+        redis: Any, server: RedisServer) -> None:
+    """However a run comes in — the client's submission, a plain XADD the intake's
+    forwarder records, a request straight to the queue (the admission) — its record
+    keeps its callback_url, so its result (or its cancel's) is delivered."""
+    from evalfleet.tasks.platform import EvalfleetClient
+    from evalfleet.tasks.platform.intake import IntakeForwarder, sender_app
+
+    url = "https://hooks.example.com/in"
+    client = EvalfleetClient(server.url)
+    client.submit({"run_id": "via-client", "pack_ref": "p", "callback_url": url})
+    client.close()
+    redis.xadd("evalfleet:intake", {"request": json.dumps(
+        {"run_id": "via-xadd", "pack_ref": "p", "callback_url": url})})
+    forwarder = IntakeForwarder(redis, sender_app(server.url), consumer="test")
+    forwarder.ensure_group()
+    forwarder.forward_once(block_ms=10)
+    Publisher(redis, 600, "w").admit("via-queue", callback_url=url)
+
+    for run_id in ("via-client", "via-xadd", "via-queue"):
+        found = RunStatus.from_record(run_id, redis.hgetall(status_key(run_id)))
+        assert found is not None and found.callback_url == url, run_id

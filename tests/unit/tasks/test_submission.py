@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 import redis
 
-from evalfleet.tasks.decoding import Life
 from evalfleet.tasks.lifecycle import submission
 from evalfleet.tasks.messages import RunRequest
 from evalfleet.tasks.platform.submission import SubmitError, calls, chunks, lost, settle
@@ -58,5 +57,5 @@ def test_each_run_is_one_script_call_into_the_intake() -> None:
     assert call.args[5] == '{"schema_version":1,"run_id":"r0","pack_ref":"p",' \
         '"submission":{"files":{},"commands":[]},"priority":5,"peers":[],"metadata":{},' \
         '"match":"m"}'
-    assert call.script == submission("{}", "r0", Life(), 1).script
+    assert call.script == submission("{}", "r0", None, None, 1).script
     assert [len(part) for part in chunks(requests(5), 2)] == [2, 2, 1]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import subprocess
+import sys
 
 import pytest
 
@@ -51,3 +53,26 @@ def test_what_a_receiver_refuses(body: bytes, header: str | None, now: float) ->
 def test_nothing_is_signed_without_a_secret() -> None:
     with pytest.raises(ValueError, match="nothing is sent unsigned"):
         sign(BODY, [], 1)
+
+
+BLOCKED = ("celery", "kombu", "docker", "yaml", "re2", "sacrebleu", "rapidfuzz", "jsonschema")
+SLIM = f"""
+import sys
+class Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {BLOCKED!r}:
+            raise ImportError("not in the slim client: " + name)
+sys.meta_path.insert(0, Blocked())
+from evalfleet.tasks.platform import EvalfleetClient, AsyncEvalfleetClient
+from evalfleet.tasks.webhooks.signature import verify
+from evalfleet.tasks.messages import RunRequest
+RunRequest(run_id="r", pack_ref="p", callback_url="https://h.example/")
+"""
+
+
+def test_the_slim_client_and_the_verifier_need_nothing_of_the_worker() -> None:
+    """``pip install evalfleet`` (redis + pydantic): the client with ``callback_url`` and
+    the receiver's verifier import without the worker's dependencies."""
+    done = subprocess.run([sys.executable, "-c", SLIM], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
