@@ -68,6 +68,9 @@ def test_no_webhook_is_lost_or_misdelivered_across_a_worker_restart(
         wait_for(lambda: platform.held and all(
             client.status(r["run_id"]).webhook for r in runs), 60,
             "every run's delivery scheduled and the held one in flight")
+        assert metric(node, "evalfleet_webhook_pending") == len(runs)
+        assert metric(node, "evalfleet_webhook_oldest_undelivered_seconds") > 0
+        assert metric(node, "evalfleet_webhook_attempts_total", answer="5xx") >= 1
         node.stop(sig=signal.SIGKILL)
         (cancelled,) = requests(receiver, "gone", 1)
         client.submit(cancelled)
@@ -94,4 +97,7 @@ def test_no_webhook_is_lost_or_misdelivered_across_a_worker_restart(
         assert answers[-1] == "200" and "503" in answers[:-1]
     assert metric(replacement, "evalfleet_webhook_deliveries_total", state="delivered") >= 1
     assert metric(replacement, "evalfleet_webhook_attempts_total", answer="2xx") >= 1
-    assert metric(replacement, "evalfleet_webhook_pending") == 0
+    exported = replacement.metrics()
+    assert "evalfleet_webhook_pending 0.0" in exported
+    assert "evalfleet_webhook_oldest_undelivered_seconds 0.0" in exported
+    assert 'evalfleet_webhook_deliveries_total{state="failed"} 0.0' in exported

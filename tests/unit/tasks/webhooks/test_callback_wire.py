@@ -60,3 +60,20 @@ def test_the_status_shows_the_delivery_and_each_attempt() -> None:
         "failed", 12.6, "no 2xx answer")
     assert [(a.n, a.answer) for a in status.webhook.attempts] == [(1, "500"), (2, "timeout")]
     assert RunStatus.from_record("r2", {b"status": b"queued"}).webhook is None  # type: ignore[union-attr]
+
+
+def test_evalfleet_status_says_how_the_delivery_went() -> None:
+    from evalfleet.workers.fleet_cli import status_line
+
+    base = {b"status": b"scored", b"scored_at": b"0", b"webhook.url": b"https://h/"}
+    tried = {b"webhook.attempt.1": b'{"n": 1, "at": 1, "answer": "500"}'}
+    lines = [status_line(RunStatus.from_record("r1", {**base, **extra}))
+             for extra in ({b"webhook": b"pending", **tried},
+                           {b"webhook": b"failed", b"webhook.reason": b"refused: nope", **tried},
+                           {b"webhook": b"delivered", b"webhook.attempt.2":
+                            b'{"n": 2, "at": 2, "answer": "200"}', **tried})]
+
+    assert [line.split("; ", 1)[1] for line in lines] == [
+        "webhook pending (1 attempt, last: 500)", "webhook failed after 1 attempt: refused: nope",
+        "webhook delivered (2 attempts)"]
+    assert "webhook" not in status_line(RunStatus.from_record("r2", {b"status": b"queued"}))
