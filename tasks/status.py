@@ -51,7 +51,9 @@ class WebhookAttempt(BaseModel):
     """When it was sent (Unix seconds)."""
     answer: str
     """The HTTP status (``"200"``, ``"500"``, ``"302 not followed"``), or what happened
-    instead: ``timeout``, ``connection: …``, ``refused: …`` (the policy: never sent)."""
+    instead: ``timeout``, ``connection: …``, ``refused: …`` (the policy: never sent),
+    ``sending`` (under way), ``lost: …`` (its sender stopped before an answer: the
+    delivery was due again after its lease)."""
     ms: float = 0.0
     """How long it took, in milliseconds."""
 

@@ -71,14 +71,17 @@ class Dispatcher:
         self.schedule = Schedule(self.redis)
         self.policy = Policy.of(self.config.allow, self.config.networks, self.resolve)
 
-    def ensure_group(self) -> None:
-        """Create the consumer group at the start of the stream, unless it exists.
+    def ensure_group(self, start: str = "$") -> None:
+        """Create the consumer group unless it exists: at the stream's end when a worker
+        starts (a fleet upgraded to webhooks does not replay the week of results before
+        it: none of them could name a callback), at its start when it was deleted under a
+        running worker (a flushed Redis: whatever is in the new stream is unheard).
 
         Raises:
             redis.RedisError: Redis refused it (other than "it exists").
         """
         try:
-            self.redis.xgroup_create(RESULTS_STREAM, WEBHOOKS_GROUP, id="0", mkstream=True)
+            self.redis.xgroup_create(RESULTS_STREAM, WEBHOOKS_GROUP, id=start, mkstream=True)
         except redis.ResponseError as err:
             if "BUSYGROUP" not in str(err):
                 raise
@@ -91,7 +94,7 @@ class Dispatcher:
         except redis.ResponseError as err:
             if "NOGROUP" not in str(err):
                 raise
-            self.ensure_group()  # the stream or the group was deleted: make it again
+            self.ensure_group("0")  # the stream or the group was deleted: make it again
             return 0
         self._plan(entries)
         return len(entries)
@@ -127,10 +130,12 @@ class Dispatcher:
         """Send every delivery due now, one at a time; how many attempts were made."""
         sent = 0
         while claimed := self.schedule.claim(self.config.lease_s):
-            started = self.schedule.start(claimed[0])
-            if started is not None:
+            started = self.schedule.start(claimed[0], self.config.give_up_after_s)
+            if isinstance(started, Started):
                 self.attempt(started)
                 sent += 1
+            elif started == "failed":
+                self.observer.finished(started)
         return sent
 
     def attempt(self, started: Started) -> str:

@@ -66,22 +66,49 @@ end
 return due
 """
 
-# KEYS: status, due, pending, result. ARGV: run id. Returns {attempt, url, match, body}, or
-# {0, why} when the delivery is over (done elsewhere, or its record or result expired).
+# KEYS: status, due, pending, result. ARGV: run id, give up after (s). Returns {attempt,
+# url, match, body}, or {0, ''} when the delivery is over elsewhere, {0, 'failed'} when it
+# ends here: past its time without an attempt (no worker was sending), or its result
+# expired. The attempt is recorded 'sending' until its answer; one a dead sender left so
+# is marked lost when the next starts.
 _START = _NOW + """
-local state = redis.call('HGET', KEYS[1], 'webhook')
-if state ~= 'pending' then
+if redis.call('HGET', KEYS[1], 'webhook') ~= 'pending' then
   done(ARGV[1])
-  return {0, state or 'its status record expired'}
+  return {0, ''}
 end
-local body = redis.call('GET', KEYS[4])
-if not body then
-  redis.call('HSET', KEYS[1], 'webhook', 'failed', 'webhook.reason',
-             'its result expired before it was delivered')
+local function fail(reason)
+  redis.call('HSET', KEYS[1], 'webhook', 'failed', 'webhook.reason', reason)
   done(ARGV[1])
   return {0, 'failed'}
 end
-local attempt = redis.call('HINCRBY', KEYS[1], 'webhook.attempts', 1)
+local tried = tonumber(redis.call('HGET', KEYS[1], 'webhook.attempts') or '0')
+local field = 'webhook.attempt.' .. tried
+local last = redis.call('HGET', KEYS[1], field)
+local answer = ''
+if last then
+  local record = cjson.decode(last)
+  if record['answer'] == 'sending' then
+    record['answer'] = 'lost: its sender stopped before an answer'
+    redis.call('HSET', KEYS[1], field, cjson.encode(record))
+  end
+  answer = record['answer']
+end
+local since = tonumber(redis.call('HGET', KEYS[1], 'webhook.since'))
+if now > since + tonumber(ARGV[2]) then
+  if tried == 0 then
+    return fail(string.format('not delivered within %d s: no attempt was made (no worker '
+                              .. 'was sending)', tonumber(ARGV[2])))
+  end
+  return fail(string.format('no 2xx answer in %d attempts over %d s (the last: %s)', tried,
+                            math.floor(now - since), answer))
+end
+local body = redis.call('GET', KEYS[4])
+if not body then
+  return fail('its result expired before it was delivered')
+end
+local attempt = tried + 1
+redis.call('HSET', KEYS[1], 'webhook.attempts', attempt, 'webhook.attempt.' .. attempt,
+           cjson.encode({n = attempt, at = now, answer = 'sending'}))
 return {attempt, redis.call('HGET', KEYS[1], 'webhook.url'),
         redis.call('HGET', KEYS[1], 'match') or '', body}
 """
@@ -158,11 +185,14 @@ class Schedule:
         """Up to ``count`` due deliveries, each now leased for ``lease_s``."""
         return [_text(r) for r in self._claim(keys=[WEBHOOKS_DUE], args=[lease_s, count])]
 
-    def start(self, run_id: str) -> Started | None:
-        """Number the next attempt of ``run_id``'s delivery; ``None`` when it is over."""
-        reply = self._start(keys=[*_keys(run_id), result_key(run_id)], args=[run_id])
+    def start(self, run_id: str, give_up_after_s: float) -> Started | str:
+        """Number and record the next attempt of ``run_id``'s delivery; when there is none
+        to make, the delivery's end here (``failed``: past ``give_up_after_s`` since it
+        was scheduled, or its result expired), or ``""`` (it ended elsewhere)."""
+        reply = self._start(keys=[*_keys(run_id), result_key(run_id)],
+                            args=[run_id, give_up_after_s])
         if int(reply[0]) == 0:
-            return None
+            return _text(reply[1])
         attempt, url, match, body = reply
         return Started(run_id, int(attempt), _text(url), _text(match), bytes(body))
 

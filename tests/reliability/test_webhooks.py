@@ -92,6 +92,8 @@ def test_no_webhook_is_lost_or_misdelivered_across_a_worker_restart(
     assert set(by_run) == {r["run_id"] for r in everything}
     held = runs[-1]["run_id"]
     assert len(by_run[held]) >= 2  # the attempt the kill cut short was sent again
+    assert [a.answer for a in client.status(held).webhook.attempts][:2] == [
+        "lost: its sender stopped before an answer", "200"]
     for run in runs[:-1]:
         answers = [a.answer for a in client.status(run["run_id"]).webhook.attempts]
         assert answers[-1] == "200" and "503" in answers[:-1]

@@ -377,13 +377,35 @@ def test_a_sender_that_dies_mid_attempt_leaves_it_due_after_its_lease(redis: Any
         sender = dispatcher(redis, config(receiver.port, timeout_s=0.1))  # lease 5.2 s
         publish(redis, "lease-1", receiver.url())
         sender.hear(block_ms=10)
-        assert sender.schedule.claim(sender.config.lease_s) == ["lease-1"]  # then "dies"
+        assert sender.schedule.claim(sender.config.lease_s) == ["lease-1"]
+        sender.schedule.start("lease-1", 60.0)  # then the sender "dies"
+        assert answers(redis, "lease-1") == ["sending"]
         assert sender.schedule.claim(sender.config.lease_s) == []
         redis.zadd(WEBHOOKS_DUE, {"lease-1": 0})  # the lease has run out
 
         drain(sender, ended(redis, "lease-1"))
 
     assert len(receiver.deliveries) == 1
+    assert answers(redis, "lease-1") == ["lost: its sender stopped before an answer", "200"]
+
+
+def test_a_delivery_past_its_time_fails_without_an_attempt(redis: Any) -> None:
+    """No worker sent it within give_up_after_s (all were down): it fails when next
+    claimed, without a late attempt, and the status says why."""
+    with Receiver() as receiver:
+        sender = dispatcher(redis, config(receiver.port, give_up_after_s=1.0))
+        publish(redis, "late-1", receiver.url())
+        sender.hear(block_ms=10)
+        time.sleep(1.1)
+
+        drain(sender, ended(redis, "late-1"))
+
+    assert receiver.deliveries == []
+    hook = webhook(redis, "late-1")
+    assert (hook.state, hook.reason, hook.attempts) == (
+        "failed", "not delivered within 1 s: no attempt was made (no worker was sending)",
+        [])
+    assert sender.observer.ends == ["failed"]  # type: ignore[attr-defined]
 
 
 def test_no_connection_outlives_the_attempts_deadline(redis: Any) -> None:
