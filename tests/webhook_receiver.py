@@ -3,6 +3,7 @@ answers as the test scripts it (a status, after a delay, with headers: a redirec
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -46,20 +47,23 @@ def then(*replies: Reply) -> Script:
 class Receiver:
     """An ``http.server`` on 127.0.0.1 (its own port), in a thread; a context manager."""
 
-    def __init__(self, script: Script | None = None) -> None:
+    def __init__(self, script: Script | None = None, tls: ssl.SSLContext | None = None) -> None:
         self.script = script or always(Reply())
         self.deliveries: list[Delivery] = []
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
+        if tls is not None:  # https (a failed handshake is dropped by the server)
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.scheme = "http" if tls is None else "https"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
     def port(self) -> int:
         return int(self.server.server_address[1])
 
-    def url(self, path: str = "/hook") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+    def url(self, path: str = "/hook", host: str = "127.0.0.1") -> str:
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def __enter__(self) -> Receiver:
         self.thread.start()

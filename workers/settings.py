@@ -210,6 +210,8 @@ class WebhookSettings(BaseModel):
     then fails (the run's status and ``evalfleet_webhook_deliveries_total`` say so)."""
     senders: int = Field(2, gt=0)
     """Deliveries each worker sends at once."""
+    ca_file: Path | None = None
+    """Certificates (PEM) trusted for ``https`` callbacks instead of the system's."""
 
     _listed = field_validator("allow", "networks", "secrets", mode="before")(listed)
 
@@ -236,7 +238,8 @@ class WebhookSettings(BaseModel):
             secrets=tuple(s.get_secret_value() for s in self.secrets), matches=matches,
             max_body_bytes=self.max_body_bytes, timeout_s=self.timeout_s,
             first_retry_s=self.first_retry_s, max_retry_s=self.max_retry_s,
-            give_up_after_s=self.give_up_after_s, senders=self.senders)
+            give_up_after_s=self.give_up_after_s, senders=self.senders,
+            ca_file=None if self.ca_file is None else str(self.ca_file))
 
 
 def _default_worker_id() -> str:

@@ -40,6 +40,9 @@ class WebhookConfig:
     """No attempt is made later than this after the delivery was scheduled."""
     senders: int = 2
     """Deliveries a worker sends at once."""
+    ca_file: str | None = None
+    """Certificates (PEM) to trust for ``https`` callbacks instead of the system's (a
+    platform with its own CA)."""
 
     def secrets_for(self, match: str | None) -> tuple[str, ...]:
         """The secrets that sign a run of ``match``: the match's own, else the fleet's

@@ -13,6 +13,7 @@ the :class:`Observer`.
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ class Dispatcher:
     def __post_init__(self) -> None:
         self.schedule = Schedule(self.redis)
         self.policy = Policy.of(self.config.allow, self.config.networks, self.resolve)
+        self.tls = ssl.create_default_context(cafile=self.config.ca_file)
 
     def ensure_group(self, start: str = "$") -> None:
         """Create the consumer group unless it exists: at the stream's end when a worker
@@ -148,7 +150,7 @@ class Dispatcher:
                             "refused")
         else:
             answer = post(started.url, sent.body, _headers(started, sent.kind, sign(
-                sent.body, secrets, int(when))), self.policy, config.timeout_s)
+                sent.body, secrets, int(when))), self.policy, config.timeout_s, self.tls)
         wait = backoff_s(started.attempt, config.first_retry_s, config.max_retry_s)
         state = self.schedule.finish(started, answer, when, (wait, config.give_up_after_s),
                                      sent.kind)

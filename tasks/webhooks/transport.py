@@ -55,9 +55,9 @@ class PinnedConnection(http.client.HTTPSConnection):
     """A connection to ``address`` for ``destination``'s host, TLS only for ``https``."""
 
     def __init__(self, found: Destination, address: str, policy: Policy,
-                 timeout_s: float) -> None:
-        self.tls = ssl.create_default_context()
-        super().__init__(found.host, found.port, timeout=timeout_s, context=self.tls)
+                 timeout_s: float, tls: ssl.SSLContext) -> None:
+        self.tls = tls
+        super().__init__(found.host, found.port, timeout=timeout_s, context=tls)
         self.found, self.address, self.policy = found, address, policy
 
     def connect(self) -> None:
@@ -77,15 +77,18 @@ class PinnedConnection(http.client.HTTPSConnection):
 
 
 def post(url: str, body: bytes, headers: dict[str, str], policy: Policy,
-         timeout_s: float) -> Answer:
+         timeout_s: float, tls: ssl.SSLContext | None = None) -> Answer:
     """POST ``body`` to ``url`` if the policy allows it; the answer, never an exception
-    (a receiver's failure is a result: the schedule retries it)."""
+    (a receiver's failure is a result: the schedule retries it). ``tls``: the
+    certificates trusted for ``https`` (the system's by default); the certificate must
+    name the URL's host, whatever address was connected to."""
     started = time.monotonic()
     try:
         found, address = policy.check(url)
     except Forbidden as err:
         return refused(err)
-    connection = PinnedConnection(found, address, policy, timeout_s)
+    connection = PinnedConnection(found, address, policy, timeout_s,
+                                  tls or ssl.create_default_context())
     deadline = threading.Timer(timeout_s, _cut, [connection])
     deadline.start()
     try:

@@ -8,6 +8,8 @@ import hashlib
 import json
 import shutil
 import socket
+import ssl
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -445,3 +447,37 @@ def test_the_callback_url_is_recorded_by_submission_forwarding_and_admission(
     for run_id in ("via-client", "via-xadd", "via-queue"):
         found = RunStatus.from_record(run_id, redis.hgetall(status_key(run_id)))
         assert found is not None and found.callback_url == url, run_id
+
+
+def certificate(tmp_path: Path, name: str) -> tuple[Path, ssl.SSLContext]:
+    """A self-signed certificate for ``name`` (its file, to trust) and a server context."""
+    if shutil.which("openssl") is None:
+        missing_service("openssl", FileNotFoundError("not on PATH"))
+    cert, key = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", f"/CN={name}",
+                    "-addext", f"subjectAltName=DNS:{name}"],
+                   check=True, capture_output=True, timeout=60)
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert, key)
+    return cert, server
+
+
+def test_https_verifies_the_urls_host_on_the_pinned_address(redis: Any,
+                                                            tmp_path: Path) -> None:
+    """The connection goes to the checked address, and TLS still verifies the URL's
+    host: a certificate for that name is delivered to, one for another name is not."""
+    trusted, good = certificate(tmp_path, "hooks.example.test")
+    stranger, bad = certificate(tmp_path, "other.example.test")
+    with Receiver(tls=good) as receiver, Receiver(tls=bad) as impostor:
+        for run_id, target, ca in (("tls-1", receiver, trusted), ("tls-2", impostor, stranger)):
+            webhooks = config(allow=(f"hooks.example.test:{target.port}",),
+                              ca_file=str(ca), give_up_after_s=0.3)
+            sender = dispatcher(redis, webhooks, resolve=rebinding("127.0.0.1"))
+            publish(redis, run_id, target.url(host="hooks.example.test"))
+
+            drain(sender, ended(redis, run_id))
+
+    assert answers(redis, "tls-1") == ["200"] and len(receiver.deliveries) == 1
+    assert impostor.deliveries == [] and webhook(redis, "tls-2").state == "failed"
+    assert all("certificate verify failed" in answer for answer in answers(redis, "tls-2"))
