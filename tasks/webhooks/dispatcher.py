@@ -23,7 +23,7 @@ import redis
 
 from ..redis_keys import RESULTS_STREAM, WEBHOOKS_GROUP, status_key
 from .config import WebhookConfig
-from .payload import ResultLink, no_link, payload
+from .payload import Payload, ResultLink, no_link, payload
 from .policy import Policy, system_resolver
 from .schedule import Schedule, Started, backoff_s
 from .signature import HEADER, sign
@@ -144,13 +144,7 @@ class Dispatcher:
         """One attempt of a delivery, recorded; the delivery's state after it."""
         config, when = self.config, time.time()
         sent = payload(started.body, config.max_body_bytes, self.link)
-        secrets = config.secrets_for(started.match or None)
-        if not secrets:
-            answer = Answer("refused: no signing secret (EVALFLEET_WEBHOOKS__SECRETS)",
-                            "refused")
-        else:
-            answer = post(started.url, sent.body, _headers(started, sent.kind, sign(
-                sent.body, secrets, int(when))), self.policy, config.timeout_s, self.tls)
+        answer = self._send(started, sent, int(when))
         wait = backoff_s(started.attempt, config.first_retry_s, config.max_retry_s)
         state = self.schedule.finish(started, answer, when, (wait, config.give_up_after_s),
                                      sent.kind)
@@ -160,6 +154,18 @@ class Dispatcher:
         log.info("webhook of %s, attempt %d: %s (%s)", started.run_id, started.attempt,
                  answer.text, state)
         return state
+
+
+    def _send(self, started: Started, sent: Payload, timestamp: int) -> Answer:
+        """POST ``sent``, signed with the secrets of the run's match, or refuse it when
+        there is none: nothing leaves unsigned."""
+        secrets = self.config.secrets_for(started.match or None)
+        if not secrets:
+            return Answer("refused: no signing secret (EVALFLEET_WEBHOOKS__SECRETS)",
+                          "refused")
+        headers = _headers(started, sent.kind, sign(sent.body, secrets, timestamp))
+        return post(started.url, sent.body, headers, self.policy, self.config.timeout_s,
+                    self.tls)
 
 
 def _headers(started: Started, kind: str, signature: str) -> dict[str, str]:
