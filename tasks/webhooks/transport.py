@@ -16,7 +16,6 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from .policy import Destination, Forbidden, Policy
 
@@ -59,6 +58,8 @@ class PinnedConnection(http.client.HTTPSConnection):
         self.tls = tls
         super().__init__(found.host, found.port, timeout=timeout_s, context=tls)
         self.found, self.address, self.policy = found, address, policy
+        self.cut = threading.Event()
+        """Set when the attempt's deadline closed the connection."""
 
     def connect(self) -> None:
         """Connect to the checked address, check the peer, then TLS (``https``).
@@ -96,7 +97,7 @@ def post(url: str, body: bytes, headers: dict[str, str], policy: Policy,
     except Forbidden as err:
         answer = refused(err)
     except (OSError, http.client.HTTPException) as err:
-        answer = _failure(err, expired=not deadline.is_alive())
+        answer = _failure(err, expired=connection.cut.is_set())
     finally:
         deadline.cancel()
         connection.close()
@@ -122,9 +123,11 @@ def _failure(err: BaseException, expired: bool) -> Answer:
     return Answer(f"connection: {type(err).__name__}: {err}"[:300], "connection")
 
 
-def _cut(connection: Any) -> None:
-    """Close the connection's socket at the attempt's deadline (a slow receiver)."""
-    sock = getattr(connection, "sock", None)
+def _cut(connection: PinnedConnection) -> None:
+    """Close the connection's socket at the attempt's deadline (a slow receiver); the
+    failure that follows is then a timeout, whatever the socket says."""
+    connection.cut.set()
+    sock = connection.sock
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)

@@ -167,7 +167,7 @@ def test_a_500_is_retried_until_a_2xx(redis: Any) -> None:
 def test_a_receiver_that_times_out_is_tried_again(redis: Any) -> None:
     """An answer later than the attempt's deadline is a timeout (the attempt ends at the
     deadline, however slowly the receiver answers); a slow answer within it is delivered."""
-    with Receiver(then(Reply(200, delay_s=2.0), Reply(200, delay_s=0.2))) as receiver:
+    with Receiver(then(Reply(200, delay_s=10.0), Reply(200, delay_s=0.2))) as receiver:
         sender = dispatcher(redis, config(receiver.port))
         publish(redis, "slow-1", receiver.url())
 
@@ -175,7 +175,7 @@ def test_a_receiver_that_times_out_is_tried_again(redis: Any) -> None:
 
     first, second = webhook(redis, "slow-1").attempts
     assert (first.answer, second.answer) == ("timeout", "200")
-    assert first.ms < 1500 and second.ms >= 200
+    assert first.ms < 5000 and second.ms >= 200  # cut at 0.5 s, not at the answer (10 s)
 
 
 def test_a_receiver_that_refuses_connections_is_given_up_visibly(redis: Any) -> None:
@@ -422,7 +422,7 @@ def test_no_connection_outlives_the_attempts_deadline(redis: Any) -> None:
         drain(sender, ended(redis, "silent-1"))
 
     assert set(answers(redis, "silent-1")) == {"timeout"}
-    assert all(a.ms < 1500 for a in webhook(redis, "silent-1").attempts)
+    assert all(a.ms < 5000 for a in webhook(redis, "silent-1").attempts)  # deadline 0.5 s
 
 
 def test_the_callback_url_is_recorded_by_submission_forwarding_and_admission(
