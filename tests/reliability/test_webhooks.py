@@ -28,7 +28,7 @@ def settings(port: int) -> dict[str, str]:
 
 class Platform:
     """The receiver's script: 503 while ``down``; the first delivery to ``/held/…`` is
-    held 4 s (the worker is killed meanwhile), then answered 200."""
+    held 8 s (the worker is killed meanwhile), then answered 200."""
 
     def __init__(self) -> None:
         self.down = True
@@ -37,7 +37,7 @@ class Platform:
     def __call__(self, delivery: Delivery, count: int) -> Reply:
         if delivery.path.startswith("/held/") and not self.held:
             self.held += 1
-            return Reply(200, delay_s=4.0)
+            return Reply(200, delay_s=8.0)
         return Reply(503) if self.down else Reply(200)
 
 
