@@ -118,6 +118,7 @@ class Dispatcher:
             for run_id in run_ids:
                 pipe.hmget(status_key(run_id), "callback_url", "match")
             records = pipe.execute()
+        unheard: list[Any] = []  # entries whose run has no callback: one XACK for all
         with self.redis.pipeline(transaction=False) as pipe:
             for (entry_id, _), run_id, (callback, match) in zip(entries, run_ids, records,
                                                                 strict=True):
@@ -125,7 +126,9 @@ class Dispatcher:
                 if url and run_id:
                     self.schedule.plan(run_id, url, entry_id, client=pipe)
                 else:
-                    pipe.xack(RESULTS_STREAM, WEBHOOKS_GROUP, entry_id)
+                    unheard.append(entry_id)
+            if unheard:
+                pipe.xack(RESULTS_STREAM, WEBHOOKS_GROUP, *unheard)
             pipe.execute()
 
     def send_due(self) -> int:
