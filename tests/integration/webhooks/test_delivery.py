@@ -481,3 +481,28 @@ def test_https_verifies_the_urls_host_on_the_pinned_address(redis: Any,
     assert answers(redis, "tls-1") == ["200"] and len(receiver.deliveries) == 1
     assert impostor.deliveries == [] and webhook(redis, "tls-2").state == "failed"
     assert all("certificate verify failed" in answer for answer in answers(redis, "tls-2"))
+
+
+def test_a_rejected_requests_rejection_is_delivered_to_its_callback(redis: Any) -> None:
+    """A request sent straight to the queue (no queued record), rejected for a field of
+    its own: the admission records its callback_url, and the rejection is delivered."""
+    from evalfleet.sandbox.profile import Profile
+    from evalfleet.sandbox.testing.fake import FakeFactory
+    from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
+    from evalfleet.tasks.run_task import execute
+    from evalfleet.tasks.task_context import Runtime
+
+    with Receiver() as receiver:
+        sender = dispatcher(redis, config(receiver.port))
+        runtime = Runtime(config=PipelineConfig(profiles={"default": ProfileBounds(
+            Profile("default", "fake"))}), factory=FakeFactory(), redis=redis,
+            publisher=Publisher(redis, 600, "w"))
+        body = {"run_id": "bad-1", "pack_ref": "p", "callback_url": receiver.url(),
+                "no_such_field": 1}
+
+        assert execute(runtime, None, body, enqueued_at=None) == "rejected"
+        drain(sender, ended(redis, "bad-1"))
+
+    delivered = json.loads(receiver.deliveries[0].body)
+    assert (delivered["outcome"], delivered["errors"][0]["field"]) == ("rejected",
+                                                                       "request.no_such_field")
