@@ -506,3 +506,19 @@ def test_a_rejected_requests_rejection_is_delivered_to_its_callback(redis: Any) 
     delivered = json.loads(receiver.deliveries[0].body)
     assert (delivered["outcome"], delivered["errors"][0]["field"]) == ("rejected",
                                                                        "request.no_such_field")
+
+
+def test_results_a_dead_dispatcher_read_are_claimed_by_another(redis: Any) -> None:
+    """A worker that read results from the group and died before scheduling them: they
+    stay pending in the group, and another worker's dispatcher claims them (after
+    reclaim_after_ms, 60 s by default) and delivers them."""
+    with Receiver() as receiver:
+        alive = dispatcher(redis, config(receiver.port), reclaim_after_ms=0)
+        publish(redis, "orphan-1", receiver.url())
+        (read,) = redis.xreadgroup(WEBHOOKS_GROUP, "dead", {RESULTS_STREAM: ">"}, count=10)
+        assert len(read[1]) == 1  # read by the dead worker's dispatcher, never scheduled
+
+        drain(alive, ended(redis, "orphan-1"))
+
+    assert len(receiver.deliveries) == 1
+    assert redis.xpending(RESULTS_STREAM, WEBHOOKS_GROUP)["pending"] == 0
