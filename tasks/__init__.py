@@ -13,6 +13,9 @@ in :mod:`.platform`; to the Celery task or a wire contract, here at the top.
   Redis, and nothing from :mod:`.platform` or :mod:`.checking`.
 * :mod:`.platform`: the platform's side (:mod:`.platform.client`, :mod:`.platform.intake`,
   :mod:`.platform.result_groups`).
+* :mod:`.webhooks`: results pushed to the platform (signed, retried, to allowed hosts
+  only), sent from the worker's main process. Nothing from :mod:`.evaluation`,
+  :mod:`.platform` or :mod:`.checking`.
 * The wire contracts: :mod:`.messages` (``RunRequest``/``RunResult``), :mod:`.decoding`,
   :mod:`.queueing` (task and queue names), :mod:`.redis_keys`, :mod:`.broker` (the Redis
   channel that does not lose a run), :mod:`.signatures` (a result's signature; the
@@ -20,5 +23,5 @@ in :mod:`.platform`; to the Celery task or a wire contract, here at the top.
 * :mod:`.devtools`: the stub judge server (tests and the demo only).
 
 Each arrow of this map is an import-linter contract in pyproject.toml: delivery →
-checking → evaluation | platform → the wire.
+checking → evaluation | platform | webhooks → the wire.
 """

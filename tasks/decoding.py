@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from evalfleet.scoring.compat import as_float64
 
-from .messages import FieldProblem, Rejection, RunRequest
+from .messages import MAX_CALLBACK_URL, FieldProblem, Rejection, RunRequest, callback_problem
 
 
 def parse_request(body: str | bytes | dict[str, Any], max_bytes: int) -> RunRequest:
@@ -180,12 +180,13 @@ def fallback_run_id(body: Any) -> str:
 
 @dataclass(frozen=True)
 class Life:
-    """What the worker reads of a request before it is parsed: its ``match`` and
-    ``expires_at`` (Unix seconds), each ``None`` when absent or not valid (the pipeline
-    then rejects the request, naming the field)."""
+    """What the worker reads of a request before it is parsed: its ``match``,
+    ``expires_at`` (Unix seconds) and ``callback_url``, each ``None`` when absent or not
+    valid (the pipeline then rejects the request, naming the field)."""
 
     match: str | None = None
     expires_at: float | None = None
+    callback_url: str | None = None
 
 
 def life_of(body: Any) -> Life:
@@ -197,6 +198,20 @@ def life_of(body: Any) -> Life:
                                             "match": body.get("match"),
                                             "expires_at": body.get("expires_at")})
     except ValidationError:
-        return Life()
+        return Life(callback_url=callback_of(body))
     moment = fields.expires_at
-    return Life(fields.match, None if moment is None else moment.timestamp())
+    return Life(fields.match, None if moment is None else moment.timestamp(),
+                callback_of(body))
+
+
+def callback_of(body: dict[str, Any]) -> str | None:
+    """The request's ``callback_url`` when it is one (a request rejected for another
+    reason still has its rejection delivered there); else ``None``."""
+    url = body.get("callback_url")
+    if not isinstance(url, str) or len(url) > MAX_CALLBACK_URL:
+        return None
+    try:
+        callback_problem(url)
+    except ValueError:
+        return None
+    return url

@@ -55,45 +55,49 @@ end
 """
 
 # The queued record (KEYS: status, match index. ARGV: ttl, match ('' for none), expires_at
-# ('' or seconds), run id), naming the intake entry that carries the request (`entry`).
+# ('' or seconds), run id, callback url ('' for none)), naming the intake entry that carries
+# the request (`entry`).
 _RECORD = _NOW + """
 local function record(entry)
   redis.call('HSET', KEYS[1], 'status', 'queued', 'queued_at', now, 'entry', entry)
   if ARGV[3] ~= '' then
     redis.call('HSET', KEYS[1], 'expires_at', ARGV[3])
   end
+  if ARGV[5] ~= '' then
+    redis.call('HSET', KEYS[1], 'callback_url', ARGV[5])
+  end
   index_match(KEYS[1], KEYS[2], ARGV[2], ARGV[4], ARGV[1])
   redis.call('EXPIRE', KEYS[1], ARGV[1])
 end
 """
-# The forwarder's, for the intake entry ARGV[5]: 1 when it made the record (a request added
+# The forwarder's, for the intake entry ARGV[6]: 1 when it made the record (a request added
 # by other means), 2 when the record names this entry (or none: an older client's), 0 when
 # it names another (the run id was submitted before: this entry is a duplicate, not sent).
 _QUEUE = _RECORD + """
 local entry = redis.call('HGET', KEYS[1], 'entry')
 if entry then
-  if entry == ARGV[5] then return 2 end
+  if entry == ARGV[6] then return 2 end
   return 0
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 2
 end
-record(ARGV[5])
+record(ARGV[6])
 return 1
 """
-# The clients': unless the run has a record, the request (ARGV[5]) goes into the intake
+# The clients': unless the run has a record, the request (ARGV[6]) goes into the intake
 # stream (KEYS[3]) and the record names its entry; a Redis that refuses the entry (full)
 # writes no record either. 1 when added, 0 when the run id is known (nothing added).
 _SUBMIT = _RECORD + """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-record(redis.call('XADD', KEYS[3], '*', 'request', ARGV[5]))
+record(redis.call('XADD', KEYS[3], '*', 'request', ARGV[6]))
 return 1
 """
 
 # KEYS: result, deliveries, status, match index. ARGV: ttl, worker, expires_at ('' or
-# seconds), match ('' for none), run id.
+# seconds), match ('' for none), run id, callback url ('' for none).
 _ADMIT = _NOW + """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
@@ -109,6 +113,9 @@ local delivery = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], 'status', 'running', 'running_at', now, 'worker', ARGV[2],
            'attempt', delivery)
+if ARGV[6] ~= '' then
+  redis.call('HSET', KEYS[3], 'callback_url', ARGV[6])
+end
 index_match(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[1])
 redis.call('EXPIRE', KEYS[3], ARGV[1])
 return delivery
@@ -174,11 +181,13 @@ class Call:
 
 
 def submission(request_json: str, run_id: str, match: str | None,
-               expires_at: float | None, ttl_s: int) -> Call:
-    """Add a request to the intake stream and record its run ``queued`` (see the module).
-    The reply: 1 when recorded, 0 when the run had a record already."""
+               expires_at: float | None, ttl_s: int, callback_url: str | None = None) -> Call:
+    """Add a request to the intake stream and record its run ``queued`` (see the module),
+    with its ``callback_url``. The reply: 1 when recorded, 0 when the run had a record
+    already."""
     return Call(_SUBMIT, [status_key(run_id), match_key(match or ""), INTAKE_STREAM],
-                [ttl_s, match or "", _seconds(expires_at), run_id, request_json])
+                [ttl_s, match or "", _seconds(expires_at), run_id, callback_url or "",
+                 request_json])
 
 
 def cancellation(publication: Publication, body: str, ttl_s: int) -> Call:
@@ -216,22 +225,23 @@ class Lifecycle:
         self._cancel = redis.register_script(_CANCEL)
 
     def queue(self, run_id: str, match: str | None, expires_at: float | None,
-              entry: str = "", client: Any = None) -> Any:
+              entry: str = "", client: Any = None, callback_url: str | None = None) -> Any:
         """Record the run as ``queued`` by intake entry ``entry`` unless it has a record
-        (on ``client``: a pipeline to batch it with others). Returns 1 when recorded, 2
-        when the record names this entry (or none), 0 when it names another: a duplicate
-        (or the pipeline)."""
+        (on ``client``: a pipeline to batch it with others), with its ``callback_url`` when
+        it has one. Returns 1 when recorded, 2 when the record names this entry (or none),
+        0 when it names another: a duplicate (or the pipeline)."""
         keys = [status_key(run_id), match_key(match or "")]
         return self._queue(keys=keys, args=[self.ttl_s, match or "", _seconds(expires_at),
-                                            run_id, entry], client=client)
+                                            run_id, callback_url or "", entry], client=client)
 
     def admit(self, run_id: str, worker: str, expires_at: float | None = None,
-              match: str | None = None) -> int:
-        """0: published already; -1: expired before it started; else the delivery."""
+              match: str | None = None, callback_url: str | None = None) -> int:
+        """0: published already; -1: expired before it started; else the delivery (and
+        the record keeps ``callback_url``, for a run sent without a ``queued`` record)."""
         keys = [result_key(run_id), deliveries_key(run_id), status_key(run_id),
                 match_key(match or "")]
         return int(self._admit(keys=keys, args=[self.ttl_s, worker, _seconds(expires_at),
-                                                match or "", run_id]))
+                                                match or "", run_id, callback_url or ""]))
 
     def publish(self, publication: Publication, body: str) -> bool:
         """Publish ``body`` as the run's result unless it has one; whether it did."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AwareDatetime,
@@ -28,6 +29,8 @@ SCHEMA_VERSION: Literal[1] = 1
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 #: A match name (a platform's match, tournament round, ...): the run id's alphabet.
 MATCH_PATTERN = RUN_ID_PATTERN
+#: The longest ``callback_url`` a request may carry (characters).
+MAX_CALLBACK_URL = 2048
 Outcome = Literal["scored", "rejected", "infra_error", "internal_error", "cancelled", "expired"]
 """How a run ended. ``cancelled``: the platform cancelled it (:meth:`~tasks.platform.client.
 EvalfleetClient.cancel`) before it was published: no scorecard, neither the candidate's loss
@@ -150,16 +153,49 @@ class RunRequest(Wire):
     memoryless: bool | None = None
     """Whether the agent ran memoryless (no memory carried from earlier matches), as the
     platform knows it. Echoed in the result's ``rating`` (benchmark-grade); None: not said."""
+    callback_url: str | None = Field(None, max_length=MAX_CALLBACK_URL)
+    """Where the fleet POSTs the run's result when it is published (``http`` or ``https``,
+    no user or password, no fragment): signed, retried, and only to a host the operator
+    allows (``EVALFLEET_WEBHOOKS__ALLOW``; docs/platform.md, "Webhooks"). The operator may
+    also name one per match."""
     runtime: SkipJsonSchema[Any] = Field(None, exclude=True)
     """Never accepted (:data:`RUNTIME_IS_THE_OPERATORS`); named so the refusal says why."""
 
     _runtime = field_validator("runtime")(refuse_runtime)
+
+    @field_validator("callback_url")
+    @classmethod
+    def _callback_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            callback_problem(value)
+        return value
 
     @model_validator(mode="after")
     def _one_pack(self) -> RunRequest:
         if (self.pack is None) == (self.pack_ref is None):
             raise ValueError("exactly one of pack or pack_ref must be set")
         return self
+
+
+def callback_problem(url: str) -> None:
+    """Check the shape of a ``callback_url`` (where it may point is the operator's
+    allowlist, checked when the fleet delivers).
+
+    Raises:
+        ValueError: not an absolute ``http``/``https`` URL with a host, or it carries a
+            user, a password or a fragment.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as err:
+        raise ValueError(f"is not a valid URL: {err}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an absolute http or https URL with a host")
+    if parts.username is not None or parts.password is not None or parts.fragment:
+        raise ValueError("may not carry a user, a password or a fragment")
+    if port == 0:
+        raise ValueError("may not name port 0")
 
 
 class FieldProblem(Wire):

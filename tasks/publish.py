@@ -66,16 +66,17 @@ class Publisher:
         self.lifecycle = Lifecycle(self.redis, self.ttl_s)
 
     def admit(self, run_id: str, expires_at: float | None = None,
-              match: str | None = None) -> int:
+              match: str | None = None, callback_url: str | None = None) -> int:
         """Before running ``run_id``: 0 when its result is published already (a duplicate,
         or cancelled while queued; not counted); -1 when ``expires_at`` (or the one its
         record holds) has passed; else which delivery of the run this is (1 for the
-        first), and the run's record says it is running here.
+        first), and the run's record says it is running here (and keeps its
+        ``callback_url``).
 
         Raises:
             redis.RedisError: Redis refused the count or could not be reached.
         """
-        return self.lifecycle.admit(run_id, self.worker, expires_at, match)
+        return self.lifecycle.admit(run_id, self.worker, expires_at, match, callback_url)
 
     def body(self, result: RunResult, max_bytes: int) -> str:
         """:func:`sealed` with this publisher's signer."""

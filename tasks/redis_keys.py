@@ -32,6 +32,15 @@ latest result lives."""
 CANCELS_CHANNEL = "evalfleet:cancels"
 """Pub/sub: the run id of each run cancelled while queued or running (its worker stops
 the sandbox)."""
+WEBHOOKS_GROUP = "evalfleet-webhooks"
+"""The workers' consumer group on :data:`RESULTS_STREAM`: every published result (a
+cancel's too) is heard by one worker's webhook dispatcher (:mod:`tasks.webhooks`)."""
+WEBHOOKS_DUE = "evalfleet:webhooks:due"
+"""Webhook deliveries not yet done (sorted set: run id → when its next attempt is due, Unix
+seconds, Redis's clock; a claimed one is pushed past its attempt's lease)."""
+WEBHOOKS_PENDING = "evalfleet:webhooks:pending"
+"""Webhook deliveries not yet done (sorted set: run id → when it was scheduled): the age
+of the oldest undelivered result."""
 HEARTBEAT_KEY = "evalfleet:heartbeat:{worker_id}"
 """A worker's heartbeat (string, with a TTL)."""
 PACKS_KEY = "evalfleet:packs:{worker_id}"

@@ -86,7 +86,8 @@ def _execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float 
     decoded = decode_loosely(body)
     run_id, life = fallback_run_id(decoded), life_of(decoded)
     attempt = rt.patience.persist(
-        "delivery", lambda: rt.publisher.admit(run_id, life.expires_at, life.match), deadline)
+        "delivery", lambda: rt.publisher.admit(run_id, life.expires_at, life.match,
+                                               life.callback_url), deadline)
     if not attempt:
         rt.observer.duplicate()
         return "duplicate"

@@ -8,6 +8,12 @@ The record is the hash ``evalfleet:status:<run_id>`` (:mod:`tasks.lifecycle` wri
 ``<s>_at``     when it became ``<s>`` (Unix seconds, Redis's clock), for each status it had
 ``worker``     the worker running it (from ``running`` on), ``attempt`` that delivery
 ``match``      the request's match, ``expires_at`` its deadline (Unix seconds)
+``callback_``  ``callback_url``: the request's, where its result is POSTed
+``webhook``    the delivery of the result to a callback (``pending``, ``delivered``,
+               ``failed``), with ``webhook.url``, ``webhook.since`` (when it was
+               scheduled), ``webhook.body`` (``result`` or ``summary``),
+               ``webhook.reason`` (why it failed) and ``webhook.attempt.<n>``: each
+               attempt and its answer, JSON (:mod:`tasks.webhooks.schedule` writes them)
 =============  ==========================================================================
 
 It lives as long as the run's result. A run sent by a client older than the record (or
@@ -30,6 +36,57 @@ STATUSES: tuple[str, ...] = get_args(Status)
 FINAL: frozenset[str] = frozenset(get_args(Outcome))
 
 
+WebhookState = Literal["pending", "delivered", "failed"]
+#: The status record's field of the webhook's state; its other fields start with it and
+#: a dot (``webhook.url``, ``webhook.attempt.3``).
+WEBHOOK_FIELD = "webhook"
+ATTEMPT_FIELD = "webhook.attempt."
+
+
+class WebhookAttempt(BaseModel):
+    """One POST of a run's result to its callback, and the answer."""
+
+    n: int
+    at: float
+    """When it was sent (Unix seconds)."""
+    answer: str
+    """The HTTP status (``"200"``, ``"500"``, ``"302 not followed"``), or what happened
+    instead: ``timeout``, ``connection: …``, ``refused: …`` (the policy: never sent),
+    ``sending`` (under way), ``lost: …`` (its sender stopped before an answer: the
+    delivery was due again after its lease)."""
+    ms: float = 0.0
+    """How long it took, in milliseconds."""
+
+
+class Webhook(BaseModel):
+    """The delivery of a run's result to its callback URL."""
+
+    state: WebhookState
+    """``pending`` (scheduled, or between retries), ``delivered`` (a 2xx answer) or
+    ``failed`` (given up: refused by the policy, or no 2xx answer in the time allowed)."""
+    url: str = ""
+    since: float | None = None
+    """When the delivery was scheduled (Unix seconds, Redis's clock)."""
+    body: str = ""
+    """``result`` (the published result, byte for byte) or ``summary`` (past the
+    operator's ``max_body_bytes``)."""
+    reason: str = ""
+    """Why it failed."""
+    attempts: list[WebhookAttempt] = Field(default_factory=list)
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, str]) -> Webhook | None:
+        """The delivery the record's fields describe; ``None`` when there is none."""
+        if WEBHOOK_FIELD not in fields:
+            return None
+        attempts = sorted((WebhookAttempt.model_validate_json(value)
+                           for key, value in fields.items() if key.startswith(ATTEMPT_FIELD)),
+                          key=lambda attempt: attempt.n)
+        return cls(state=fields[WEBHOOK_FIELD], url=fields.get("webhook.url", ""),
+                   since=fields.get("webhook.since"), body=fields.get("webhook.body", ""),
+                   reason=fields.get("webhook.reason", ""), attempts=attempts)
+
+
 class RunStatus(BaseModel):
     """Where a run stands, with the time of every transition."""
 
@@ -41,6 +98,9 @@ class RunStatus(BaseModel):
     attempt: int | None = None
     match: str | None = None
     expires_at: float | None = None
+    callback_url: str | None = None
+    webhook: Webhook | None = None
+    """The delivery of its result to a callback, once one is scheduled."""
 
     @property
     def final(self) -> bool:
@@ -55,10 +115,13 @@ class RunStatus(BaseModel):
         if "status" not in fields:
             return None
         at = {key.removesuffix("_at"): float(value) for key, value in fields.items()
-              if key.endswith("_at") and key != "expires_at"}
+              if key.endswith("_at") and key != "expires_at"
+              and not key.startswith(WEBHOOK_FIELD)}
         return cls(run_id=run_id, status=fields["status"], at=at, worker=fields.get("worker"),
                    attempt=fields.get("attempt"), match=fields.get("match"),
-                   expires_at=fields.get("expires_at"))
+                   expires_at=fields.get("expires_at"),
+                   callback_url=fields.get("callback_url"),
+                   webhook=Webhook.from_fields(fields))
 
 
 def _text(value: Any) -> str:

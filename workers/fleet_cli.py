@@ -200,7 +200,20 @@ def status_line(found: Any) -> str:
     where = f" on {found.worker} (attempt {found.attempt})" if found.worker else ""
     since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(found.at.get(found.status, 0)))
     match = f" [match {found.match}]" if found.match else ""
-    return f"{found.run_id}: {found.status}{where} since {since}{match}"
+    return f"{found.run_id}: {found.status}{where} since {since}{match}{webhook_words(found)}"
+
+
+def webhook_words(found: Any) -> str:
+    """The delivery of the run's result to its callback, in a few words ("" without one)."""
+    hook = found.webhook
+    if hook is None:
+        return ""
+    tries = len(hook.attempts)
+    last = f", last: {hook.attempts[-1].answer}" if hook.attempts else ""
+    words = {"delivered": f"delivered ({tries} attempt{'s' * (tries != 1)})",
+             "failed": f"failed after {tries} attempt{'s' * (tries != 1)}: {hook.reason}",
+             "pending": f"pending ({tries} attempt{'s' * (tries != 1)}{last})"}
+    return f"; webhook {words[hook.state]}"
 
 
 @click.command()

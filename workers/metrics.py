@@ -25,6 +25,7 @@ from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.platform.result_groups import GroupState, group_states
 from evalfleet.tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
 from evalfleet.tasks.redis_keys import RESULTS_STREAM
+from evalfleet.tasks.webhooks.schedule import oldest_undelivered_s
 
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 SCORE_BUCKETS = tuple(range(100, 1001, 100))
@@ -90,6 +91,33 @@ RESET_SECONDS = Histogram("evalfleet_sandbox_reset_seconds",
                           "Round trip of a sandbox's reset between two runs, by whether it "
                           "was verified.", ["profile", "verified"],
                           buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1, 5))
+
+
+WEBHOOK_ATTEMPTS = Counter("evalfleet_webhook_attempts_total",
+                           "Webhook attempts by answer (2xx, 3xx: a redirect, never followed, "
+                           "4xx, 5xx, timeout, connection, refused: by the policy, never sent).",
+                           ["answer"])
+#: Every answer class (exported at 0 from the start, for the dashboard and the alerts).
+WEBHOOK_ANSWERS = ("2xx", "3xx", "4xx", "5xx", "timeout", "connection", "refused")
+WEBHOOK_DELIVERIES = Counter("evalfleet_webhook_deliveries_total",
+                             "Webhook deliveries ended: delivered, or failed (given up).",
+                             ["state"])
+
+
+class WebhookMetrics:
+    """The :class:`tasks.webhooks.dispatcher.Observer` that counts attempts and ends."""
+
+    def __init__(self) -> None:
+        for answer in WEBHOOK_ANSWERS:
+            WEBHOOK_ATTEMPTS.labels(answer)
+        for state in ("delivered", "failed"):
+            WEBHOOK_DELIVERIES.labels(state)
+
+    def attempted(self, kind: str) -> None:
+        WEBHOOK_ATTEMPTS.labels(kind).inc()
+
+    def finished(self, state: str) -> None:
+        WEBHOOK_DELIVERIES.labels(state).inc()
 
 
 class FleetMetrics:
@@ -212,6 +240,27 @@ class ResultsCollector(Collector):
         entries.add_metric([], length)
         yield entries
         yield from _group_families(states)
+
+
+class WebhookCollector(Collector):
+    """Webhook deliveries not yet done, and the age of the oldest (read at scrape)."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            count, oldest = oldest_undelivered_s(self.redis)
+        except Exception:  # a scrape must not fail because Redis blipped
+            return
+        pending = GaugeMetricFamily("evalfleet_webhook_pending",
+                                    "Webhook deliveries scheduled and not yet done.")
+        pending.add_metric([], float(count))
+        age = GaugeMetricFamily("evalfleet_webhook_oldest_undelivered_seconds",
+                                "How long ago the oldest webhook delivery not yet done was "
+                                "scheduled (0: none).")
+        age.add_metric([], oldest)
+        yield from (pending, age)
 
 
 def _group_families(states: list[GroupState]) -> Iterator[GaugeMetricFamily]:

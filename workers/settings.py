@@ -9,19 +9,24 @@ module reads the environment. Nested sections use ``__``:
 from __future__ import annotations
 
 import hashlib
+import ipaddress
+import json
 import os
 import socket
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from evalfleet.sandbox.profile import Limits, Profile
 from evalfleet.tasks.evaluation.judging import JudgingConfig, ProviderEndpoint
 from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
+from evalfleet.tasks.messages import callback_problem
 from evalfleet.tasks.redis_connection import sentinel_url
+from evalfleet.tasks.webhooks.config import MatchHook, WebhookConfig
+from evalfleet.tasks.webhooks.policy import host_port
 
 MiB = 1024 * 1024
 SECRETS_DIR = Path("/run/secrets")
@@ -169,6 +174,96 @@ class SigningSettings(BaseModel):
     chosen id (a JSON list in the environment)."""
 
 
+def listed(value: Any) -> Any:
+    """A list given as text: JSON (``["a", "b"]``), or comma-separated (``a,b``)."""
+    if not isinstance(value, str):
+        return value
+    if value.strip().startswith("["):
+        return json.loads(value)
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+class WebhookMatchSettings(BaseModel):
+    """One match's webhook: a callback for its runs, and its own signing secrets."""
+
+    url: str | None = None
+    """Where the match's runs without a ``callback_url`` of their own are delivered."""
+    secrets: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    """The match's signing secrets (each active one signs every delivery); none: the
+    fleet's ``EVALFLEET_WEBHOOKS__SECRETS``."""
+
+    _listed = field_validator("secrets", mode="before")(listed)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None:
+            callback_problem(value)
+        return value
+
+
+class WebhookSettings(BaseModel):
+    """Results POSTed to callback URLs (``EVALFLEET_WEBHOOKS__*``; docs/platform.md,
+    "Webhooks"): signed, retried, only to the hosts allowed here."""
+
+    allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """``host:port`` (or ``host``: the scheme's default port) that callbacks may name,
+    comma-separated (``EVALFLEET_WEBHOOKS__ALLOW=hooks.example.com,10.0.0.5:8443``). Empty:
+    every delivery is refused."""
+    networks: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Networks (CIDR) a callback's host may resolve to although they are not public
+    (loopback, private, link-local are refused otherwise): ``10.20.0.0/16``."""
+    secrets: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    """The signing secrets, comma-separated; each signs every delivery (a ``v1=`` each in
+    ``Evalfleet-Signature``), so one is rotated by adding the new, then removing the old."""
+    matches: dict[str, WebhookMatchSettings] = Field(default_factory=dict)
+    """Per match (JSON: ``{"m1": {"url": "https://…", "secrets": ["…"]}}``)."""
+    max_body_bytes: int = Field(1024 * 1024, gt=0)
+    """A result larger than this is delivered as a summary (``result_url``: the archive's
+    link, ``null`` without an archive)."""
+    timeout_s: float = Field(10.0, gt=0)
+    """The most one attempt takes, connection to answer."""
+    first_retry_s: float = Field(10.0, gt=0)
+    """The wait after a first failed attempt; it doubles (with jitter) up to
+    ``max_retry_s``."""
+    max_retry_s: float = Field(3600.0, gt=0)
+    give_up_after_s: float = Field(86400.0, gt=0)
+    """No attempt is made later than this after the result was published: the delivery
+    then fails (the run's status and ``evalfleet_webhook_deliveries_total`` say so)."""
+    senders: int = Field(2, gt=0)
+    """Deliveries each worker sends at once."""
+    ca_file: Path | None = None
+    """Certificates (PEM) trusted for ``https`` callbacks instead of the system's."""
+
+    _listed = field_validator("allow", "networks", "secrets", mode="before")(listed)
+
+    @field_validator("allow")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            host_port(entry)
+        return value
+
+    @field_validator("networks")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            ipaddress.ip_network(entry, strict=False)
+        return value
+
+    def config(self) -> WebhookConfig:
+        """What the dispatcher needs."""
+        matches = {name: MatchHook(m.url, tuple(s.get_secret_value() for s in m.secrets))
+                   for name, m in self.matches.items()}
+        return WebhookConfig(
+            allow=tuple(self.allow), networks=tuple(self.networks),
+            secrets=tuple(s.get_secret_value() for s in self.secrets), matches=matches,
+            max_body_bytes=self.max_body_bytes, timeout_s=self.timeout_s,
+            first_retry_s=self.first_retry_s, max_retry_s=self.max_retry_s,
+            give_up_after_s=self.give_up_after_s, senders=self.senders,
+            ca_file=None if self.ca_file is None else str(self.ca_file))
+
+
 def _default_worker_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
@@ -238,6 +333,8 @@ class Settings(BaseSettings):
     preflight: PreflightSettings = Field(default_factory=PreflightSettings)
     """Require (or flag) a passing preflight per pack version (``EVALFLEET_PREFLIGHT__MODE``,
     ``EVALFLEET_PREFLIGHT__SECTIONS``)."""
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    """Results POSTed to callbacks (``EVALFLEET_WEBHOOKS__ALLOW``, ``__SECRETS``, …)."""
 
     @model_validator(mode="after")
     def _through_sentinels(self) -> Settings:

@@ -175,6 +175,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
         QueueCollector,
         ResultsCollector,
         ReuseCollector,
+        WebhookCollector,
         serving_registry,
     )
     from .served_packs import PacksBeacon
@@ -191,7 +192,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
         registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
                                     ContainerCollector(docker_client(settings), settings.worker_id),
                                     IsolationCollector(isolations or []),
-                                    ReuseCollector(reuses or []))
+                                    ReuseCollector(reuses or []), WebhookCollector(redis))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
     forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id,
                                 ttl_s=settings.result_ttl_s,
@@ -205,7 +206,27 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     engine = docker_client(settings)
     lost = Loop("evalfleet-leftover-reaper", lambda: leftovers.reap(engine, redis, settings),
                 settings.reaper_interval_s).start()
-    return [beat, served, intake, _Stopper(reaper), lost]
+    return [beat, served, intake, _Stopper(reaper), lost, *start_webhooks(settings, redis)]
+
+
+def start_webhooks(settings: Settings, redis: Any) -> list[Loop]:
+    """The webhook dispatcher (:mod:`tasks.webhooks`): one loop hears published results,
+    ``senders`` loops send what is due. Here, in the main process on the worker's own
+    network, never in a sandbox (sandboxes have none)."""
+    from evalfleet.tasks.webhooks.dispatcher import Dispatcher
+
+    from .metrics import WebhookMetrics
+
+    config = settings.webhooks.config()
+    dispatcher = Dispatcher(redis, config, consumer=settings.worker_id,
+                            observer=WebhookMetrics())
+    try:
+        dispatcher.ensure_group()
+    except Exception as err:  # a full Redis refuses it: the first read makes it again
+        log.warning("webhooks group not created yet: %s", err)
+    heard = Loop("evalfleet-webhooks", dispatcher.hear, 0.0).start()
+    return [heard, *(Loop(f"evalfleet-webhooks-{n}", dispatcher.send_due, 0.25).start()
+                     for n in range(config.senders))]
 
 
 class _Stopper:

@@ -148,7 +148,8 @@ class IntakeForwarder:
                 asked.append(isinstance(run_id, str) and bool(run_id))
                 if isinstance(run_id, str) and run_id:
                     self.lifecycle.queue(run_id, life.match, life.expires_at,
-                                         entry_id.decode(), client=pipe)
+                                         entry_id.decode(), client=pipe,
+                                         callback_url=life.callback_url)
             replies = iter(pipe.execute())
         return [next(replies) != 0 if wanted else True for wanted in asked]
 

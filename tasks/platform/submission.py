@@ -62,8 +62,8 @@ def chunks(requests: list[RunRequest], size: int) -> Iterator[list[RunRequest]]:
 def calls(part: list[RunRequest], ttl_s: int) -> list[Call]:
     """One intake entry (with its ``queued`` record) per request."""
     return [submission(r.model_dump_json(exclude_none=True), r.run_id, r.match,
-                       None if r.expires_at is None else r.expires_at.timestamp(), ttl_s)
-            for r in part]
+                       None if r.expires_at is None else r.expires_at.timestamp(), ttl_s,
+                       r.callback_url) for r in part]
 
 
 def settle(sent: list[str], part: list[RunRequest], replies: list[Any],

@@ -77,7 +77,7 @@ class MemoryPublisher:
         return f"evalfleet:result:{run_id}" in self.redis.data
 
     def admit(self, run_id: str, expires_at: float | None = None,
-              match: str | None = None) -> int:
+              match: str | None = None, callback_url: str | None = None) -> int:
         """The Lua script's order: the published check, the deadline, then the count."""
         if self.redis.exists(f"evalfleet:result:{run_id}"):
             return 0

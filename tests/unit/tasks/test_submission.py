@@ -53,8 +53,8 @@ def test_each_run_is_one_script_call_into_the_intake() -> None:
     (call,) = calls(requests(1), ttl_s=60)
 
     assert call.keys == ["evalfleet:status:r0", "evalfleet:match:m", INTAKE_STREAM]
-    assert call.args[:4] == [60, "m", "", "r0"]
-    assert call.args[4] == '{"schema_version":1,"run_id":"r0","pack_ref":"p",' \
+    assert call.args[:5] == [60, "m", "", "r0", ""]
+    assert call.args[5] == '{"schema_version":1,"run_id":"r0","pack_ref":"p",' \
         '"submission":{"files":{},"commands":[]},"priority":5,"peers":[],"metadata":{},' \
         '"match":"m"}'
     assert call.script == submission("{}", "r0", None, None, 1).script

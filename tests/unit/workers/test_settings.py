@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from evalfleet.workers.settings import Settings
 
@@ -141,4 +142,34 @@ def test_a_reusing_profile_keeps_a_sandbox_to_reuse(monkeypatch: pytest.MonkeyPa
     assert settings.pipeline_config().profiles["other"].profile.reuse_runs == 1
     monkeypatch.setenv("EVALFLEET_PROFILES", '{"default": {"reuse_runs": 0}}')
     with pytest.raises(ValueError, match="reuse_runs"):
+        Settings()
+
+
+def test_webhook_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Comma-separated lists, per-match JSON; secrets never in the config's repr."""
+    monkeypatch.setenv("EVALFLEET_WEBHOOKS__ALLOW", "hooks.example.com, 10.0.0.5:8443")
+    monkeypatch.setenv("EVALFLEET_WEBHOOKS__NETWORKS", "10.0.0.0/24")
+    monkeypatch.setenv("EVALFLEET_WEBHOOKS__SECRETS", "new,old")
+    monkeypatch.setenv("EVALFLEET_WEBHOOKS__MATCHES",
+                       '{"m1": {"url": "https://m1.example/in", "secrets": ["m1-secret"]}}')
+    monkeypatch.setenv("EVALFLEET_WEBHOOKS__GIVE_UP_AFTER_S", "600")
+
+    config = Settings().webhooks.config()
+
+    assert (config.allow, config.networks) == (("hooks.example.com", "10.0.0.5:8443"),
+                                               ("10.0.0.0/24",))
+    assert (config.secrets_for(None), config.secrets_for("m1")) == (("new", "old"),
+                                                                    ("m1-secret",))
+    assert config.url_for(None, "m1") == "https://m1.example/in"
+    assert config.url_for("https://own.example/", "m1") == "https://own.example/"
+    assert config.give_up_after_s == 600 and "new" not in repr(config)
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("EVALFLEET_WEBHOOKS__ALLOW", ":8080"), ("EVALFLEET_WEBHOOKS__NETWORKS", "10.0.0.0/99"),
+    ("EVALFLEET_WEBHOOKS__MATCHES", '{"m1": {"url": "ftp://x/"}}')])
+def test_bad_webhook_settings_fail_at_start(monkeypatch: pytest.MonkeyPatch, name: str,
+                                            value: str) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError):
         Settings()

@@ -1,0 +1,61 @@
+"""What a webhook carries: the published result byte for byte, or a summary of it.
+
+The result is sent exactly as it was published (never parsed and written again), so a
+signature the fleet put inside it still verifies. A result larger than the operator's
+``max_body_bytes`` is sent as a summary instead: its run id, outcome, score, size and
+SHA-256, and ``result_url``, a link to the whole result in the archive. **The link is a
+seam**: :data:`ResultLink` gives it (the archive's presigned URL, once an archive is
+configured); without one ``result_url`` is ``null`` and ``result_omitted`` says where the
+result is (its Redis key, for its TTL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..redis_keys import result_key
+
+#: A link to a run's whole result (its id, its body) for a summary; ``None``: no archive.
+ResultLink = Callable[[str, bytes], "str | None"]
+
+
+def no_link(run_id: str, body: bytes) -> str | None:
+    """No archive is configured: a summary carries no link."""
+    return None
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A webhook's body, and which kind it is (``result`` or ``summary``)."""
+
+    body: bytes
+    kind: str
+
+
+def payload(raw: bytes, max_bytes: int, link: ResultLink = no_link) -> Payload:
+    """``raw`` (the published result) when it fits in ``max_bytes``, else its summary."""
+    if len(raw) <= max_bytes:
+        return Payload(raw, "result")
+    return Payload(json.dumps(summary(raw, max_bytes, link), separators=(",", ":")).encode(),
+                   "summary")
+
+
+def summary(raw: bytes, max_bytes: int, link: ResultLink) -> dict[str, Any]:
+    """The summary of a result too large to send (see the module)."""
+    result = json.loads(raw)
+    card = result.get("scorecard") or {}
+    run_id = str(result.get("run_id", ""))
+    url = link(run_id, raw)
+    omitted = (f"the result is {len(raw)} bytes, over this fleet's webhook limit of "
+               f"{max_bytes}: " + ("fetch it from result_url" if url else
+                                   f"read it from Redis ({result_key(run_id)}) within its TTL"))
+    return {"schema_version": 1, "kind": "summary", "run_id": run_id,
+            "outcome": result.get("outcome"), "match": result.get("match"),
+            "reason": result.get("reason", ""), "score": card.get("score"),
+            "result": card.get("result"), "result_bytes": len(raw),
+            "result_sha256": hashlib.sha256(raw).hexdigest(), "result_url": url,
+            "result_omitted": omitted}
