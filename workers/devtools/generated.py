@@ -5,7 +5,7 @@
 
 Run it from the repository root after changing a source: ``deploy/prometheus/alerts.yml``,
 ``deploy/grafana/evalfleet.json``, ``EVALFLEET_QUEUES`` or a profile's image key in
-``deploy/k8s/base/config.yaml``, or ``tasks/queueing.py``. The unit
+``deploy/k8s/base/config.yaml``, ``tasks/queueing.py`` or ``workers/settings.py``. The unit
 tests (``tests/unit/workers/test_generated.py``) fail while a committed file differs.
 """
 
@@ -15,10 +15,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from . import manifests
+from . import manifests, settings_doc
 
 #: Each generated file (relative to the repository root) and the function that writes it.
-FILES: dict[Path, Callable[[Path], str]] = {**manifests.FILES}
+FILES: dict[Path, Callable[[Path], str]] = {**manifests.FILES,
+                                            settings_doc.PATH: settings_doc.settings_doc}
 COMMAND = ".venv/bin/python -m evalfleet.workers.devtools.generated"
 
 

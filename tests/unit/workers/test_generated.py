@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from evalfleet.tasks.queueing import PRIORITY_STEPS
-from evalfleet.workers.devtools import generated, manifests
+from evalfleet.workers.devtools import generated, manifests, settings_doc
+from evalfleet.workers.settings import Settings
 
 ROOT = Path(__file__).parents[3]
 
@@ -53,6 +55,28 @@ def test_keda_has_one_trigger_per_priority_list_of_every_profile_from_one_list()
     assert lists[10:12] == ["evalfleet.gpu-large", "evalfleet.gpu-large:1"]
     assert scaled["spec"]["advanced"]["scalingModifiers"]["formula"].split(" + ") == names
     assert "gpu_large_p9" in names  # an identifier KEDA's formula can name
+
+
+def test_settings_doc_has_a_row_for_every_setting_with_its_env_name() -> None:
+    text = settings_doc.render()
+    for name in Settings.model_fields:
+        assert f"| `EVALFLEET_{name.upper()}` |" in text, name
+    assert "| `EVALFLEET_PROFILES__<PROFILE>__MEMORY_MB` | int, > 5 | `512` |" in text
+    assert "`EVALFLEET_JUDGES__PROVIDERS__<PROVIDER>__BASE_URL` | str | required |" in text
+    assert "| `EVALFLEET_PREFLIGHT__MODE` | \"off\" or \"flag\" or \"require\" | `off` |" in text
+    assert "`EVALFLEET_SIGNING__TRUSTED_KEYS` | list[str] (JSON) | `[]` |" in text
+
+
+def test_a_setting_without_a_docstring_stops_the_generator() -> None:
+    class Undocumented(BaseModel):
+        """A section."""
+
+        documented: int = 1
+        """Says what it is."""
+        bare: int = 2
+
+    with pytest.raises(settings_doc.MissingDocstring, match=r"Undocumented\.bare"):
+        settings_doc.section(Undocumented, "EVALFLEET_X__", "x")
 
 
 def test_check_lists_a_stale_file_and_write_mends_it(tmp_path: Path) -> None:
