@@ -104,7 +104,12 @@ install_kubectl() {
         "Components: main" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" \
         >"$dir/trixie.sources"
     apt-get "${apt[@]}" update -q >/dev/null
-    (cd "$dir" && rm -f kubectl_*.deb && apt-get "${apt[@]}" download -q kubectl/trixie >/dev/null 2>&1)
+    if ! (cd "$dir" && rm -f kubectl_*.deb \
+            && apt-get "${apt[@]}" download -q kubectl/trixie >"$dir/download.log" 2>&1); then
+        cat "$dir/download.log" >&2
+        echo "could not download kubectl from Debian trixie" >&2
+        exit 1
+    fi
     dpkg -i "$dir"/kubectl_*.deb >/dev/null
 }
 
