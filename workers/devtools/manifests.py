@@ -39,8 +39,8 @@ PROFILE_IMAGE = re.compile(r"EVALFLEET_PROFILES__([A-Z0-9_]+)__IMAGE")
 
 def generated_by(source: str) -> str:
     """The header of a generated file: what it comes from and how to regenerate it."""
-    return (f"# GENERATED from {source}: do not edit. Edit the source, then run\n"
-            "# `.venv/bin/python -m evalfleet.workers.devtools.generated` (a unit test "
+    return (f"# GENERATED from {source}: do not edit.\n# Edit the source, then run "
+            "`.venv/bin/python -m evalfleet.workers.devtools.generated`\n# (a unit test "
             "compares).\n")
 
 

@@ -140,26 +140,47 @@ def section(model: type[BaseModel], prefix: str, title: str) -> list[str]:
     """The Markdown of one model: its table, then the sections of the models it nests.
 
     Raises:
-        MissingDocstring: a field of the model has no attribute docstring.
+        MissingDocstring: a field of the model (or of one it nests) has no docstring.
     """
-    docs = field_docs(model)
     intro = " ".join(inspect.cleandoc(model.__doc__ or "").split())
     lines = ["", f"## {title}", "", intro, "",
              "| variable | type | default | meaning |", "|---|---|---|---|"]
-    nested = []
-    for name, field in model.model_fields.items():
-        if name not in docs:
-            raise MissingDocstring(f"{model.__name__}.{name} has no docstring")
-        variable = f"{prefix}{name.upper()}"
-        lines.append(row(variable, field, docs[name]))
-        inner = nested_model(field.annotation)
-        if inner is not None:
-            key = "" if inner is field.annotation else f"__<{name.upper().rstrip('S')}>"
-            path = f"{title}.{name}" + (f".<{name.rstrip('s')}>" if key else "")
-            nested.append((inner, f"{variable}{key}__", path))
-    for inner, inner_prefix, path in nested:
-        lines += section(inner, inner_prefix, path.removeprefix("Top level."))
+    lines += [row(f"{prefix}{name.upper()}", field, doc) for name, field, doc in documented(model)]
+    for inner, inner_prefix, path in nested_sections(model, prefix, title):
+        lines += section(inner, inner_prefix, path)
     return lines
+
+
+def documented(model: type[BaseModel]) -> list[tuple[str, FieldInfo, str]]:
+    """Each field of the model with its docstring.
+
+    Raises:
+        MissingDocstring: a field has none.
+    """
+    docs = field_docs(model)
+    missing = [name for name in model.model_fields if name not in docs]
+    if missing:
+        raise MissingDocstring(f"{model.__name__}.{missing[0]} has no docstring")
+    return [(name, field, docs[name]) for name, field in model.model_fields.items()]
+
+
+def nested_sections(model: type[BaseModel], prefix: str,
+                    title: str) -> list[tuple[type[BaseModel], str, str]]:
+    """The models a model nests: each with its variables' prefix and its section's title
+    (a map of models, such as ``profiles``, puts ``<PROFILE>`` where its key goes)."""
+    found: list[tuple[type[BaseModel], str, str]] = []
+    for name, field in model.model_fields.items():
+        inner = nested_model(field.annotation)
+        variable, path = f"{prefix}{name.upper()}", f"{title}.{name}".removeprefix("Top level.")
+        if inner is None:
+            continue
+        direct = inner is field.annotation  # else the values of a map
+        if direct:
+            found.append((inner, f"{variable}__", path))
+        else:
+            key = name.rstrip("s")
+            found.append((inner, f"{variable}__<{key.upper()}>__", f"{path}.<{key}>"))
+    return found
 
 
 def render() -> str:
