@@ -491,3 +491,21 @@ def test_custom_resources_match_their_structure(variant: str) -> None:
     assert {d["kind"] for d in customs} == set(SCHEMAS) == CUSTOM_KINDS
     for doc in customs:
         jsonschema.validate(doc, SCHEMAS[doc["kind"]])
+
+
+def test_kedas_hpa_behavior_matches_the_kubernetes_schema() -> None:
+    """The ScaledObject hands its ``behavior`` to the HPA it makes: validated as an
+    autoscaling/v2 HorizontalPodAutoscaler's, strictly, with the built-in schemas."""
+    try:
+        import kubernetes_validate
+    except ImportError as error:
+        missing_service("kubernetes-validate (scripts/build-worker-image.sh installs it)", error)
+    scaled = one("ScaledObject", variant="base")["spec"]
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": "keda-hpa-evalfleet-worker", "namespace": "evalfleet"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                       "name": scaled["scaleTargetRef"]["name"]},
+                    "minReplicas": scaled["minReplicaCount"],
+                    "maxReplicas": scaled["maxReplicaCount"],
+                    "behavior": scaled["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]}}
+    kubernetes_validate.validate(hpa, KUBERNETES_VERSION, strict=True)
