@@ -89,7 +89,32 @@ create_venv() {
     echo "$want" >"$stamp"
 }
 
+# install_kubectl: kubectl renders the Kubernetes manifests (`kubectl kustomize`, the deploy
+# tests). Bookworm's is 1.20 (no native sidecars, an old kustomize); Debian's trixie suite has
+# 1.32 (package `kubectl`, libc6 >= 2.34 only), fetched through a private apt configuration
+# that reads trixie's lists without adding the suite to the machine's own sources.
+install_kubectl() {
+    command -v kubectl >/dev/null && return 0
+    local dir=/var/cache/evalfleet/trixie-apt
+    local apt=(-o "Dir::Etc::SourceList=$dir/trixie.sources" -o Dir::Etc::SourceParts=/dev/null
+               -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
+    log "installing kubectl from Debian trixie"
+    mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+    printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: trixie" \
+        "Components: main" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" \
+        >"$dir/trixie.sources"
+    apt-get "${apt[@]}" update -q >/dev/null
+    if ! (cd "$dir" && rm -f kubectl_*.deb \
+            && apt-get "${apt[@]}" download -q kubectl/trixie >"$dir/download.log" 2>&1); then
+        cat "$dir/download.log" >&2
+        echo "could not download kubectl from Debian trixie" >&2
+        exit 1
+    fi
+    dpkg -i "$dir"/kubectl_*.deb >/dev/null
+}
+
 install_apt_packages
+install_kubectl
 start_dockerd
 register_gvisor
 create_venv

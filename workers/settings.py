@@ -38,11 +38,16 @@ class ProfileSettings(BaseModel):
     image: str = "evalfleet/python:latest"
     """The sandbox image (must exist locally or be pullable)."""
     memory_mb: int = Field(512, gt=5)
+    """Memory limit of a sandbox in MiB (swap is the same: none); the workspace's tmpfs
+    counts in it."""
     cpus: float = Field(1.0, gt=0)
+    """CPUs a sandbox may use (Docker's ``nano_cpus``)."""
     pids: int = Field(256, gt=0)
+    """The most processes and threads in a sandbox (a fork bomb stops there)."""
     max_wall_s: float = Field(600.0, gt=0)
     """Ceiling of a run's wall time on this profile (the request and pack may lower it)."""
     workspace_mb: int = Field(64, gt=0)
+    """Size of the sandbox's tmpfs workspace in MiB."""
     seed_files: int = Field(10_000, gt=0)
     """The most entries (files and the directories their paths imply) a submission's files
     may make in the workspace; a submission with more is the candidate's loss."""
@@ -53,6 +58,8 @@ class ProfileSettings(BaseModel):
     """The most workspace entries the evaluator's preparation walks; past them the
     evaluator is withheld (the candidate's loss)."""
     output_cap_kb: int = Field(1024, gt=0)
+    """Default cap per output stream (stdout, stderr) of one command, in KiB; past it the
+    capture is truncated (and says so)."""
     allow_network: bool = False
     """Only a profile marked so may run a pack with ``network_access: true``."""
     network: str = "bridge"
@@ -112,11 +119,15 @@ class JudgeSettings(BaseModel):
     """Keys: anthropic, openai, gemini, xai, mistral, openrouter (the model prefix table,
     docs/scoring.md §3)."""
     max_output_tokens: int = Field(1024, gt=0)
+    """``max_tokens`` of every judge call, and its output's worst case for the budget."""
     max_message_bytes: int = Field(256 * 1024, gt=0)
     """The largest judge message the fleet sends (UTF-8 bytes): evidence that would make
     it larger stops the call as a budget would, and the judge scores 0."""
     max_retries: int = Field(2, ge=0)
+    """Retries of a judge call answered 429 / 5xx (or refused at connect)."""
     backoff_s: float = Field(0.5, ge=0)
+    """First retry delay of a judge call; doubled per retry, capped by ``max_backoff_s``
+    (a provider's Retry-After wins)."""
     max_backoff_s: float = Field(8.0, ge=0)
     """The longest wait between a call's retries, and the wait between judging rounds."""
     total_deadline_s: float = Field(240.0, gt=0)
@@ -227,6 +238,7 @@ class WebhookSettings(BaseModel):
     """The wait after a first failed attempt; it doubles (with jitter) up to
     ``max_retry_s``."""
     max_retry_s: float = Field(3600.0, gt=0)
+    """The longest wait between two attempts."""
     give_up_after_s: float = Field(86400.0, gt=0)
     """No attempt is made later than this after the result was published: the delivery
     then fails (the run's status and ``evalfleet_webhook_deliveries_total`` say so)."""
@@ -265,6 +277,7 @@ class WebhookSettings(BaseModel):
 
 
 def _default_worker_id() -> str:
+    """``<hostname>-<pid>``: unique per process on a host."""
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
@@ -300,15 +313,23 @@ class Settings(BaseSettings):
     queues: list[str] = Field(default_factory=lambda: ["default"])
     """Profiles this worker serves; each is the queue ``evalfleet.<profile>``."""
     concurrency: int = Field(2, gt=0)
+    """Runs this worker executes at once (Celery pool processes); KEDA's target per replica
+    (deploy/k8s) assumes 2."""
     profiles: dict[str, ProfileSettings] = Field(
         default_factory=lambda: {"default": ProfileSettings()})
+    """The sandbox profiles, by name (``EVALFLEET_PROFILES__<NAME>__<FIELD>``); packs select
+    one by name, and each is served on its own queue."""
     packs_dir: Path | None = None
     """Packs registered with the fleet: ``<packs_dir>/<name>/pack.yaml`` serves pack_ref name."""
     max_request_bytes: int = Field(8 * MiB, gt=0)
+    """The largest run request accepted (bytes); a larger one is rejected, never run."""
     max_result_bytes: int = Field(32 * MiB, gt=0)
+    """The largest result published (bytes, as JSON): a larger one loses its events' output
+    copies first, then whole events (the captures are capped in the sandbox already)."""
     delivery_cap: int = Field(3, gt=0)
     """Deliveries of one run before it is published as failed instead of retried."""
     retry_backoff_s: float = Field(2.0, ge=0)
+    """Delay before a run that failed on our side is retried; doubled per delivery."""
     visibility_timeout_s: int = Field(3600, gt=0)
     """Redis redelivers a reserved, unacked run after this; keep it above the longest run."""
     result_ttl_s: int = Field(7 * 24 * 3600, gt=0)
@@ -317,8 +338,14 @@ class Settings(BaseSettings):
     metrics_port: int = Field(9808, ge=0)
     """Prometheus metrics port of the worker (0 = off)."""
     metrics_addr: str = "0.0.0.0"
+    """The address the metrics server listens on (``127.0.0.1``: this host only)."""
     heartbeat_interval_s: float = Field(5.0, gt=0)
+    """How often the worker beats: its heartbeat file (``evalfleet health``), its heartbeat
+    in Redis and its served packs."""
     heartbeat_ttl_s: float = Field(30.0, gt=0)
+    """A heartbeat older than this means the worker is gone: ``evalfleet health`` fails, and
+    its heartbeat in Redis expires (other workers' reapers then treat its sandboxes as a
+    dead worker's)."""
     reaper_interval_s: float = Field(60.0, gt=0)
     """How often the worker removes sandboxes of dead workers and past their deadline."""
     engine_wait_s: float = Field(60.0, ge=0)

@@ -202,3 +202,14 @@ def _socket_gid() -> int:
 def metric_names(expr: str) -> set[str]:
     """The evalfleet_* and redis_* metric names a PromQL expression reads."""
     return set(METRIC_NAME.findall(expr))
+
+
+def as_prometheus_sees_it(expr: str, dashboard: dict[str, Any]) -> str:
+    """A panel's query with the dashboard's variables (``$namespace``, ``$profile``,
+    ``$worker``) at their "All" value, as Grafana sends it by default: what Prometheus
+    evaluates. The datasource variable is not in queries."""
+    for variable in dashboard["templating"]["list"]:
+        if "allValue" in variable:
+            for spelling in (f"${{{variable['name']}}}", f"${variable['name']}"):
+                expr = expr.replace(spelling, variable["allValue"])
+    return expr

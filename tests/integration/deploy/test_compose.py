@@ -27,6 +27,7 @@ from composestack import (
     PACKS,
     ROOT,
     Stack,
+    as_prometheus_sees_it,
     example_requests,
     metric_names,
     pack,
@@ -205,9 +206,10 @@ def test_worker_containers_pass_their_health_check(stack: Stack, docker_client: 
 
 
 def dashboard_queries() -> list[tuple[str, str]]:
+    """Each panel's queries, with the dashboard's variables at "All" (Grafana's default)."""
     dashboard = json.loads(DASHBOARD.read_text())
-    return [(panel["title"], target["expr"]) for panel in dashboard["panels"]
-            for target in panel.get("targets", [])]
+    return [(panel["title"], as_prometheus_sees_it(target["expr"], dashboard))
+            for panel in dashboard["panels"] for target in panel.get("targets", [])]
 
 
 def test_every_dashboard_query_returns_data(stack: Stack, batch: Batch) -> None:

@@ -4,7 +4,11 @@ Two variants: the base (``deploy/k8s`` = ``deploy/k8s/base``: each worker pod wi
 sandbox engine as a native sidecar) and the overlay ``deploy/k8s/overlays/node-socket`` (the
 nodes' Docker socket instead). What is checked, exactly:
 
-* every file parses, and ``kubectl kustomize`` renders the base and every overlay;
+* every file parses, and ``kubectl kustomize`` renders the base and every overlay (from a
+  copy of deploy/k8s with the ``redis.env`` an operator writes);
+* the rendered output has no placeholder, no ``:latest`` and no untagged image; every
+  version comes from the base's ``images:`` block, the profiles' sandbox images included;
+  the Redis password exists only in the Secret kustomize generates from ``redis.env``;
 * every built-in resource (Namespace, ConfigMap, Secret, Service, StatefulSet, NetworkPolicy,
   Deployment, PodDisruptionBudget) of every variant, as rendered, validates in **strict** mode
   (unknown fields rejected) against the Kubernetes 1.30 JSON schemas shipped by the
@@ -13,7 +17,8 @@ nodes' Docker socket instead). What is checked, exactly:
   worker waits for and reaches through a shared socket; the overlay has no engine and mounts
   only the nodes' socket; KEDA's objects are the same in every variant;
 * the custom resources (KEDA ScaledObject and TriggerAuthentication, Prometheus Operator
-  PodMonitor), for which no schema is available offline, by structure and by their links:
+  PodMonitor and PrometheusRule), for which no schema is available offline, against a
+  structural schema of the fields evalfleet uses, and by their links:
   KEDA reads every priority list of every queue the workers serve and sums them, targets the
   worker Deployment, authenticates with a key that exists; the PodMonitor selects the worker
   pods, a port they expose, and the job name the alerts select;
@@ -24,15 +29,20 @@ nodes' Docker socket instead). What is checked, exactly:
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
+import re
 import shutil
 import subprocess
+import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from custom_kinds import SCHEMAS
 from services import missing_service
 
 from evalfleet.tasks.queueing import PRIORITY_STEPS, queue_for
@@ -44,26 +54,43 @@ BASE = K8S / "base"
 #: Each variant's kustomization directory.
 VARIANTS = {"base": K8S, "node-socket": K8S / "overlays" / "node-socket"}
 KUBERNETES_VERSION = "1.30.0"
-CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitor"}
+CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitor", "PrometheusRule"}
+#: Files of the base that are not resources (kustomize's own configuration).
+NOT_RESOURCES = {"kustomization.yaml", "kustomizeconfig.yaml"}
+#: What the tests write as the operator's redis.env (hex, as docs/operations.md says).
+PASSWORD = "0123456789abcdef" * 4
 
 
 def documents() -> list[dict[str, Any]]:
     """The base's manifests, as written."""
     found = []
     for path in sorted(BASE.glob("*.yaml")):
-        if path.name != "kustomization.yaml":
+        if path.name not in NOT_RESOURCES:
             found += [d for d in yaml.safe_load_all(path.read_text()) if d]
     return found
 
 
 @functools.cache
 def rendered(variant: str) -> tuple[dict[str, Any], ...]:
-    """``kubectl kustomize`` of a variant: the manifests as a cluster would receive them."""
+    """``kubectl kustomize`` of a variant: the manifests as a cluster would receive them, once
+    the operator has written the Redis password (``base/redis.env``)."""
+    done = kustomize(variant, f"REDIS_PASSWORD={PASSWORD}\n")
+    assert done.returncode == 0, done.stderr
+    return tuple(d for d in yaml.safe_load_all(done.stdout) if d)
+
+
+def kustomize(variant: str, redis_env: str | None) -> subprocess.CompletedProcess[str]:
+    """``kubectl kustomize`` of a copy of deploy/k8s, with ``redis_env`` as base/redis.env
+    (none: the file missing)."""
     if shutil.which("kubectl") is None:
         missing_service("kubectl", FileNotFoundError("not on PATH (scripts/setup.sh)"))
-    out = subprocess.run(["kubectl", "kustomize", str(VARIANTS[variant])], capture_output=True,
-                         text=True, check=True, timeout=60).stdout
-    return tuple(d for d in yaml.safe_load_all(out) if d)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "k8s"
+        shutil.copytree(K8S, copy, ignore=shutil.ignore_patterns("redis.env"))
+        if redis_env is not None:
+            (copy / "base" / "redis.env").write_text(redis_env)
+        return subprocess.run(["kubectl", "kustomize", str(copy / VARIANTS[variant].relative_to(
+            K8S))], capture_output=True, text=True, check=False, timeout=60)
 
 
 def one(kind: str, name: str | None = None, variant: str | None = None) -> dict[str, Any]:
@@ -99,12 +126,13 @@ def env_of(container: dict[str, Any]) -> dict[str, str]:
 def test_kustomize_renders_every_manifest() -> None:
     listed = yaml.safe_load((BASE / "kustomization.yaml").read_text())["resources"]
     assert sorted(listed) == sorted(p.name for p in BASE.glob("*.yaml")
-                                    if p.name != "kustomization.yaml")
-    kinds = sorted(d["kind"] for d in documents())
+                                    if p.name not in NOT_RESOURCES)
+    # The base's documents and the Secret generated from redis.env.
+    kinds = sorted([d["kind"] for d in documents()] + ["Secret"])
     for variant in VARIANTS:
         assert sorted(d["kind"] for d in rendered(variant)) == kinds, variant
-    # deploy/k8s is the base itself (kustomize only reorders the documents).
-    assert by_name(rendered("base")) == by_name(documents())
+    # deploy/k8s is the base itself.
+    assert by_name(rendered("base")).keys() == by_name(rendered("node-socket")).keys()
 
 
 def by_name(docs: Any) -> dict[tuple[str, str], Any]:
@@ -123,8 +151,9 @@ def test_builtin_resources_match_the_kubernetes_schema(variant: str) -> None:
         if doc["kind"] not in CUSTOM_KINDS:
             kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
             checked.append(f"{doc['kind']}/{doc['metadata']['name']}")
-    assert sorted(checked) == sorted(f"{d['kind']}/{d['metadata']['name']}" for d in documents()
-                                     if d["kind"] not in CUSTOM_KINDS)
+    assert sorted(checked) == sorted([f"{d['kind']}/{d['metadata']['name']}" for d in documents()
+                                      if d["kind"] not in CUSTOM_KINDS]
+                                     + [f"Secret/{redis_secret(variant)['metadata']['name']}"])
 
 
 def host_paths(node: Any) -> list[Any]:
@@ -215,7 +244,8 @@ def test_the_packs_directory_is_an_image_copied_into_an_empty_dir(variant: str) 
 
 def test_keda_is_the_same_in_every_variant() -> None:
     for kind in ("ScaledObject", "TriggerAuthentication"):
-        assert one(kind, variant="node-socket") == one(kind, variant="base") == one(kind)
+        assert one(kind, variant="node-socket") == one(kind, variant="base")
+    assert one("ScaledObject", variant="base") == one("ScaledObject")
     assert one("ScaledObject", variant="node-socket")["spec"]["scaleTargetRef"]["name"] == one(
         "Deployment", variant="node-socket")["metadata"]["name"]
 
@@ -245,13 +275,24 @@ def test_keda_sums_every_priority_list_of_every_served_queue() -> None:
     assert scaled["scaleTargetRef"]["name"] == one("Deployment")["metadata"]["name"]
 
 
-def test_keda_authenticates_with_the_redis_secret() -> None:
-    secret = one("Secret", "evalfleet-redis")["stringData"]
-    auth_names = {t["authenticationRef"]["name"] for t in one("ScaledObject")["spec"]["triggers"]}
+def redis_secret(variant: str = "base") -> dict[str, Any]:
+    """The Secret kustomize generates from redis.env (its name ends in a content hash)."""
+    (secret,) = [d for d in rendered(variant) if d["kind"] == "Secret"]
+    return secret
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_keda_authenticates_with_the_generated_redis_secret(variant: str) -> None:
+    """KEDA's TriggerAuthentication names the generated Secret, hash and all (kustomize knows
+    the reference from kustomizeconfig.yaml), and a key it has."""
+    secret = redis_secret(variant)
+    auth_names = {t["authenticationRef"]["name"]
+                  for t in one("ScaledObject", variant=variant)["spec"]["triggers"]}
     (auth,) = auth_names
-    refs = one("TriggerAuthentication", auth)["spec"]["secretTargetRef"]
-    assert [(r["parameter"], r["name"], r["key"] in secret) for r in refs] == [
-        ("password", "evalfleet-redis", True)]
+    refs = one("TriggerAuthentication", auth, variant)["spec"]["secretTargetRef"]
+    assert [(r["parameter"], r["name"], r["key"] in secret["data"]) for r in refs] == [
+        ("password", secret["metadata"]["name"], True)]
+    assert secret["metadata"]["name"].startswith("evalfleet-redis-")
 
 
 def test_keda_scale_in_is_slow_and_never_to_zero() -> None:
@@ -267,9 +308,10 @@ def test_keda_scale_in_is_slow_and_never_to_zero() -> None:
 def test_worker_environment_is_valid_settings(variant: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     env = dict(config_env())
-    env["EVALFLEET_REDIS_URL"] = one("Secret", "evalfleet-redis")["stringData"][
-        "EVALFLEET_REDIS_URL"]
     env.update(env_of(worker_container(variant)))
+    # Kubernetes expands $(REDIS_PASSWORD), set from the Secret before the URL.
+    env["EVALFLEET_REDIS_URL"] = env["EVALFLEET_REDIS_URL"].replace(
+        "$(REDIS_PASSWORD)", PASSWORD)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     settings = Settings()
@@ -319,3 +361,151 @@ def test_redis_is_durable_never_evicts_and_needs_a_password() -> None:
     assert pairs["--appendfsync"] == "everysec"
     assert pairs["--maxmemory-policy"] == "noeviction"
     assert pairs["--requirepass"] == "$(REDIS_PASSWORD)"
+
+
+ROOT = K8S.parents[1]
+#: Words an unfinished manifest leaves for the operator to replace.
+PLACEHOLDER = re.compile(r"replace[-_ ]?me|change[-_ ]?me|placeholder|<password>|todo|fixme",
+                         re.IGNORECASE)
+
+
+def images_block() -> dict[str, str]:
+    """The base kustomization's ``images:``: each image's name and the tag it sets."""
+    block = yaml.safe_load((BASE / "kustomization.yaml").read_text())["images"]
+    return {entry["name"]: entry["newTag"] for entry in block}
+
+
+def images(docs: Any) -> list[str]:
+    """Every image the documents name: each container's, and each profile's sandbox image
+    in the worker ConfigMap (EVALFLEET_PROFILES__<NAME>__IMAGE)."""
+    found = []
+    for doc in docs:
+        spec = doc.get("spec", {}).get("template", {}).get("spec", {})
+        found += [c["image"] for c in spec.get("containers", []) + spec.get("initContainers", [])]
+        if doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == "evalfleet-worker":
+            found += [v for k, v in doc["data"].items() if k.endswith("__IMAGE")]
+    return found
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_the_rendered_manifests_hold_no_placeholder_and_no_latest(variant: str) -> None:
+    """What `kubectl apply -k` sends: nothing for the operator to replace, no moving tag."""
+    text = yaml.safe_dump_all(rendered(variant))
+    assert PLACEHOLDER.findall(text) == []
+    assert ":latest" not in text
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_image_has_its_version_from_the_one_images_block(variant: str) -> None:
+    """The manifests name images without a tag; the base's ``images:`` sets every tag, the
+    profiles' sandbox images in the worker ConfigMap included (kustomizeconfig.yaml)."""
+    tags = images_block()
+    written, shipped = images(documents()), images(rendered(variant))
+
+    assert [image for image in written if ":" in image or "@" in image] == []
+    assert set(written) == set(tags), "an images: entry names no image, or one is missing"
+    assert all(tag and tag != "latest" for tag in tags.values())
+    names = [image.rpartition(":")[0] for image in shipped]
+    assert shipped == [f"{name}:{tags[name]}" for name in names]
+    # The overlay drops the engine sidecar; nothing else.
+    assert set(names) == set(tags) - ({"evalfleet/engine"} if variant == "node-socket" else set())
+
+
+def test_evalfleet_images_carry_the_project_version() -> None:
+    """evalfleet's own images (worker, engine, packs, the sandbox) ship at the project's
+    version: a release bumps them with pyproject.toml."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    ours = {name: tag for name, tag in images_block().items() if name.startswith("evalfleet/")}
+    assert ours == dict.fromkeys(ours, version)
+    assert {"evalfleet/worker", "evalfleet/engine", "evalfleet/packs",
+            "evalfleet/python"} <= set(ours)
+
+
+def test_every_served_profile_names_its_sandbox_image() -> None:
+    """A served profile without EVALFLEET_PROFILES__<NAME>__IMAGE would run the settings'
+    default image, ``:latest``, which no ``images:`` entry rewrites."""
+    data = config_env()
+    for profile in json.loads(data["EVALFLEET_QUEUES"]):
+        assert f"EVALFLEET_PROFILES__{profile.upper()}__IMAGE" in data, profile
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_the_redis_password_exists_only_in_the_generated_secret(variant: str) -> None:
+    """The Secret holds exactly the operator's password (from redis.env); Redis, its exporter
+    and the worker read it from there, the worker's URL is composed from it by Kubernetes,
+    and the password appears nowhere in clear."""
+    secret = redis_secret(variant)
+    worker = worker_container(variant)
+    env = {e["name"]: e for e in worker["env"]}
+    names = [e["name"] for e in worker["env"]]
+
+    assert {k: base64.b64decode(v).decode() for k, v in secret["data"].items()} == {
+        "REDIS_PASSWORD": PASSWORD}
+    assert PASSWORD not in yaml.safe_dump_all(rendered(variant))
+    assert env["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": secret["metadata"]["name"], "key": "REDIS_PASSWORD"}
+    assert "$(REDIS_PASSWORD)@" in env["EVALFLEET_REDIS_URL"]["value"]
+    assert names.index("REDIS_PASSWORD") < names.index("EVALFLEET_REDIS_URL")
+    for container in one("StatefulSet", "redis", variant)["spec"]["template"]["spec"][
+            "containers"]:
+        (ref,) = [e["valueFrom"]["secretKeyRef"] for e in container["env"]
+                  if e["name"] == "REDIS_PASSWORD"]
+        assert ref == {"name": secret["metadata"]["name"], "key": "REDIS_PASSWORD"}
+
+
+def test_without_the_operators_redis_env_kustomize_refuses_and_names_it() -> None:
+    done = kustomize("base", None)
+    assert done.returncode != 0
+    assert "redis.env" in done.stderr
+
+
+def test_the_operators_redis_env_is_never_committed() -> None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    ignored = subprocess.run(["git", "check-ignore", "-q", "deploy/k8s/base/redis.env"],
+                             cwd=ROOT, check=False, timeout=30)
+    assert ignored.returncode == 0
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_the_alerts_and_the_dashboard_ship_with_the_manifests(variant: str) -> None:
+    """`kubectl apply -k` ships deploy/prometheus/alerts.yml as a PrometheusRule and
+    deploy/grafana/evalfleet.json as a ConfigMap Grafana's sidecar loads, both unchanged."""
+    rule = one("PrometheusRule", "evalfleet", variant)
+    dashboard = one("ConfigMap", "evalfleet-dashboard", variant)
+    alerts = yaml.safe_load((ROOT / "deploy" / "prometheus" / "alerts.yml").read_text())
+
+    assert rule["spec"] == alerts
+    assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert dashboard["data"] == {
+        "evalfleet.json": (ROOT / "deploy" / "grafana" / "evalfleet.json").read_text()}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_custom_resources_match_their_structure(variant: str) -> None:
+    """Each custom resource, as rendered, against the structural schema of its CRD's fields
+    evalfleet uses (custom_kinds.py); every custom kind shipped has one."""
+    import jsonschema
+
+    customs = [d for d in rendered(variant) if d["kind"] in CUSTOM_KINDS]
+    assert {d["kind"] for d in customs} == set(SCHEMAS) == CUSTOM_KINDS
+    for doc in customs:
+        jsonschema.validate(doc, SCHEMAS[doc["kind"]])
+
+
+def test_kedas_hpa_behavior_matches_the_kubernetes_schema() -> None:
+    """The ScaledObject hands its ``behavior`` to the HPA it makes: validated as an
+    autoscaling/v2 HorizontalPodAutoscaler's, strictly, with the built-in schemas."""
+    try:
+        import kubernetes_validate
+    except ImportError as error:
+        missing_service("kubernetes-validate (scripts/build-worker-image.sh installs it)", error)
+    scaled = one("ScaledObject", variant="base")["spec"]
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": "keda-hpa-evalfleet-worker", "namespace": "evalfleet"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                       "name": scaled["scaleTargetRef"]["name"]},
+                    "minReplicas": scaled["minReplicaCount"],
+                    "maxReplicas": scaled["maxReplicaCount"],
+                    "behavior": scaled["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]}}
+    kubernetes_validate.validate(hpa, KUBERNETES_VERSION, strict=True)

@@ -5,13 +5,14 @@ Prometheus's own checker on the alerts and scrape config."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
-from composestack import ROOT, Stack
+from composestack import ROOT, Stack, as_prometheus_sees_it
 from services import missing_service
 
 from evalfleet.workers.devtools.local_engine import PRIVILEGES
@@ -60,7 +61,8 @@ def test_compose_sidecar_worker_reaches_its_engine_only_through_the_shared_socke
     pod_worker, worker = services["sidecar-worker"], services["worker"]
 
     assert pod_worker["volumes"] == ["engine-socket:/engine:ro",
-                                     f"{ROOT / 'examples' / 'packs'}:/srv/evalfleet/packs:ro"]
+                                     f"{ROOT / 'examples' / 'packs'}:/srv/evalfleet/packs:ro",
+                                     "evalfleet-keys:/var/lib/evalfleet/keys:rw"]
     assert pod_worker["environment"]["EVALFLEET_DOCKER_URL"] == "unix:///engine/docker.sock"
     assert "group_add" not in pod_worker
     assert pod_worker["depends_on"]["sidecar-engine"] == {"condition": "service_healthy"}
@@ -93,7 +95,9 @@ def test_compose_workers_scale_and_stop_gracefully() -> None:
     assert "container_name" not in worker and "ports" not in worker
     assert worker["stop_signal"] == "SIGTERM"
     assert mounts(worker) == {"/var/run/docker.sock": "/var/run/docker.sock",
-                              str(ROOT / "examples" / "packs"): "/srv/evalfleet/packs"}
+                              str(ROOT / "examples" / "packs"): "/srv/evalfleet/packs",
+                              # the signing key the first worker makes, shared by all
+                              "evalfleet-keys": "/var/lib/evalfleet/keys"}
     # Passed through: empty means the fleet id stored in the stack's own Redis, never a
     # name derived from the Redis host ("redis" in every project on the engine).
     assert "EVALFLEET_FLEET" in worker["environment"]
@@ -135,17 +139,92 @@ def test_dashboard_has_the_rows_and_a_sound_layout() -> None:
     assert len(cells) == len(set(cells)), "two panels share a position"
 
 
+def queries() -> list[tuple[str, str]]:
+    """Every panel's (title, PromQL) as written, with Grafana's variables."""
+    return [(p["title"], t["expr"]) for p in dashboard()["panels"] if p["type"] != "row"
+            for t in p["targets"]]
+
+
 def test_every_panel_queries_the_dashboards_prometheus_datasource() -> None:
     data = dashboard()
-    (variable,) = data["templating"]["list"]
-    assert (variable["name"], variable["type"], variable["query"]) == (
+    source, *variables = data["templating"]["list"]
+    assert (source["name"], source["type"], source["query"]) == (
         "datasource", "datasource", "prometheus")
+    assert [v["name"] for v in variables] == ["namespace", "profile", "worker"]
+    for variable in variables:
+        # Queried from the same datasource; "All" (the default) is a regex matching every
+        # value, and series without the label (compose has no namespace).
+        assert variable["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+        assert (variable["includeAll"], variable["allValue"]) == (True, ".*")
+        assert variable["current"]["value"] == ["$__all"]
     for panel in (p for p in data["panels"] if p["type"] != "row"):
         assert panel["targets"], panel["title"]
         for target in panel["targets"]:
             assert target["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
-            # No Grafana-only macros: test_compose.py evaluates each expr as Prometheus sees it.
-            assert "$" not in target["expr"], target["expr"]
+            # Only the dashboard's own variables: test_compose.py evaluates each expr with
+            # them at "All" (as_prometheus_sees_it).
+            leftover = as_prometheus_sees_it(target["expr"], data)
+            assert "$" not in leftover, target["expr"]
+
+
+#: The selectors a panel's metric must carry: every series by namespace; a worker's own
+#: series by worker (not the queue gauges, which are Redis's, read by every worker alike);
+#: by profile where the metric has the label (queue = evalfleet.<profile>, or profile).
+NAMESPACE = 'namespace=~"$namespace"'
+WORKER = 'instance=~"$worker"'
+BY_PROFILE = {"queue": 'queue=~"evalfleet[.]($profile)"', "profile": 'profile=~"$profile"'}
+PROFILE_LABEL = {"evalfleet_runs_total": "queue", "evalfleet_run_duration_seconds_bucket": "queue",
+                 "evalfleet_queue_depth": "queue", "evalfleet_sandbox_pool_idle": "profile",
+                 "evalfleet_sandbox_pool_target": "profile",
+                 "evalfleet_sandbox_pool_takes_total": "profile"}
+SELECTOR = re.compile(r"\b(evalfleet_[a-z0-9_]+|redis_[a-z0-9_]+|up)(?:\{([^}]*)\})?")
+
+
+def wanted_matchers(metric: str) -> set[str]:
+    if metric.startswith("redis_"):
+        return {NAMESPACE}
+    wanted = {NAMESPACE} if metric.startswith("evalfleet_queue_") else {NAMESPACE, WORKER}
+    if metric in PROFILE_LABEL:
+        wanted.add(BY_PROFILE[PROFILE_LABEL[metric]])
+    return wanted
+
+
+def test_every_query_follows_the_namespace_profile_and_worker_variables() -> None:
+    """Each selector in each panel carries the variables' matchers its metric can take."""
+    missing = []
+    for title, expr in queries():
+        for metric, matchers in SELECTOR.findall(expr):
+            have = {m.strip() for m in matchers.split(",")}
+            if not wanted_matchers(metric) <= have:
+                missing.append(f"{title}: {metric}{{{matchers}}}")
+    assert missing == []
+
+
+def test_the_variables_list_their_values_from_the_workers_series() -> None:
+    """namespace and worker from the workers' scrape targets, profile from the queue gauge
+    (whose queue label is evalfleet.<profile>: the regex keeps the profile)."""
+    variables = {v["name"]: v for v in dashboard()["templating"]["list"]}
+    assert variables["namespace"]["query"]["query"] == \
+        'label_values(up{job="evalfleet-workers"}, namespace)'
+    assert variables["worker"]["query"]["query"] == \
+        'label_values(up{job="evalfleet-workers", namespace=~"$namespace"}, instance)'
+    profile = variables["profile"]
+    assert profile["query"]["query"] == \
+        'label_values(evalfleet_queue_depth{namespace=~"$namespace"}, queue)'
+    assert re.fullmatch(profile["regex"].strip("/"), "evalfleet.default").group(1) == "default"
+
+
+def test_promtool_parses_every_query_as_prometheus_receives_it(tmp_path: Path) -> None:
+    """With the variables at "All", every panel query is valid PromQL (promtool checks each
+    as a recording rule's expression)."""
+    data = dashboard()
+    rules = [{"record": f"dashboard:query_{i}", "expr": as_prometheus_sees_it(expr, data)}
+             for i, (_, expr) in enumerate(queries())]
+    (tmp_path / "queries.yml").write_text(yaml.safe_dump(
+        {"groups": [{"name": "dashboard", "rules": rules}]}))
+    done = subprocess.run([tool("promtool"), "check", "rules", str(tmp_path / "queries.yml")],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_grafana_provisioning_points_at_the_stack() -> None:
