@@ -20,7 +20,9 @@ bare Celery, a deep backlog, latency percentiles, pipelined submission, Redis me
 run; issue 16), ``reuse`` (sandbox reuse on and off, sequential / staggered / burst with
 percentiles; needs images whose supervisor resets, protocol 3: ``EVALFLEET_BENCH_IMAGE_TAG``
 names their tag), ``cancel`` (``client.cancel`` → the running run's sandbox stopped and
-removed, on each runtime, against removing an idle container directly; issue 41). Needs the
+removed, on each runtime, against removing an idle container directly; issue 41),
+``failover`` (the Redis primary killed under a stream of runs through Sentinel: the time
+without service; issue 46). Needs the
 Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
 """
 
@@ -40,6 +42,7 @@ from bench import (
     cancel,
     dispatch,
     endtoend,
+    failover,
     long_text,
     reuse,
     scale,
@@ -51,9 +54,10 @@ from bench import (
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
 CASES = ("scoring", "long_text", "signing", "dispatch", "submission", "cold", "warm", "throughput",
-         "memory", "sidecar", "scale", "reuse", "cancel")
+         "memory", "sidecar", "scale", "reuse", "cancel", "failover")
 FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar", "scale",
                          "reuse", "cancel"})
+"""Cases that run in the private fleet (``failover`` makes its own Redis, through Sentinel)."""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -86,6 +90,8 @@ def main(argv: list[str] | None = None) -> None:
         submission.run(report, 2000 if quick else 10_000)
     if FLEET_CASES.intersection(wanted):
         _fleet_cases(report, wanted, quick, args.runtimes.split(","))
+    if "failover" in wanted:
+        failover.run(report, rounds=1 if quick else 3)
     print("\n" + report.markdown())
     if args.out:
         args.out.write_text(report.markdown() + "\n")

@@ -47,11 +47,13 @@ def mounts(service: dict[str, Any]) -> dict[str, str]:
 
 
 def test_compose_file_is_valid_with_every_profile() -> None:
-    services = compose_config("flower", "sidecar")["services"]
+    services = compose_config("flower", "sidecar", "ha")["services"]
+    ha = ("redis-replica", "sentinel-1", "sentinel-2", "sentinel-3")
     assert set(services) == {"redis", "redis-exporter", "worker", "prometheus", "grafana",
-                             "flower", "sidecar-engine", "sidecar-worker"}
+                             "flower", "sidecar-engine", "sidecar-worker", *ha}
     assert {n: s["profiles"] for n, s in services.items() if s.get("profiles")} == {
-        "flower": ["flower"], "sidecar-engine": ["sidecar"], "sidecar-worker": ["sidecar"]}
+        "flower": ["flower"], "sidecar-engine": ["sidecar"], "sidecar-worker": ["sidecar"],
+        **{name: ["ha"] for name in ha}}
 
 
 def test_compose_sidecar_worker_reaches_its_engine_only_through_the_shared_socket() -> None:
@@ -87,6 +89,26 @@ def test_compose_sidecar_engine_is_privileged_with_its_data_on_a_volume() -> Non
         "engine-socket": "/engine", str(ROOT / "build" / "engine-images"): "/preload"}
     assert named[-1].endswith(":/preload:ro")
     assert engine["restart"] == "unless-stopped"
+
+
+def test_compose_ha_profile_puts_redis_behind_three_sentinels() -> None:
+    """The `ha` profile: a replica of `redis` and three sentinels monitoring it (quorum 2,
+    its password); the workers pass REDIS_SENTINELS on, so they reach the primary only
+    through the sentinels when it is set (a failover of this stack was checked by hand:
+    docs/operations.md)."""
+    services = compose_config("ha")["services"]
+    sentinels = [services[f"sentinel-{n}"] for n in (1, 2, 3)]
+    script = sentinels[0]["command"][0]
+
+    assert "--replicaof" in services["redis-replica"]["command"]
+    assert services["redis-replica"]["command"][-2:] == ["redis", "6379"]
+    assert all(s["command"] == sentinels[0]["command"] for s in sentinels)
+    assert "sentinel monitor evalfleet redis 6379 2" in script
+    assert "sentinel auth-pass evalfleet $$REDIS_PASSWORD" in script  # the container's
+    assert "--masterauth" in services["redis"]["command"]
+    worker = services["worker"]["environment"]
+    assert (worker["EVALFLEET_REDIS_SENTINELS"], worker["EVALFLEET_REDIS_MASTER"]) == (
+        "", "evalfleet")
 
 
 def test_compose_workers_scale_and_stop_gracefully() -> None:
