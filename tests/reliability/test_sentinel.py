@@ -30,8 +30,11 @@ PUBLISHED_WITHIN_S = 180.0
 
 
 @pytest.fixture
-def group(tmp_path: Path) -> Any:
-    started = SentinelGroup(tmp_path).start()
+def group(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """With ``requirepass`` (the default user), or (``acl-user``) an ACL user of its own,
+    the default user off: the same logins as a plain Redis URL's."""
+    username = "evalfleet-app" if getattr(request, "param", "") == "acl-user" else ""
+    started = SentinelGroup(tmp_path, username=username).start()
     yield started
     started.stop()
 
@@ -60,6 +63,7 @@ def settled(client: EvalfleetClient, requests: dict[str, dict[str, Any]]) -> set
     return done
 
 
+@pytest.mark.parametrize("group", ["password", "acl-user"], indirect=True)
 def test_a_failover_mid_burst_loses_no_run_and_publishes_each_once(
         group: SentinelGroup, docker_client: Any, tmp_path: Path) -> None:
     starter = Starter(group.url, tmp_path, **TEST_WORKER_SETTINGS)

@@ -28,6 +28,9 @@ class SentinelGroup:
 
     workdir: Path
     password: str = "sentinel-test-password"
+    username: str = ""
+    """An ACL user of the data nodes to log in as (``""``: the default user and
+    ``requirepass``); the replica and the sentinels log in as it too."""
     data_ports: list[int] = field(default_factory=lambda: [free_port(), free_port()])
     sentinel_ports: list[int] = field(default_factory=lambda: [free_port() for _ in range(3)])
     processes: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
@@ -36,7 +39,15 @@ class SentinelGroup:
     def url(self) -> str:
         """The fleet's Redis URL: Sentinel's form (:mod:`tasks.redis_connection`)."""
         nodes = ",".join(f"127.0.0.1:{port}" for port in self.sentinel_ports)
-        return f"sentinel://:{self.password}@{nodes}/{MASTER}/0"
+        return f"sentinel://{self.username}:{self.password}@{nodes}/{MASTER}/0"
+
+    def _login(self) -> list[str]:
+        """The data nodes' login: ``requirepass``, or an ACL user (the default user off)."""
+        if not self.username:
+            return ["--requirepass", self.password, "--masterauth", self.password]
+        return ["--user", self.username, "on", f">{self.password}", "~*", "&*", "+@all",
+                "--user", "default", "off", "--masteruser", self.username,
+                "--masterauth", self.password]
 
     def start(self) -> SentinelGroup:
         """Start every node; return once the sentinels know the replica.
@@ -66,7 +77,7 @@ class SentinelGroup:
     def _server(self, port: int, *extra: str) -> None:
         args = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--dir", str(self.workdir), "--dbfilename", f"dump-{port}.rdb",
-                "--requirepass", self.password, "--masterauth", self.password, *extra]
+                *self._login(), *extra]
         self._spawn(port, args, f"redis-{port}.log")
         wait_until(lambda: self._answers(port), 10, f"redis-server :{port} did not answer")
 
@@ -76,6 +87,7 @@ class SentinelGroup:
             f"port {port}", "bind 127.0.0.1", f"dir {self.workdir}",
             f"sentinel monitor {MASTER} 127.0.0.1 {primary} 2",
             f"sentinel auth-pass {MASTER} {self.password}",
+            *([f"sentinel auth-user {MASTER} {self.username}"] if self.username else []),
             f"sentinel down-after-milliseconds {MASTER} {DOWN_AFTER_MS}",
             f"sentinel failover-timeout {MASTER} {FAILOVER_TIMEOUT_MS}",
             f"sentinel parallel-syncs {MASTER} 1", ""]))
@@ -90,7 +102,9 @@ class SentinelGroup:
     def _client(self, port: int, sentinel: bool = False) -> Any:
         import redis
 
-        return redis.Redis(port=port, password=None if sentinel else self.password,
+        if sentinel:
+            return redis.Redis(port=port, socket_timeout=2)
+        return redis.Redis(port=port, username=self.username or None, password=self.password,
                            socket_timeout=2)
 
     def _answers(self, port: int, sentinel: bool = False) -> bool:
