@@ -144,15 +144,19 @@ def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
 @click.option("--submission", "-s", "submissions", type=SUBMISSION, required=True,
               multiple=True, help="Repeat for a batch.")
 @click.option("--case", "case_key")
+@click.option("--match", help="The match the runs belong to (evalfleet runs --match M).")
+@click.option("--callback-url", help="Where the fleet POSTs each result (an allowed host: "
+                                     "docs/platform.md, \"Webhooks\").")
 @click.option("--wait", "wait", is_flag=True, help="Wait for the scorecards.")
 @click.option("--timeout", type=float, default=600.0, show_default=True)
 @redis_url_option()
-def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, wait: bool,
-           timeout: float, redis_url: str) -> None:
+def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, match: str | None,
+           callback_url: str | None, wait: bool, timeout: float, redis_url: str) -> None:
     """Enqueue submissions to the fleet; print run ids (or, with --wait, scorecards)."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    requests = [build_request(pack, s, case_key) for s in submissions]
+    extra = {k: v for k, v in (("match", match), ("callback_url", callback_url)) if v}
+    requests = [build_request(pack, s, case_key, **extra) for s in submissions]
     client = EvalfleetClient(redis_url)
     run_ids = client.submit_many(requests)
     if not wait:

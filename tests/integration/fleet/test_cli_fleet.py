@@ -124,3 +124,27 @@ def test_status_runs_and_cancel_as_a_person_types_them(redis_server: Any, client
     assert "unknown" in unknown.stderr and "give a RUN_ID or --match" in neither.stderr
     assert json.loads(evalfleet("status", request.run_id, "--format", "json",
                                 env=env).stdout)["status"] == "cancelled"
+
+
+def test_submit_names_a_match_and_a_callback_url(redis_server: Any, tmp_path: Path) -> None:
+    """`evalfleet submit --match M --callback-url U`: the run is in the match and its record
+    keeps the URL; a URL that is not one is refused before anything is queued (exit 2)."""
+    env = {**os.environ, "EVALFLEET_REDIS_URL": redis_server.url}
+    pack, submission = tmp_path / "pack.json", tmp_path / "submission.json"
+    pack.write_text(json.dumps(PARKED_PACK))
+    submission.write_text(json.dumps({"commands": [{"run": "echo hi"}]}))
+    match = f"cli-submit-{os.getpid()}-{id(tmp_path)}"
+
+    done = evalfleet("submit", str(pack), "-s", str(submission), "--match", match,
+                     "--callback-url", "https://hooks.example.com/evalfleet", env=env)
+    refused = evalfleet("submit", str(pack), "-s", str(submission), "--match", match,
+                        "--callback-url", "ftp://nowhere", env=env)
+    listed = evalfleet("runs", "--match", match, env=env)
+    status = json.loads(evalfleet("status", done.stdout.strip(), "--format", "json",
+                                  env=env).stdout)
+
+    assert done.returncode == 0, done.stderr
+    assert listed.stdout.startswith(f"{done.stdout.strip()}: queued"), listed
+    assert status["callback_url"] == "https://hooks.example.com/evalfleet"
+    assert refused.returncode == 2 and "callback_url" in refused.stderr, refused
+    assert len(listed.stdout.splitlines()) == 1
