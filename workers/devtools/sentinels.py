@@ -31,6 +31,10 @@ class SentinelGroup:
     username: str = ""
     """An ACL user of the data nodes to log in as (``""``: the default user and
     ``requirepass``); the replica and the sentinels log in as it too."""
+    down_after_ms: int = DOWN_AFTER_MS
+    """Silence after which the sentinels call a node down. A replica cut off from the primary
+    for ten times this is not promoted (Sentinel's rule): a test that keeps one cut off for
+    long gives it more."""
     data_ports: list[int] = field(default_factory=lambda: [free_port(), free_port()])
     sentinel_ports: list[int] = field(default_factory=lambda: [free_port() for _ in range(3)])
     processes: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
@@ -88,7 +92,7 @@ class SentinelGroup:
             f"sentinel monitor {MASTER} 127.0.0.1 {primary} 2",
             f"sentinel auth-pass {MASTER} {self.password}",
             *([f"sentinel auth-user {MASTER} {self.username}"] if self.username else []),
-            f"sentinel down-after-milliseconds {MASTER} {DOWN_AFTER_MS}",
+            f"sentinel down-after-milliseconds {MASTER} {self.down_after_ms}",
             f"sentinel failover-timeout {MASTER} {FAILOVER_TIMEOUT_MS}",
             f"sentinel parallel-syncs {MASTER} 1", ""]))
         self._spawn(port, ["redis-server", str(conf), "--sentinel"], f"sentinel-{port}.log")

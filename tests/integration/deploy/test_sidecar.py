@@ -173,9 +173,9 @@ def _verdict(result: RunResult) -> str | None:
 
 def test_the_worker_holds_no_host_socket_and_its_sandboxes_live_in_its_engine(
         pod: Pod) -> None:
-    """The worker mounts the engine's socket volume (and the packs directory, read-only)
-    only; its warm sandbox is in the pod's engine, and the host's engine has no container
-    of that worker."""
+    """The worker mounts the engine's socket volume (and the packs directory, read-only, and
+    the volume of the fleet's signing key) only; its warm sandbox is in the pod's engine,
+    and the host's engine has no container of that worker."""
     worker = pod.container("sidecar-worker")
     mounts = {m["Destination"]: (m.get("Name"), m["RW"]) for m in worker["Mounts"]}
     inner = pod.inner()
@@ -184,7 +184,8 @@ def test_the_worker_holds_no_host_socket_and_its_sandboxes_live_in_its_engine(
     workers = {c["Labels"]["evalfleet.worker"] for c in inner.api.containers(filters=owner)}
 
     assert mounts == {"/engine": (f"{pod.stack.project}_engine-socket", False),
-                      "/srv/evalfleet/packs": (None, False)}
+                      "/srv/evalfleet/packs": (None, False),
+                      "/var/lib/evalfleet/keys": (f"{pod.stack.project}_evalfleet-keys", True)}
     assert worker["HostConfig"]["GroupAdd"] in (None, [])
     assert [w.split("-")[0] for w in workers] == [worker["Config"]["Hostname"]]
     assert [c["Names"] for w in workers for c in pod.docker.api.containers(
