@@ -16,15 +16,16 @@ from typing import Any
 
 from celery.signals import task_prerun
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from evalfleet.sandbox.docker.labels import LABEL_WORKER
 from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.tasks.archive.backlog import archive_backlog
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.platform.result_groups import GroupState, group_states
 from evalfleet.tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
-from evalfleet.tasks.redis_keys import RESULTS_STREAM
+from evalfleet.tasks.redis_keys import ARCHIVE_REFUSAL_KEY, RESULTS_STREAM
 
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 SCORE_BUCKETS = tuple(range(100, 1001, 100))
@@ -229,6 +230,48 @@ def _group_families(states: list[GroupState]) -> Iterator[GaugeMetricFamily]:
         pending.add_metric([state.name], float(state.pending))
         behind.add_metric([state.name], state.behind_s)
     yield from (lag, pending, behind)
+
+
+class ArchiveCollector(Collector):
+    """The archive: results waiting for it (``evalfleet_archive_backlog``, fleet-wide,
+    from Redis), whether new runs are refused for it, and this node's archiver's writes,
+    bytes and failures."""
+
+    def __init__(self, redis: Any, tally: Any) -> None:
+        self.redis, self.tally = redis, tally
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            backlog = float(archive_backlog(self.redis))
+            refusing = float(bool(self.redis.exists(ARCHIVE_REFUSAL_KEY)))
+        except Exception:  # a scrape must not fail because Redis blipped
+            backlog = refusing = float("nan")
+        yield _gauge("evalfleet_archive_backlog", "Results published and not yet written to "
+                     "the archive (they stay in Redis until they are).", backlog)
+        yield _gauge("evalfleet_archive_refusing", "1 while new runs are refused because the "
+                     "archive's backlog would outgrow Redis's memory.", refusing)
+        yield from _archiver_counters(self.tally)
+
+
+def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, text)
+    family.add_metric([], value)
+    return family
+
+
+def _archiver_counters(tally: Any) -> Iterator[CounterMetricFamily]:
+    for name, text, value in (
+            ("evalfleet_archive_writes", "Results this node wrote to the archive.",
+             tally.archived),
+            ("evalfleet_archive_bytes", "Bytes of archived objects this node wrote.",
+             tally.bytes),
+            ("evalfleet_archive_failures", "Archive writes that failed (the store was down, "
+             "full or refused; each is retried).", tally.failures),
+            ("evalfleet_archive_missing", "Results gone from Redis before they could be "
+             "archived (published before the archive was on).", tally.missing)):
+        family = CounterMetricFamily(name, text)
+        family.add_metric([], float(value))
+        yield family
 
 
 class ContainerCollector(Collector):

@@ -183,6 +183,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     beat.start()
     packs = PacksBeacon(redis, settings.worker_id, settings.packs_dir, settings.heartbeat_ttl_s)
     served = Loop("evalfleet-packs", packs.publish, settings.heartbeat_interval_s).start()
+    registry = None
     if settings.metrics_port:
         registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
                                     ContainerCollector(docker_client(settings), settings.worker_id),
@@ -196,11 +197,44 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     except Exception as err:  # a full Redis refuses it: the forwarder's first read retries
         log.warning("intake group not created yet: %s", err)
     intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
+    archiving = start_archiver(settings, redis_client(settings), registry)
     reaper = start_reaper(settings, redis)
     engine = docker_client(settings)
     lost = Loop("evalfleet-leftover-reaper", lambda: leftovers.reap(engine, redis, settings),
                 settings.reaper_interval_s).start()
-    return [beat, served, intake, _Stopper(reaper), lost]
+    return [beat, served, intake, *archiving, _Stopper(reaper), lost]
+
+
+def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list[Any]:
+    """The archiver's loop (none when the archive is off), its metrics in ``registry``.
+
+    Raises:
+        SystemExit: the archive URL is invalid, or its store's client is missing.
+    """
+    from evalfleet.tasks.archive import Archive, StoreError
+    from evalfleet.tasks.archive.archiver import Archiver
+    from evalfleet.tasks.archive.backlog import Limits
+
+    from .metrics import ArchiveCollector
+
+    wanted = settings.archive
+    try:
+        archive = Archive.at(wanted.url)
+    except (ValueError, StoreError) as error:
+        raise SystemExit(f"evalfleet: EVALFLEET_ARCHIVE__URL: {error}") from error
+    if archive is None:
+        return []
+    archiver = Archiver(redis, archive, consumer=settings.worker_id, ttl_s=settings.result_ttl_s,
+                        claim_after_ms=int(wanted.claim_after_s * 1000),
+                        limits=Limits(wanted.refuse_at, wanted.max_backlog))
+    try:
+        archiver.ensure_group()
+    except Exception as err:  # a full or absent Redis: the archiver's first step retries
+        log.warning("archive group not created yet: %s", err)
+    log.info("archive: every published result goes to %s", archive.describe())
+    if registry is not None:
+        registry.register(ArchiveCollector(redis, archiver.tally))
+    return [Loop("evalfleet-archiver", archiver.step, 0.0).start()]
 
 
 class _Stopper:

@@ -12,7 +12,10 @@
         ...
 
 It needs only ``redis`` and ``pydantic`` (``pip install evalfleet``): runs go into the
-intake stream (:mod:`.submission`), and the workers' forwarders queue them.
+intake stream (:mod:`.submission`), and the workers' forwarders queue them. Given the
+fleet's archive (``archive_url``: ``file://…`` or ``s3://…``, which needs
+``evalfleet[archive]``), ``result``, ``status``, ``wait`` and ``runs`` find a run there once
+Redis has forgotten it (its TTL passed).
 :class:`~.async_client.AsyncEvalfleetClient` has the same verbs for asyncio.
 """
 
@@ -25,6 +28,7 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
+from ..archive import Archive
 from ..lifecycle import Cancelled, Lifecycle
 from ..messages import RunRequest, RunResult
 from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key, status_key
@@ -38,12 +42,19 @@ from .submission import SUBMIT_CHUNK, SubmitError
 class EvalfleetClient:
     """Submit runs to the fleet and read their results."""
 
-    def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600) -> None:
+    def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
+                 archive_url: str | None = None) -> None:
+        """Raises:
+            ValueError: ``archive_url`` is not a store's URL.
+            tasks.archive.StoreError: an ``s3://`` archive without boto3.
+        """
         self.redis: Any = redis.Redis.from_url(redis_url)
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run (then as long
         as its result: ``EVALFLEET_RESULT_TTL_S``)."""
         self.lifecycle = Lifecycle(self.redis, status_ttl_s)
+        self.archive = Archive.at(archive_url) if archive_url else None
+        """Where runs are found once Redis has forgotten them (None: nowhere)."""
 
     def submit(self, request: RunRequest | dict[str, Any]) -> str:
         """Validate and enqueue one run; returns its run id.
@@ -83,14 +94,29 @@ class EvalfleetClient:
         return sent
 
     def result(self, run_id: str) -> RunResult | None:
-        """The published result of ``run_id``, or None if there is none (yet)."""
-        return reading.result(self.redis.get(result_key(run_id)))
+        """The published result of ``run_id`` (from the archive once Redis forgot it), or
+        None if there is none (yet).
+
+        Raises:
+            tasks.archive.StoreError: Redis has none and the archive could not be read.
+        """
+        found = reading.result(self.redis.get(result_key(run_id)))
+        if found is None and self.archive is not None:
+            return self.archive.result(run_id)
+        return found
 
     def status(self, run_id: str) -> RunStatus | None:
         """Where ``run_id`` stands: ``queued``, ``running`` (which worker, which attempt) or
         how it ended, with the time of each transition; ``None`` for a run the fleet does
-        not know (never submitted, or past its result's TTL)."""
-        return RunStatus.from_record(run_id, self.redis.hgetall(status_key(run_id)))
+        not know (never submitted, or past its result's TTL and not in the archive).
+
+        Raises:
+            tasks.archive.StoreError: Redis has none and the archive could not be read.
+        """
+        found = RunStatus.from_record(run_id, self.redis.hgetall(status_key(run_id)))
+        if found is None and self.archive is not None:
+            return self.archive.status(run_id)
+        return found
 
     def cancel(self, run_id: str) -> Cancelled:
         """Cancel a run: a queued run never starts; a running run's sandbox is stopped; its
@@ -103,12 +129,21 @@ class EvalfleetClient:
         return cancels.cancel_match(self.lifecycle, match)
 
     def runs(self, match: str) -> list[RunStatus]:
-        """The runs of ``match`` with their statuses, in the order they were submitted."""
+        """The runs of ``match`` with their statuses, in the order they were submitted;
+        with an archive, its runs of the match that Redis has forgotten too (first).
+
+        Raises:
+            tasks.archive.StoreError: the archive could not be listed or read.
+        """
         run_ids = cancels.match_runs(self.redis, match)
         with self.redis.pipeline(transaction=False) as pipe:
             for run_id in run_ids:
                 pipe.hgetall(status_key(run_id))
-            return reading.statuses(run_ids, pipe.execute())
+            known = reading.statuses(run_ids, pipe.execute())
+        if self.archive is None:
+            return known
+        return [*reading.archived_runs(self.archive, match, {s.run_id for s in known}),
+                *known]
 
     def wait_many(self, runs: str | Iterable[str], timeout: float = 300.0) -> Iterator[RunResult]:
         """The results of ``runs`` (run ids, or a match's name: its runs when called) as
