@@ -26,9 +26,10 @@ SUFFIX = ".json.gz"
 
 def name(text: str) -> str:
     """``text`` (a run id, a match) as one key component: percent-encoded past the
-    characters run ids allow, never ``.`` or ``..`` (a path on a file store)."""
+    characters run ids allow, never ``.`` or ``..`` (a path on a file store); an empty
+    one (a rejected request without an id) is ``%00``."""
     quoted = quote(text, safe="._:@-")
-    return quoted.replace(".", "%2E") if quoted in {"", ".", ".."} else quoted
+    return quoted.replace(".", "%2E") if quoted in {".", ".."} else quoted or "%00"
 
 
 def run_key(run_id: str) -> str:

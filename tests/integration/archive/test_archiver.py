@@ -42,7 +42,8 @@ def result(run_id: str, match: str = "m") -> RunResult:
     return RunResult(run_id=run_id, outcome="scored", scorecard=card, match=match)
 
 
-def publish(plain: Any, run_ids: list[str], match: str = "m", ttl_s: int = TTL_S) -> dict[str, bytes]:
+def publish(plain: Any, run_ids: list[str], match: str = "m",
+            ttl_s: int = TTL_S) -> dict[str, bytes]:
     """Publish a result for each run id; their bodies as published."""
     publisher = Publisher(plain, ttl_s)
     bodies = {}
