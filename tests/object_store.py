@@ -94,7 +94,7 @@ class SeaweedServer:
             try:
                 store = open_store(self.url("probe"))
                 assert isinstance(store, S3Store)
-                store.ensure_bucket()
+                store.prepare()
                 store.put("ready", b"1")
                 return
             except (StoreError, urllib.error.URLError) as err:

@@ -228,6 +228,10 @@ def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list
                         claim_after_ms=int(wanted.claim_after_s * 1000),
                         limits=Limits(wanted.refuse_at, wanted.max_backlog))
     try:
+        archive.store.prepare()
+    except StoreError as err:  # the store is down: results wait in Redis until it is back
+        log.warning("archive: %s", err)
+    try:
         archiver.ensure_group()
     except Exception as err:  # a full or absent Redis: the archiver's first step retries
         log.warning("archive group not created yet: %s", err)

@@ -79,6 +79,17 @@ class FileStore:
         yield from (f"{folder}/{n}" if folder else n for n in names
                     if n.startswith(start) and not n.startswith(".put-"))
 
+    def prepare(self) -> None:
+        """Create the directory.
+
+        Raises:
+            StoreError: it cannot be created.
+        """
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(f"{self.describe()}: cannot create it: {err}") from err
+
     def describe(self) -> str:
         return f"file://{self.root}"
 

@@ -86,8 +86,9 @@ class S3Store:
         except Exception as err:
             raise StoreError(f"{self.describe()}: cannot list {prefix}: {err}") from err
 
-    def ensure_bucket(self) -> None:
-        """Create the bucket unless it exists (tests, and compose's first start).
+    def prepare(self) -> None:
+        """Create the bucket unless it exists (compose's first start; on AWS the bucket
+        is the operator's, and the HEAD finds it).
 
         Raises:
             StoreError: it could not be created.

@@ -41,6 +41,13 @@ class Store(Protocol):
             StoreError: the store could not be listed.
         """
 
+    def prepare(self) -> None:
+        """Make the store ready to be written (its directory, its bucket).
+
+        Raises:
+            StoreError: it could not be made ready.
+        """
+
     def describe(self) -> str:
         """Where the store is, for people (no secrets)."""
 

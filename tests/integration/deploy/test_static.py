@@ -47,8 +47,8 @@ def mounts(service: dict[str, Any]) -> dict[str, str]:
 
 def test_compose_file_is_valid_with_every_profile() -> None:
     services = compose_config("flower", "sidecar")["services"]
-    assert set(services) == {"redis", "redis-exporter", "worker", "prometheus", "grafana",
-                             "flower", "sidecar-engine", "sidecar-worker"}
+    assert set(services) == {"redis", "redis-exporter", "archive", "worker", "prometheus",
+                             "grafana", "flower", "sidecar-engine", "sidecar-worker"}
     assert {n: s["profiles"] for n, s in services.items() if s.get("profiles")} == {
         "flower": ["flower"], "sidecar-engine": ["sidecar"], "sidecar-worker": ["sidecar"]}
 
