@@ -19,7 +19,9 @@ bare Celery, a deep backlog, latency percentiles, pipelined submission, Redis me
 run; issue 16), ``reuse`` (sandbox reuse on and off, sequential / staggered / burst with
 percentiles; needs images whose supervisor resets, protocol 3: ``EVALFLEET_BENCH_IMAGE_TAG``
 names their tag), ``cancel`` (``client.cancel`` → the running run's sandbox stopped and
-removed, on each runtime, against removing an idle container directly; issue 41). Needs the
+removed, on each runtime, against removing an idle container directly; issue 41),
+``archive`` (sandbox-free drains with the archive off, on a real S3 server and on a local
+directory; bytes per archived result; issue 44). Needs the
 Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
 """
 
@@ -36,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
+    archive,
     cancel,
     dispatch,
     endtoend,
@@ -49,7 +52,7 @@ from bench import (
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
 CASES = ("scoring", "long_text", "dispatch", "submission", "cold", "warm", "throughput",
-         "memory", "sidecar", "scale", "reuse", "cancel")
+         "memory", "sidecar", "scale", "reuse", "cancel", "archive")
 FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar", "scale",
                          "reuse", "cancel"})
 
@@ -82,6 +85,8 @@ def main(argv: list[str] | None = None) -> None:
         submission.run(report, 2000 if quick else 10_000)
     if FLEET_CASES.intersection(wanted):
         _fleet_cases(report, wanted, quick, args.runtimes.split(","))
+    if "archive" in wanted:
+        archive.run(report, quick)
     print("\n" + report.markdown())
     if args.out:
         args.out.write_text(report.markdown() + "\n")

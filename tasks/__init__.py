@@ -13,11 +13,14 @@ in :mod:`.platform`; to the Celery task or a wire contract, here at the top.
   Redis, and nothing from :mod:`.platform` or :mod:`.checking`.
 * :mod:`.platform`: the platform's side (:mod:`.platform.client`, :mod:`.platform.intake`,
   :mod:`.platform.result_groups`).
+* :mod:`.archive`: every published result kept past its TTL in an object store (the
+  stores, the key layout, the record, the archiver the workers run); below
+  :mod:`.platform`, whose clients read it.
 * The wire contracts: :mod:`.messages` (``RunRequest``/``RunResult``), :mod:`.decoding`,
   :mod:`.queueing` (task and queue names), :mod:`.redis_keys`, :mod:`.broker` (the Redis
   channel that does not lose a run).
 * :mod:`.devtools`: the stub judge server (tests and the demo only).
 
 Each arrow of this map is an import-linter contract in pyproject.toml: delivery →
-checking → evaluation | platform → the wire.
+checking → evaluation | platform → archive → the wire.
 """

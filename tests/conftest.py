@@ -111,7 +111,7 @@ def seaweedfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One real S3-compatible store (SeaweedFS) for the session's archive tests (every
     test that uses it runs on one xdist worker, group ``seaweedfs``, so that they share
     it: it takes seconds to start and to stop)."""
-    from object_store import SeaweedServer, weed_binary
+    from evalfleet.workers.devtools.object_store import SeaweedServer, weed_binary
 
     binary = weed_binary()
     if binary is None:

@@ -145,11 +145,15 @@ class AsyncEvalfleetClient:
         return cancels.texts(await self.redis.zrange(match_key(match), 0, -1))
 
     async def wait(self, run_id: str, timeout: float = 300.0) -> RunResult:
-        """Wait until ``run_id``'s result is published.
+        """Wait until ``run_id``'s result is published (the archive, if any, is asked
+        once, first: a run Redis has forgotten).
 
         Raises:
             TimeoutError: no result within ``timeout`` seconds.
+            tasks.archive.StoreError: the archive could not be read.
         """
+        if self.archive is not None and (found := await self.result(run_id)) is not None:
+            return found
         async with aclosing(self.wait_many([run_id], timeout)) as waiting:
             return await anext(waiting)
 

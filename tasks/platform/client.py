@@ -170,17 +170,21 @@ class EvalfleetClient:
         return reading.published(self.redis.mget([result_key(r) for r in ordered]))
 
     def wait(self, run_id: str, timeout: float = 300.0) -> RunResult:
-        """Block until ``run_id``'s result is published.
+        """Block until ``run_id``'s result is published (the archive, if any, is asked
+        once, first: a run Redis has forgotten; then Redis alone is watched).
 
         Raises:
             TimeoutError: no result within ``timeout`` seconds.
+            tasks.archive.StoreError: the archive could not be read.
         """
         deadline = time.monotonic() + timeout
         with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
             pubsub.subscribe(RESULTS_CHANNEL)
-            while (found := self.result(run_id)) is None:
+            found = self.result(run_id)
+            while found is None:
                 if not _heard(pubsub, {run_id}, deadline):
                     raise reading.no_result([run_id], timeout)
+                found = reading.result(self.redis.get(result_key(run_id)))
             return found
 
     def results(self, group: str = "evalfleet-client", consumer: str = "consumer-1",

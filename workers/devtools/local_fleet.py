@@ -81,15 +81,17 @@ class RedisServer:
 
 def worker_env(redis_url: str, worker_id: str, workdir: Path,
                **settings: str) -> dict[str, str]:
-    """The environment of one worker node (``settings`` become ``EVALFLEET_<NAME>``; its
-    archive is the directory ``archive`` in ``workdir`` unless ``archive__url`` says)."""
+    """The environment of one worker node (``settings`` become ``EVALFLEET_<NAME>``). Its
+    archive is off unless ``archive__url`` names one: while a fleet archives, its Redis
+    keeps results without a TTL until they are archived, which tests sharing a Redis must
+    not see by surprise."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVALFLEET_")}
     env.update({
         "EVALFLEET_REDIS_URL": redis_url, "EVALFLEET_WORKER_ID": worker_id,
         "EVALFLEET_HEARTBEAT_FILE": str(workdir / f"{worker_id}.heartbeat"),
         "PROMETHEUS_MULTIPROC_DIR": str(workdir / f"{worker_id}.prom"),
     })
-    env["EVALFLEET_ARCHIVE__URL"] = f"file://{workdir}/archive"  # its own, not /var/lib
+    env["EVALFLEET_ARCHIVE__URL"] = "none"  # a test's or bench's own choice (archive__url)
     env.update({f"EVALFLEET_{k.upper()}": v for k, v in settings.items()})
     return env
 

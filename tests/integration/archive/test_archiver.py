@@ -118,14 +118,17 @@ def test_a_store_that_is_down_holds_results_back_until_it_returns(plain: Any,
 
 def test_the_stream_is_never_trimmed_past_the_archives_oldest_pending_entry(
         plain: Any) -> None:
-    """Results are kept by age (here 1 s): without the archive, old entries are trimmed
-    as new ones come; with it, not one entry the archive has not acknowledged goes."""
-    archiver(plain, DEAD_STORE).step(block_ms=10)  # reads (pending) and fails
+    """Results are kept by age (here 1 s, counted in Redis's whole seconds: up to 2 s):
+    without the archive, old entries are trimmed as new ones come; with it, not one entry
+    the archive has not acknowledged goes."""
+    down = archiver(plain, DEAD_STORE)
     publish(plain, [f"old-{i}" for i in range(300)], ttl_s=1)
-    time.sleep(1.5)
+    down.step(block_ms=10)  # reads 100 (pending from old-0 on) and fails the first
+    time.sleep(2.5)
     publish(plain, ["new"], ttl_s=1)
 
     assert plain.xlen(RESULTS_STREAM) == 301
+    assert plain.xpending(RESULTS_STREAM, ARCHIVE_GROUP)["pending"] == 100
     plain.xgroup_destroy(RESULTS_STREAM, ARCHIVE_GROUP)
     publish(plain, ["newer"], ttl_s=1)
     assert plain.xlen(RESULTS_STREAM) < 301
@@ -174,10 +177,12 @@ def test_the_clients_find_a_forgotten_run_in_the_archive(own_redis: RedisServer,
     found = client.result("r1")
     status = client.status("r1")
     runs = client.runs("m")
+    waited = client.wait("r2", timeout=5)
 
     assert found is not None and found.to_json().encode() == bodies["r1"]
     assert status is not None and status.status == "scored"
     assert [s.run_id for s in runs] == ["r1", "r2"]
+    assert waited.to_json().encode() == bodies["r2"]
     assert EvalfleetClient(own_redis.url).result("r1") is None  # no archive: gone
     assert asyncio.run(_async_reads(own_redis.url, url)) == ("r1", "scored", ["r1", "r2"])
 
@@ -186,6 +191,7 @@ async def _async_reads(redis_url: str, url: str) -> tuple[str, str, list[str]]:
     async with AsyncEvalfleetClient(redis_url, archive_url=url) as client:
         found, status = await client.result("r1"), await client.status("r1")
         runs = await client.runs("m")
+        assert (await client.wait("r2", timeout=5)).run_id == "r2"
     assert found is not None and status is not None
     return found.run_id, status.status, [s.run_id for s in runs]
 

