@@ -280,5 +280,21 @@ def health(ready: bool, redis_url: str) -> None:
     sys.exit(0 if ok else 1)
 
 
-COMMANDS = [worker, run_local, submit, result, status, cancel, runs, watch, health]
+@click.command()
+@click.option("--parent", type=int, hidden=True,
+              help="Stop when this process (the worker that started it) is gone.")
+@redis_url_option()
+def archiver(parent: int | None, redis_url: str) -> None:
+    """Write every published result to the archive (EVALFLEET_ARCHIVE__URL) until
+    stopped; each worker node runs one beside itself."""
+    import logging
+
+    from .archiving import serve
+
+    logging.basicConfig(level=logging.INFO,
+                        format="[%(asctime)s: %(levelname)s/archiver] %(message)s")
+    serve(Settings(redis_url=redis_url), parent)
+
+
+COMMANDS = [worker, run_local, submit, result, status, cancel, runs, watch, health, archiver]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from celery.signals import task_prerun
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from evalfleet.sandbox.docker.labels import LABEL_WORKER
@@ -233,24 +233,22 @@ def _group_families(states: list[GroupState]) -> Iterator[GaugeMetricFamily]:
 
 
 class ArchiveCollector(Collector):
-    """The archive: results waiting for it (``evalfleet_archive_backlog``, fleet-wide,
-    from Redis), whether new runs are refused for it, and this node's archiver's writes,
-    bytes and failures."""
+    """The archive, fleet-wide from Redis: results waiting for it
+    (``evalfleet_archive_backlog``) and whether new runs are refused for it."""
 
-    def __init__(self, redis: Any, tally: Any) -> None:
-        self.redis, self.tally = redis, tally
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
 
     def collect(self) -> Iterator[Metric]:
         try:
             backlog = float(archive_backlog(self.redis))
             refusing = float(bool(self.redis.exists(ARCHIVE_REFUSAL_KEY)))
         except Exception:  # a scrape must not fail because Redis blipped
-            backlog = refusing = float("nan")
+            return
         yield _gauge("evalfleet_archive_backlog", "Results published and not yet written to "
                      "the archive (they stay in Redis until they are).", backlog)
         yield _gauge("evalfleet_archive_refusing", "1 while new runs are refused because the "
                      "archive's backlog would outgrow Redis's memory.", refusing)
-        yield from _archiver_counters(self.tally)
 
 
 def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
@@ -259,19 +257,33 @@ def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
     return family
 
 
-def _archiver_counters(tally: Any) -> Iterator[CounterMetricFamily]:
-    for name, text, value in (
-            ("evalfleet_archive_writes", "Results this node wrote to the archive.",
-             tally.archived),
-            ("evalfleet_archive_bytes", "Bytes of archived objects this node wrote.",
-             tally.bytes),
-            ("evalfleet_archive_failures", "Archive writes that failed (the store was down, "
-             "full or refused; each is retried).", tally.failures),
-            ("evalfleet_archive_missing", "Results gone from Redis before they could be "
-             "archived (published before the archive was on).", tally.missing)):
-        family = CounterMetricFamily(name, text)
-        family.add_metric([], float(value))
-        yield family
+ARCHIVE_WRITES = Counter("evalfleet_archive_writes_total",
+                         "Results this node's archiver wrote to the archive.")
+ARCHIVE_BYTES = Counter("evalfleet_archive_bytes_total",
+                        "Bytes of archived objects this node's archiver wrote.")
+ARCHIVE_FAILURES = Counter("evalfleet_archive_failures_total",
+                           "Archive writes that failed (the store was down, full or refused; "
+                           "each is retried).")
+ARCHIVE_MISSING = Counter("evalfleet_archive_missing_total",
+                          "Results gone from Redis before they could be archived (published "
+                          "before the archive was on).")
+
+
+class ArchiveCounters:
+    """Carries an archiver's tally into the counters (the archiver's own process writes
+    them into the multiprocess directory, which the worker's registry reads)."""
+
+    def __init__(self) -> None:
+        self.seen = (0, 0, 0, 0)
+
+    def update(self, tally: Any) -> None:
+        now = (tally.archived, tally.bytes, tally.failures, tally.missing)
+        for counter, before, after in zip(
+                (ARCHIVE_WRITES, ARCHIVE_BYTES, ARCHIVE_FAILURES, ARCHIVE_MISSING),
+                self.seen, now, strict=True):
+            if after > before:
+                counter.inc(after - before)
+        self.seen = now
 
 
 class ContainerCollector(Collector):

@@ -206,39 +206,21 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
 
 
 def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list[Any]:
-    """The archiver's loop (none when the archive is off), its metrics in ``registry``.
+    """The archiver's process beside this node (:mod:`workers.archiving`) and its watch;
+    none when the archive is off. ``registry`` gets the backlog's gauges.
 
     Raises:
         SystemExit: the archive URL is invalid, or its store's client is missing.
     """
-    from evalfleet.tasks.archive import Archive, StoreError
-    from evalfleet.tasks.archive.archiver import Archiver
-    from evalfleet.tasks.archive.backlog import Limits
-
+    from .archiving import WATCH_INTERVAL_S, ArchiverProcess, open_archive
     from .metrics import ArchiveCollector
 
-    wanted = settings.archive
-    try:
-        archive = Archive.at(wanted.url)
-    except (ValueError, StoreError) as error:
-        raise SystemExit(f"evalfleet: EVALFLEET_ARCHIVE__URL: {error}") from error
-    if archive is None:
+    if open_archive(settings) is None:
         return []
-    archiver = Archiver(redis, archive, consumer=settings.worker_id, ttl_s=settings.result_ttl_s,
-                        claim_after_ms=int(wanted.claim_after_s * 1000),
-                        limits=Limits(wanted.refuse_at, wanted.max_backlog))
-    try:
-        archive.store.prepare()
-    except StoreError as err:  # the store is down: results wait in Redis until it is back
-        log.warning("archive: %s", err)
-    try:
-        archiver.ensure_group()
-    except Exception as err:  # a full or absent Redis: the archiver's first step retries
-        log.warning("archive group not created yet: %s", err)
-    log.info("archive: every published result goes to %s", archive.describe())
+    process = ArchiverProcess(settings).start()
     if registry is not None:
-        registry.register(ArchiveCollector(redis, archiver.tally))
-    return [Loop("evalfleet-archiver", archiver.step, 0.0).start()]
+        registry.register(ArchiveCollector(redis))
+    return [process, Loop("evalfleet-archiver-watch", process.check, WATCH_INTERVAL_S).start()]
 
 
 class _Stopper:

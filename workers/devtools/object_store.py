@@ -57,8 +57,9 @@ class SeaweedServer:
         """An archive URL in the test bucket, under ``prefix``."""
         return f"s3://{ACCESS_KEY}:{SECRET_KEY}@{BUCKET}/{prefix}?endpoint={self.endpoint}"
 
-    def start(self, timeout_s: float = 60.0) -> SeaweedServer:
-        """Start it and wait until its S3 gateway answers with the bucket made."""
+    def start(self, timeout_s: float = 60.0, niceness: int = 0) -> SeaweedServer:
+        """Start it (at ``niceness``: the bench's stand-in for a store on other machines)
+        and wait until its S3 gateway answers with the bucket made."""
         data = self.workdir / "data"
         data.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "s3.json"
@@ -67,7 +68,8 @@ class SeaweedServer:
                                                   "secretKey": SECRET_KEY}],
             "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}))
         with (self.workdir / "weed.log").open("ab") as log:
-            self.process = subprocess.Popen(self._args(data, config), stdout=log,
+            nice = ["nice", "-n", str(niceness)] if niceness else []
+            self.process = subprocess.Popen([*nice, *self._args(data, config)], stdout=log,
                                             stderr=subprocess.STDOUT, start_new_session=True)
         self._wait(timeout_s)
         return self
