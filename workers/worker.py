@@ -212,11 +212,17 @@ def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list
     Raises:
         SystemExit: the archive URL is invalid, or its store's client is missing.
     """
+    from evalfleet.tasks.archive.archiver import ensure_group
+
     from .archiving import WATCH_INTERVAL_S, ArchiverProcess, open_archive
     from .metrics import ArchiveCollector
 
     if open_archive(settings) is None:
         return []
+    try:
+        ensure_group(redis)  # before this node publishes anything
+    except Exception as err:  # a full or absent Redis: the archiver's first step retries
+        log.warning("archive group not created yet: %s", err)
     process = ArchiverProcess(settings).start()
     if registry is not None:
         registry.register(ArchiveCollector(redis))

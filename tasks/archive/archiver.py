@@ -86,17 +86,12 @@ class Archiver:
     _refusing: bool = False
 
     def ensure_group(self) -> None:
-        """Create the archive group at the stream's start (turning the archive on): every
-        result the stream still names is archived, those published before included.
+        """:func:`ensure_group` on this archiver's Redis.
 
         Raises:
             redis.RedisError: Redis refused (not because the group exists).
         """
-        try:
-            self.redis.xgroup_create(RESULTS_STREAM, ARCHIVE_GROUP, id="0", mkstream=True)
-        except redis.ResponseError as err:
-            if "BUSYGROUP" not in str(err):
-                raise
+        ensure_group(self.redis)
 
     def step(self, block_ms: int = 1000) -> int:
         """One round: keep the refusal up to date, then archive one read's entries (none
@@ -208,6 +203,22 @@ class Archiver:
         else:
             self.redis.eval(_SET_REFUSAL, 1, ARCHIVE_REFUSAL_KEY, reason, REFUSAL_TTL_S)
             log.warning("archive: refusing new runs: %s", reason)
+
+
+def ensure_group(client: Any) -> None:
+    """Create the archive group at the stream's start (turning the archive on): every
+    result the stream still names is archived, those published before included. The
+    worker does it before it takes a run, so that no result of its is published with its
+    TTL running before the archive has it.
+
+    Raises:
+        redis.RedisError: Redis refused (not because the group exists).
+    """
+    try:
+        client.xgroup_create(RESULTS_STREAM, ARCHIVE_GROUP, id="0", mkstream=True)
+    except redis.ResponseError as err:
+        if "BUSYGROUP" not in str(err):
+            raise
 
 
 def _entries(reply: Any) -> list[Any]:
