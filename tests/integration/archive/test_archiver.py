@@ -205,12 +205,14 @@ def test_the_cli_and_rescore_read_the_archive(own_redis: RedisServer, plain: Any
     runner = CliRunner()
 
     shown = runner.invoke(main, ["result", "r1"], env=env)
+    status = runner.invoke(main, ["status", "r1"], env=env)
     listed = runner.invoke(main, ["runs", "--match", "m"], env=env)
     rescored = runner.invoke(main, ["rescore", "--archived-match", "m", "--format", "json"],
                              env=env)
 
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout) == json.loads(bodies["r1"])
+    assert status.exit_code == 0 and status.stdout.startswith("r1: scored")
     assert listed.exit_code == 0 and listed.stdout.startswith("r1: scored")
     assert rescored.exit_code == 0, rescored.output
     assert json.loads(rescored.stdout.splitlines()[0])["run_id"] == "r1"
