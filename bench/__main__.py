@@ -22,7 +22,8 @@ percentiles; needs images whose supervisor resets, protocol 3: ``EVALFLEET_BENCH
 names their tag), ``cancel`` (``client.cancel`` → the running run's sandbox stopped and
 removed, on each runtime, against removing an idle container directly; issue 41),
 ``failover`` (the Redis primary killed under a stream of runs through Sentinel: the time
-without service; issue 46). Needs the
+without service; issue 46), ``archive`` (sandbox-free drains with the archive off, on a real
+S3 server and on a local directory; bytes per archived result; issue 44). Needs the
 Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
 """
 
@@ -39,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import (
+    archive,
     cancel,
     dispatch,
     endtoend,
@@ -54,7 +56,7 @@ from bench import (
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
 CASES = ("scoring", "long_text", "signing", "dispatch", "submission", "cold", "warm", "throughput",
-         "memory", "sidecar", "scale", "reuse", "cancel", "failover")
+         "memory", "sidecar", "scale", "reuse", "cancel", "failover", "archive")
 FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar", "scale",
                          "reuse", "cancel"})
 """Cases that run in the private fleet (``failover`` makes its own Redis, through Sentinel)."""
@@ -92,6 +94,8 @@ def main(argv: list[str] | None = None) -> None:
         _fleet_cases(report, wanted, quick, args.runtimes.split(","))
     if "failover" in wanted:
         failover.run(report, rounds=1 if quick else 3)
+    if "archive" in wanted:
+        archive.run(report, quick)
     print("\n" + report.markdown())
     if args.out:
         args.out.write_text(report.markdown() + "\n")

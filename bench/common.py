@@ -136,6 +136,8 @@ class Fleet:
     client: EvalfleetClient
     start: Starter
     workdir: Path
+    settings: dict[str, str] = field(default_factory=dict)
+    """Settings every node started from now on gets (``archive__url``: bench.archive)."""
 
     def node(self, name: str, processes: int = 1, pool_size: int = 0,
              runtime: str = "runc", reuse_runs: int = 1) -> WorkerNode:
@@ -144,7 +146,7 @@ class Fleet:
         return self.start(name, args=["-c", str(processes)], concurrency=str(processes),
                           profiles__default__image=IMAGE, profiles__default__runtime=runtime,
                           profiles__default__pool_size=str(pool_size),
-                          profiles__default__reuse_runs=str(reuse_runs))
+                          profiles__default__reuse_runs=str(reuse_runs), **self.settings)
 
     def stop(self, node: WorkerNode) -> None:
         node.stop()

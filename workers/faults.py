@@ -35,6 +35,8 @@ EXIT_NO = 1
 # submission or setting.
 #: Redis is unreachable, refuses the password, or refuses writes (full).
 EXIT_REDIS = 3
+#: The archive (its object store) is unreachable, refuses, or holds an altered object.
+EXIT_ARCHIVE = 4
 #: A bug of evalfleet's (the traceback is printed): ``EX_SOFTWARE``.
 EXIT_INTERNAL = 70
 
@@ -43,6 +45,8 @@ EXIT_CODES = {EXIT_OK: "success", EXIT_NO: "a verdict of no, or nothing found (u
               EXIT_INVALID: "invalid input: usage, a missing or unreadable file, a bad pack, "
                             "submission or setting",
               EXIT_REDIS: "Redis unreachable, refusing the password, or full",
+              EXIT_ARCHIVE: "the archive unreadable (its store down or refusing, or an "
+                            "altered object)",
               EXIT_INTERNAL: "internal error (a bug: the traceback is printed)"}
 
 #: Where a command keeps the Redis URL it talks to (``ctx.meta``), for the fault line.
@@ -103,6 +107,12 @@ def _not_enqueued(err: Any, url: str) -> list[str]:
         line += (f"; not enqueued (submit them again): {', '.join(err.not_enqueued)}; "
                  f"enqueued: {', '.join(err.enqueued) or '-'}")
     return [line]
+
+
+def _archive(err: Exception, url: str) -> list[str]:
+    return [f"the archive could not be read: {err}",
+            "hint: start the object store, or give the fleet's with --archive-url or "
+            "EVALFLEET_ARCHIVE__URL (none: Redis only)"]
 
 
 def _file(err: OSError, url: str) -> list[str]:
@@ -166,6 +176,8 @@ FAULTS: dict[type[BaseException], tuple[int, Say]] = {
 #: ``module.QualifiedName``; a type of a module never loaded was never raised).
 FAULTS_BY_NAME: dict[str, tuple[int, Say]] = {
     "evalfleet.tasks.platform.client.SubmitError": (EXIT_REDIS, _not_enqueued),
+    "evalfleet.tasks.archive.errors.StoreError": (EXIT_ARCHIVE, _archive),
+    "evalfleet.tasks.archive.record.RecordError": (EXIT_ARCHIVE, _archive),
 }
 
 

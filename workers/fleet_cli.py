@@ -18,6 +18,7 @@ from evalfleet.scoring.compat import yamlv3
 from evalfleet.tasks.checking.submissions import load_submission
 from evalfleet.tasks.messages import RunRequest, RunResult
 
+from .archive_url import archive_url_option
 from .redis_url import redis_url_option
 from .refusal import PackRefused, load
 from .settings import ProfileSettings, Settings
@@ -172,13 +173,16 @@ def submit(pack: Path, submissions: tuple[Path, ...], case_key: str | None, matc
 @click.argument("run_id")
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="json")
 @redis_url_option()
-def result(run_id: str, output: str, redis_url: str) -> None:
-    """Print a run's published result (exit 1 if there is none yet)."""
+@archive_url_option()
+def result(run_id: str, output: str, redis_url: str, archive_url: str | None) -> None:
+    """Print a run's published result, from the archive once Redis has forgotten it (exit 1
+    if there is none yet)."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    found = EvalfleetClient(redis_url).result(run_id)
+    found = EvalfleetClient(redis_url, archive_url=archive_url).result(run_id)
     if found is None:
-        click.echo(f"{run_id}: no result (queued, running, unknown or past its TTL: "
+        click.echo(f"{run_id}: no result (queued, running, unknown, or past its TTL and not "
+                   f"archived: "
                    f"evalfleet status {run_id})", err=True)
         sys.exit(1)
     print_result(found, output)
@@ -188,11 +192,12 @@ def result(run_id: str, output: str, redis_url: str) -> None:
 @click.argument("run_id")
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
 @redis_url_option()
-def status(run_id: str, output: str, redis_url: str) -> None:
+@archive_url_option()
+def status(run_id: str, output: str, redis_url: str, archive_url: str | None) -> None:
     """Where a run stands: queued, running (where), or how it ended (exit 1: unknown)."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    found = EvalfleetClient(redis_url).status(run_id)
+    found = EvalfleetClient(redis_url, archive_url=archive_url).status(run_id)
     if found is None:
         click.echo(f"{run_id}: unknown (never submitted, or past its result's TTL)", err=True)
         sys.exit(1)
@@ -248,11 +253,12 @@ CANCEL_WORDS = {"cancelled": "{run}: cancelled (it was {was})",
 @click.option("--match", required=True)
 @click.option("--format", "output", type=click.Choice(["summary", "json"]), default="summary")
 @redis_url_option()
-def runs(match: str, output: str, redis_url: str) -> None:
+@archive_url_option()
+def runs(match: str, output: str, redis_url: str, archive_url: str | None) -> None:
     """A match's runs with their statuses, in the order they were submitted."""
     from evalfleet.tasks.platform import EvalfleetClient
 
-    found = EvalfleetClient(redis_url).runs(match)
+    found = EvalfleetClient(redis_url, archive_url=archive_url).runs(match)
     if output == "json":
         click.echo(json.dumps([s.model_dump(mode="json") for s in found], indent=2))
         return
@@ -291,5 +297,21 @@ def health(ready: bool, redis_url: str) -> None:
     sys.exit(0 if ok else 1)
 
 
-COMMANDS = [worker, run_local, submit, result, status, cancel, runs, watch, health]
+@click.command()
+@click.option("--parent", type=int, hidden=True,
+              help="Stop when this process (the worker that started it) is gone.")
+@redis_url_option()
+def archiver(parent: int | None, redis_url: str) -> None:
+    """Write every published result to the archive (EVALFLEET_ARCHIVE__URL) until
+    stopped; each worker node runs one beside itself."""
+    import logging
+
+    from .archiving import serve
+
+    logging.basicConfig(level=logging.INFO,
+                        format="[%(asctime)s: %(levelname)s/archiver] %(message)s")
+    serve(Settings(redis_url=redis_url), parent)
+
+
+COMMANDS = [worker, run_local, submit, result, status, cancel, runs, watch, health, archiver]
 

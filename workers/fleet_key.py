@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,10 @@ def _where(signing: SigningSettings) -> str:
 def key_file_text(path: Path) -> str:
     """The key file's text; a new key written there first when it does not exist.
 
+    The key appears whole or not at all: it is written to a file of this process's own,
+    then linked into place (``link`` fails when the name exists: another worker made it
+    first, and its key is used). A reader never sees half a key.
+
     Raises:
         OSError: the file can neither be read nor created.
     """
@@ -68,24 +73,18 @@ def key_file_text(path: Path) -> str:
     except FileNotFoundError:
         pass
     text = private_pem(Signer.generate().key)
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another worker made it first: sign with that one
-        return _settled(path)
+    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600
+    draft = Path(name)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(text)
+    try:
+        os.link(draft, path)
+    except FileExistsError:  # another worker made it first: sign with that one
+        return path.read_text(encoding="utf-8")
+    finally:
+        draft.unlink()
     log.warning("created the signing key %s", path)
     return text
-
-
-def _settled(path: Path, attempts: int = 50) -> str:
-    """A key file another process is writing, once it holds a whole key."""
-    for _ in range(attempts):
-        text = path.read_text(encoding="utf-8")
-        if text.rstrip().endswith("-----END PRIVATE KEY-----"):
-            return text
-        time.sleep(0.05)
-    return path.read_text(encoding="utf-8")
 
 
 def announce(signer: Signer, redis: Any, worker_id: str) -> str:

@@ -16,15 +16,16 @@ from typing import Any
 
 from celery.signals import task_prerun
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from evalfleet.sandbox.docker.labels import LABEL_WORKER
 from evalfleet.sandbox.docker.listing import labelled
+from evalfleet.tasks.archive.backlog import archive_backlog
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.platform.result_groups import GroupState, group_states
 from evalfleet.tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
-from evalfleet.tasks.redis_keys import RESULTS_STREAM
+from evalfleet.tasks.redis_keys import ARCHIVE_REFUSAL_KEY, RESULTS_STREAM
 from evalfleet.tasks.webhooks.schedule import oldest_undelivered_s
 
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
@@ -278,6 +279,60 @@ def _group_families(states: list[GroupState]) -> Iterator[GaugeMetricFamily]:
         pending.add_metric([state.name], float(state.pending))
         behind.add_metric([state.name], state.behind_s)
     yield from (lag, pending, behind)
+
+
+class ArchiveCollector(Collector):
+    """The archive, fleet-wide from Redis: results waiting for it
+    (``evalfleet_archive_backlog``) and whether new runs are refused for it."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            backlog = float(archive_backlog(self.redis))
+            refusing = float(bool(self.redis.exists(ARCHIVE_REFUSAL_KEY)))
+        except Exception:  # a scrape must not fail because Redis blipped
+            return
+        yield _gauge("evalfleet_archive_backlog", "Results published and not yet written to "
+                     "the archive (they stay in Redis until they are).", backlog)
+        yield _gauge("evalfleet_archive_refusing", "1 while new runs are refused because the "
+                     "archive's backlog would outgrow Redis's memory.", refusing)
+
+
+def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, text)
+    family.add_metric([], value)
+    return family
+
+
+ARCHIVE_WRITES = Counter("evalfleet_archive_writes_total",
+                         "Results this node's archiver wrote to the archive.")
+ARCHIVE_BYTES = Counter("evalfleet_archive_bytes_total",
+                        "Bytes of archived objects this node's archiver wrote.")
+ARCHIVE_FAILURES = Counter("evalfleet_archive_failures_total",
+                           "Archive writes that failed (the store was down, full or refused; "
+                           "each is retried).")
+ARCHIVE_MISSING = Counter("evalfleet_archive_missing_total",
+                          "Results gone from Redis before they could be archived (published "
+                          "before the archive was on).")
+
+
+class ArchiveCounters:
+    """Carries an archiver's tally into the counters (the archiver's own process writes
+    them into the multiprocess directory, which the worker's registry reads)."""
+
+    def __init__(self) -> None:
+        self.seen = (0, 0, 0, 0)
+
+    def update(self, tally: Any) -> None:
+        now = (tally.archived, tally.bytes, tally.failures, tally.missing)
+        for counter, before, after in zip(
+                (ARCHIVE_WRITES, ARCHIVE_BYTES, ARCHIVE_FAILURES, ARCHIVE_MISSING),
+                self.seen, now, strict=True):
+            if after > before:
+                counter.inc(after - before)
+        self.seen = now
 
 
 class ContainerCollector(Collector):

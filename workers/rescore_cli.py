@@ -2,12 +2,16 @@
 
     evalfleet rescore RESULTS.json|.jsonl ... --pack PACK.yaml
     evalfleet rescore --stream [--packs-dir DIR] [--format json] [--write CHANGED.jsonl]
+    evalfleet rescore --archived-match MATCH | --archived-day YYYY-MM-DD [--archive-url URL]
 
 Each stored RunResult's events are scored again (no sandbox, no model call) against the
 pack given with ``--pack``, or the registered pack its provenance names (``--packs-dir``,
 default ``EVALFLEET_PACKS_DIR``). Every verdict, score, result and reason that moves is
 printed; ``--write`` keeps the re-scored results that changed, with today's provenance,
-ready to republish. The stream is read with ``XRANGE``: nothing is consumed or acked.
+ready to republish. The stream is read with ``XRANGE``: nothing is consumed or acked; a
+result it names that Redis has forgotten is read from the archive (``--archive-url``,
+default the settings'). ``--archived-match`` and ``--archived-day`` read a match's or a
+day's runs from the archive alone (a leaderboard recomputed months later).
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from pydantic import ValidationError
 
 from evalfleet.scoring import Pack
 from evalfleet.scoring.compat import UnmarshalError, unmarshal
+from evalfleet.tasks.archive import Archive
 from evalfleet.tasks.evaluation.packs import registered_pack
 from evalfleet.tasks.evaluation.rescoring import Rescored, rescore, stream_results, summary
 from evalfleet.tasks.messages import RunResult
 
+from .archive_url import archive_url_option
 from .redis_url import redis_url_option
 from .refusal import load
 from .settings import Settings
@@ -46,18 +52,27 @@ FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               show_default=True, help="One readable block per run, or one JSON line per run.")
 @click.option("--write", "write_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the re-scored results that changed here (JSON lines).")
+@click.option("--archived-match", help="Read this match's runs from the archive.")
+@click.option("--archived-day", metavar="YYYY-MM-DD",
+              help="Read the runs archived for this day (UTC) from the archive.")
 @redis_url_option(said="With --stream: the fleet's Redis (default: the settings').")
+@archive_url_option()
 def rescore_command(files: tuple[Path, ...], stream: bool, pack_path: Path | None,
                     packs_dir: Path | None, output: str, write_path: Path | None,
-                    redis_url: str) -> None:
+                    archived_match: str | None, archived_day: str | None,
+                    redis_url: str, archive_url: str | None) -> None:
     """Re-score stored results with today's semantics; report what changes."""
-    if bool(files) == stream:
-        _fail(["give result files or --stream (one of them)"])
+    sources = [bool(files), stream, archived_match is not None, archived_day is not None]
+    if sum(sources) != 1:
+        _fail(["give result files, --stream, --archived-match or --archived-day (one)"])
     settings = Settings()
     fixed = _pack(pack_path) if pack_path else None
     packs = _Packs(fixed, packs_dir or settings.packs_dir)
+    archive = Archive.at(archive_url) if archive_url else None
+    if (archived_match or archived_day) and archive is None:
+        _fail(["--archived-match and --archived-day need an archive (--archive-url)"])
     outcomes = []
-    for stored in (_stream(redis_url) if stream else _files(files)):
+    for stored in _sources(files, stream, redis_url, archive, archived_match, archived_day):
         outcome = rescore(stored, packs.of(stored))
         outcomes.append(outcome)
         click.echo(_json_line(outcome) if output == "json" else _block(outcome))
@@ -116,12 +131,23 @@ def _documents(path: Path) -> list[Any]:
     return data if isinstance(data, list) else [data]
 
 
-def _stream(redis_url: str) -> Iterator[RunResult]:
+def _sources(files: tuple[Path, ...], stream: bool, redis_url: str, archive: Archive | None,
+             match: str | None, day: str | None) -> Iterator[RunResult]:
+    """The results the options name."""
+    if stream:
+        return _stream(redis_url, archive)
+    if archive is not None and (match or day):
+        run_ids = archive.match_runs(match) if match else list(archive.day_runs(str(day)))
+        return (found for r in run_ids if (found := archive.result(r)) is not None)
+    return _files(files)
+
+
+def _stream(redis_url: str, archive: Archive | None) -> Iterator[RunResult]:
     from evalfleet.tasks.redis_connection import connect
 
     client = connect(redis_url)
     try:
-        yield from stream_results(client)
+        yield from stream_results(client, forgotten=archive.result if archive else None)
     finally:
         client.close()
 

@@ -276,6 +276,28 @@ class WebhookSettings(BaseModel):
             ca_file=None if self.ca_file is None else str(self.ca_file))
 
 
+class ArchiveSettings(BaseModel):
+    """The archive of every published result (``EVALFLEET_ARCHIVE__URL``; :mod:`tasks.archive`)."""
+
+    url: str = "file:///var/lib/evalfleet/archive"
+    """Where results go once published, kept past their Redis TTL: ``file:///a/directory``
+    (the default), ``s3://[KEY:SECRET@]bucket/prefix?endpoint=http://host:8333`` (needs
+    ``evalfleet[archive]``), or ``none`` (off: results are gone after their TTL). While it
+    is on, a result's TTL starts once it is archived."""
+    refuse_at: float = Field(0.8, gt=0, le=1)
+    """New runs are refused while results wait for the archive and Redis uses more than
+    this fraction of its ``maxmemory`` (``EVALFLEET_ARCHIVE__REFUSE_AT``)."""
+    max_backlog: int = Field(0, ge=0)
+    """New runs are refused while this many results wait for the archive (0: no cap; set
+    one for a Redis without ``maxmemory``)."""
+    claim_after_s: float = Field(60.0, gt=0)
+    """An archiver takes over the results another left unwritten for this long (it died)."""
+
+    @property
+    def on(self) -> bool:
+        return self.url.strip().lower() not in {"", "none"}
+
+
 def _default_worker_id() -> str:
     """``<hostname>-<pid>``: unique per process on a host."""
     return f"{socket.gethostname()}-{os.getpid()}"
@@ -334,7 +356,8 @@ class Settings(BaseSettings):
     """Redis redelivers a reserved, unacked run after this; keep it above the longest run."""
     result_ttl_s: int = Field(7 * 24 * 3600, gt=0)
     """How long a result is kept: its key, and its entry in the ``evalfleet:results`` stream
-    (so a consumer group away for up to this long misses nothing)."""
+    (so a consumer group away for up to this long misses nothing). With the archive on, it
+    runs from the moment the result is archived."""
     metrics_port: int = Field(9808, ge=0)
     """Prometheus metrics port of the worker (0 = off)."""
     metrics_addr: str = "0.0.0.0"
@@ -357,6 +380,8 @@ class Settings(BaseSettings):
     """LLM-judge providers (``EVALFLEET_JUDGES__PROVIDERS__<KEY>__BASE_URL`` / ``__API_KEY``)."""
     signing: SigningSettings = Field(default_factory=SigningSettings)
     """The key that signs results (``EVALFLEET_SIGNING__KEY_FILE`` …)."""
+    archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
+    """The archive (``EVALFLEET_ARCHIVE__URL``, ``__REFUSE_AT``, ``__MAX_BACKLOG``)."""
     preflight: PreflightSettings = Field(default_factory=PreflightSettings)
     """Require (or flag) a passing preflight per pack version (``EVALFLEET_PREFLIGHT__MODE``,
     ``EVALFLEET_PREFLIGHT__SECTIONS``)."""

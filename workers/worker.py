@@ -188,6 +188,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     beat.start()
     packs = PacksBeacon(redis, settings.worker_id, settings.packs_dir, settings.heartbeat_ttl_s)
     served = Loop("evalfleet-packs", packs.publish, settings.heartbeat_interval_s).start()
+    registry = None
     if settings.metrics_port:
         registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
                                     ContainerCollector(docker_client(settings), settings.worker_id),
@@ -202,11 +203,13 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     except Exception as err:  # a full Redis refuses it: the forwarder's first read retries
         log.warning("intake group not created yet: %s", err)
     intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
+    archiving = start_archiver(settings, redis_client(settings), registry)
     reaper = start_reaper(settings, redis)
     engine = docker_client(settings)
     lost = Loop("evalfleet-leftover-reaper", lambda: leftovers.reap(engine, redis, settings),
                 settings.reaper_interval_s).start()
-    return [beat, served, intake, _Stopper(reaper), lost, *start_webhooks(settings, redis)]
+    return [beat, served, intake, *archiving, _Stopper(reaper), lost,
+            *start_webhooks(settings, redis)]
 
 
 def start_webhooks(settings: Settings, redis: Any) -> list[Loop]:
@@ -227,6 +230,30 @@ def start_webhooks(settings: Settings, redis: Any) -> list[Loop]:
     heard = Loop("evalfleet-webhooks", dispatcher.hear, 0.0).start()
     return [heard, *(Loop(f"evalfleet-webhooks-{n}", dispatcher.send_due, 0.25).start()
                      for n in range(config.senders))]
+
+
+def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list[Any]:
+    """The archiver's process beside this node (:mod:`workers.archiving`) and its watch;
+    none when the archive is off. ``registry`` gets the backlog's gauges.
+
+    Raises:
+        SystemExit: the archive URL is invalid, or its store's client is missing.
+    """
+    from evalfleet.tasks.archive.archiver import ensure_group
+
+    from .archiving import WATCH_INTERVAL_S, ArchiverProcess, open_archive
+    from .metrics import ArchiveCollector
+
+    if open_archive(settings) is None:
+        return []
+    try:
+        ensure_group(redis)  # before this node publishes anything
+    except Exception as err:  # a full or absent Redis: the archiver's first step retries
+        log.warning("archive group not created yet: %s", err)
+    process = ArchiverProcess(settings).start()
+    if registry is not None:
+        registry.register(ArchiveCollector(redis))
+    return [process, Loop("evalfleet-archiver-watch", process.check, WATCH_INTERVAL_S).start()]
 
 
 class _Stopper:

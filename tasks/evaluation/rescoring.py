@@ -16,7 +16,7 @@ were cut to fit the size cap.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -157,17 +157,23 @@ def _keyed(name: str, before: dict[str, dict[str, tuple[Any, Kind]]],
     return out
 
 
-def stream_results(redis: Any, batch: int = 500) -> Iterator[RunResult]:
+def stream_results(redis: Any, batch: int = 500,
+                   forgotten: Callable[[str], RunResult | None] | None = None,
+                   ) -> Iterator[RunResult]:
     """Every result the results stream still names, oldest first, read-only (``XRANGE``:
     no consumer group is created or acknowledged). An entry names its run; the result is
-    its key's (``GET``, a batch at a time), and one that expired since is passed over."""
+    its key's (``GET``, a batch at a time); one that expired since is asked of
+    ``forgotten`` (the archive), else passed over."""
     start = "-"
     while True:
         entries = redis.xrange(RESULTS_STREAM, min=start, max="+", count=batch)
-        keys = [result_key(_text(fields[b"run_id"])) for _, fields in entries]
-        for body in redis.mget(keys) if keys else []:
-            if body is not None:
-                yield RunResult.model_validate_json(body)
+        run_ids = [_text(fields[b"run_id"]) for _, fields in entries]
+        bodies = redis.mget([result_key(r) for r in run_ids]) if run_ids else []
+        for run_id, body in zip(run_ids, bodies, strict=True):
+            found = (RunResult.model_validate_json(body) if body is not None
+                     else forgotten(run_id) if forgotten else None)
+            if found is not None:
+                yield found
         if len(entries) < batch:
             return
         start = "(" + _text(entries[-1][0])

@@ -15,6 +15,7 @@ What to send and what the replies mean is shared with the synchronous client
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from contextlib import aclosing
@@ -24,6 +25,7 @@ from typing import Any
 import redis
 import redis.asyncio
 
+from ..archive import Archive
 from ..lifecycle import Cancelled, cancellation
 from ..messages import RunRequest, RunResult
 from ..redis_connection import connect_async
@@ -38,12 +40,20 @@ class AsyncEvalfleetClient:
     """Submit runs to the fleet and read their results, with ``redis.asyncio``."""
 
     def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
-                 seal: cancels.Seal = cancels.unsigned) -> None:
+                 seal: cancels.Seal = cancels.unsigned,
+                 archive_url: str | None = None) -> None:
+        """Raises:
+            RedisURLError: ``redis_url`` is a Sentinel URL evalfleet cannot read.
+            ValueError: ``archive_url`` is not a store's URL.
+            tasks.archive.StoreError: an ``s3://`` archive without boto3.
+        """
         self.redis: Any = connect_async(redis_url)
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run."""
         self.seal = seal
         """How the cancels this client publishes are written (:class:`.client.EvalfleetClient`)."""
+        self.archive = Archive.at(archive_url) if archive_url else None
+        """Where runs are found once Redis has forgotten them (read in a thread)."""
 
     async def __aenter__(self) -> AsyncEvalfleetClient:
         return self
@@ -84,13 +94,28 @@ class AsyncEvalfleetClient:
         return sent
 
     async def result(self, run_id: str) -> RunResult | None:
-        """The published result of ``run_id``, or None if there is none (yet)."""
-        return reading.result(await self.redis.get(result_key(run_id)))
+        """The published result of ``run_id`` (from the archive once Redis forgot it), or
+        None if there is none (yet).
+
+        Raises:
+            tasks.archive.StoreError: Redis has none and the archive could not be read.
+        """
+        found = reading.result(await self.redis.get(result_key(run_id)))
+        if found is None and self.archive is not None:
+            return await asyncio.to_thread(self.archive.result, run_id)
+        return found
 
     async def status(self, run_id: str) -> RunStatus | None:
         """Where ``run_id`` stands (:meth:`EvalfleetClient.status
-        <.client.EvalfleetClient.status>`); None for a run the fleet does not know."""
-        return RunStatus.from_record(run_id, await self.redis.hgetall(status_key(run_id)))
+        <.client.EvalfleetClient.status>`); None for a run the fleet does not know.
+
+        Raises:
+            tasks.archive.StoreError: Redis has none and the archive could not be read.
+        """
+        found = RunStatus.from_record(run_id, await self.redis.hgetall(status_key(run_id)))
+        if found is None and self.archive is not None:
+            return await asyncio.to_thread(self.archive.status, run_id)
+        return found
 
     async def cancel(self, run_id: str) -> Cancelled:
         """Cancel a run (:meth:`EvalfleetClient.cancel <.client.EvalfleetClient.cancel>`)."""
@@ -104,22 +129,36 @@ class AsyncEvalfleetClient:
         return [await self.cancel(run_id) for run_id in await self._match_runs(match)]
 
     async def runs(self, match: str) -> list[RunStatus]:
-        """The runs of ``match`` with their statuses, in the order they were submitted."""
+        """The runs of ``match`` with their statuses, in the order they were submitted;
+        with an archive, its runs of the match that Redis has forgotten too (first).
+
+        Raises:
+            tasks.archive.StoreError: the archive could not be listed or read.
+        """
         run_ids = await self._match_runs(match)
         async with self.redis.pipeline(transaction=False) as pipe:
             for run_id in run_ids:
                 pipe.hgetall(status_key(run_id))
-            return reading.statuses(run_ids, await pipe.execute())
+            known = reading.statuses(run_ids, await pipe.execute())
+        if self.archive is None:
+            return known
+        forgotten = await asyncio.to_thread(reading.archived_runs, self.archive, match,
+                                            {s.run_id for s in known})
+        return [*forgotten, *known]
 
     async def _match_runs(self, match: str) -> list[str]:
         return cancels.texts(await self.redis.zrange(match_key(match), 0, -1))
 
     async def wait(self, run_id: str, timeout: float = 300.0) -> RunResult:
-        """Wait until ``run_id``'s result is published.
+        """Wait until ``run_id``'s result is published (the archive, if any, is asked
+        once, first: a run Redis has forgotten).
 
         Raises:
             TimeoutError: no result within ``timeout`` seconds.
+            tasks.archive.StoreError: the archive could not be read.
         """
+        if self.archive is not None and (found := await self.result(run_id)) is not None:
+            return found
         async with aclosing(self.wait_many([run_id], timeout)) as waiting:
             return await anext(waiting)
 

@@ -12,7 +12,10 @@
         ...
 
 It needs only ``redis`` and ``pydantic`` (``pip install evalfleet``): runs go into the
-intake stream (:mod:`.submission`), and the workers' forwarders queue them.
+intake stream (:mod:`.submission`), and the workers' forwarders queue them. Given the
+fleet's archive (``archive_url``: ``file://…`` or ``s3://…``, which needs
+``evalfleet[archive]``), ``result``, ``status``, ``wait`` and ``runs`` find a run there once
+Redis has forgotten it (its TTL passed).
 :class:`~.async_client.AsyncEvalfleetClient` has the same verbs for asyncio.
 """
 
@@ -25,6 +28,7 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
+from ..archive import Archive
 from ..lifecycle import Cancelled, Lifecycle
 from ..messages import RunRequest, RunResult
 from ..redis_connection import connect
@@ -40,7 +44,13 @@ class EvalfleetClient:
     """Submit runs to the fleet and read their results."""
 
     def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
-                 seal: cancels.Seal = cancels.unsigned) -> None:
+                 seal: cancels.Seal = cancels.unsigned,
+                 archive_url: str | None = None) -> None:
+        """Raises:
+            RedisURLError: ``redis_url`` is a Sentinel URL evalfleet cannot read.
+            ValueError: ``archive_url`` is not a store's URL.
+            tasks.archive.StoreError: an ``s3://`` archive without boto3.
+        """
         self.redis: Any = connect(redis_url)
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run (then as long
@@ -50,6 +60,8 @@ class EvalfleetClient:
         """How the cancels this client publishes are written: unsigned, unless given a
         signer's ``seal`` (:class:`~tasks.signatures.Signer`: the fleet's key, or the
         platform's own that its verifiers trust)."""
+        self.archive = Archive.at(archive_url) if archive_url else None
+        """Where runs are found once Redis has forgotten them (None: nowhere)."""
 
     def submit(self, request: RunRequest | dict[str, Any]) -> str:
         """Validate and enqueue one run; returns its run id.
@@ -89,14 +101,29 @@ class EvalfleetClient:
         return sent
 
     def result(self, run_id: str) -> RunResult | None:
-        """The published result of ``run_id``, or None if there is none (yet)."""
-        return reading.result(self.redis.get(result_key(run_id)))
+        """The published result of ``run_id`` (from the archive once Redis forgot it), or
+        None if there is none (yet).
+
+        Raises:
+            tasks.archive.StoreError: Redis has none and the archive could not be read.
+        """
+        found = reading.result(self.redis.get(result_key(run_id)))
+        if found is None and self.archive is not None:
+            return self.archive.result(run_id)
+        return found
 
     def status(self, run_id: str) -> RunStatus | None:
         """Where ``run_id`` stands: ``queued``, ``running`` (which worker, which attempt) or
         how it ended, with the time of each transition; ``None`` for a run the fleet does
-        not know (never submitted, or past its result's TTL)."""
-        return RunStatus.from_record(run_id, self.redis.hgetall(status_key(run_id)))
+        not know (never submitted, or past its result's TTL and not in the archive).
+
+        Raises:
+            tasks.archive.StoreError: Redis has none and the archive could not be read.
+        """
+        found = RunStatus.from_record(run_id, self.redis.hgetall(status_key(run_id)))
+        if found is None and self.archive is not None:
+            return self.archive.status(run_id)
+        return found
 
     def cancel(self, run_id: str) -> Cancelled:
         """Cancel a run: a queued run never starts; a running run's sandbox is stopped; its
@@ -109,12 +136,21 @@ class EvalfleetClient:
         return cancels.cancel_match(self.lifecycle, match, self.seal)
 
     def runs(self, match: str) -> list[RunStatus]:
-        """The runs of ``match`` with their statuses, in the order they were submitted."""
+        """The runs of ``match`` with their statuses, in the order they were submitted;
+        with an archive, its runs of the match that Redis has forgotten too (first).
+
+        Raises:
+            tasks.archive.StoreError: the archive could not be listed or read.
+        """
         run_ids = cancels.match_runs(self.redis, match)
         with self.redis.pipeline(transaction=False) as pipe:
             for run_id in run_ids:
                 pipe.hgetall(status_key(run_id))
-            return reading.statuses(run_ids, pipe.execute())
+            known = reading.statuses(run_ids, pipe.execute())
+        if self.archive is None:
+            return known
+        return [*reading.archived_runs(self.archive, match, {s.run_id for s in known}),
+                *known]
 
     def wait_many(self, runs: str | Iterable[str], timeout: float = 300.0) -> Iterator[RunResult]:
         """The results of ``runs`` (run ids, or a match's name: its runs when called) as
@@ -141,17 +177,21 @@ class EvalfleetClient:
         return reading.published(self.redis.mget([result_key(r) for r in ordered]))
 
     def wait(self, run_id: str, timeout: float = 300.0) -> RunResult:
-        """Block until ``run_id``'s result is published.
+        """Block until ``run_id``'s result is published (the archive, if any, is asked
+        once, first: a run Redis has forgotten; then Redis alone is watched).
 
         Raises:
             TimeoutError: no result within ``timeout`` seconds.
+            tasks.archive.StoreError: the archive could not be read.
         """
         deadline = time.monotonic() + timeout
         with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
             pubsub.subscribe(RESULTS_CHANNEL)
-            while (found := self.result(run_id)) is None:
+            found = self.result(run_id)
+            while found is None:
                 if not _heard(pubsub, {run_id}, deadline):
                     raise reading.no_result([run_id], timeout)
+                found = reading.result(self.redis.get(result_key(run_id)))
             return found
 
     def results(self, group: str = "evalfleet-client", consumer: str = "consumer-1",

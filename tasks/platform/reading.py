@@ -7,6 +7,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from ..archive import Archive
 from ..messages import RunResult
 from ..status import RunStatus
 
@@ -32,6 +33,18 @@ def statuses(run_ids: list[str], records: list[Any]) -> list[RunStatus]:
     found = (RunStatus.from_record(r, record) for r, record in zip(run_ids, records,
                                                                     strict=True))
     return [status for status in found if status is not None]
+
+
+def archived_runs(archive: Archive, match: str, known: set[str]) -> list[RunStatus]:
+    """The archive's runs of ``match`` not in ``known`` (Redis forgot them), in the order
+    they were first seen.
+
+    Raises:
+        tasks.archive.StoreError: the archive could not be listed or read.
+    """
+    found = (archive.status(r) for r in archive.match_runs(match) if r not in known)
+    return sorted((s for s in found if s is not None),
+                  key=lambda s: (min(s.at.values(), default=0.0), s.run_id))
 
 
 def announced(message: dict[str, Any] | None, run_ids: set[str]) -> bool:

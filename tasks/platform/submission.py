@@ -16,12 +16,16 @@ import redis
 from ..lifecycle import Call, submission
 from ..messages import RunRequest
 
+#: How a submission's error starts when the fleet refused it on purpose (the archive's
+#: backlog would outgrow Redis's memory: :data:`~tasks.redis_keys.ARCHIVE_REFUSAL_KEY`).
+REFUSED = "EVALFLEET_REFUSED"
 #: Runs sent per pipelined round trip by ``submit_batch``.
 SUBMIT_CHUNK = 500
 
 
 class SubmitError(RuntimeError):
-    """Redis did not take a submission (full, or unreachable): the runs named in
+    """Redis did not take a submission (full, unreachable, or the fleet refused new runs
+    while its archive catches up): the runs named in
     ``not_enqueued`` were not queued and must be submitted again; those in ``enqueued`` (of
     the same batch) were."""
 
@@ -37,6 +41,8 @@ class SubmitError(RuntimeError):
             or isinstance(cause.__cause__, redis.OutOfMemoryError)
         why = ("Redis is full (maxmemory, noeviction): free memory or raise maxmemory"
                if full else "Redis could not be reached")
+        if REFUSED in text:
+            why = "the fleet refuses new runs: " + text.split(REFUSED, 1)[1].strip()
         super().__init__(
             f"{why}; not enqueued: {', '.join(not_enqueued)} (submit them again)"
             + (f"; of those perhaps enqueued: {', '.join(self.uncertain)}" if uncertain else "")

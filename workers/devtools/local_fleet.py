@@ -81,7 +81,10 @@ class RedisServer:
 
 def worker_env(redis_url: str, worker_id: str, workdir: Path,
                **settings: str) -> dict[str, str]:
-    """The environment of one worker node (``settings`` become ``EVALFLEET_<NAME>``)."""
+    """The environment of one worker node (``settings`` become ``EVALFLEET_<NAME>``). Its
+    archive is off unless ``archive__url`` names one: while a fleet archives, its Redis
+    keeps results without a TTL until they are archived, which tests sharing a Redis must
+    not see by surprise."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVALFLEET_")}
     env.update({
         "EVALFLEET_REDIS_URL": redis_url, "EVALFLEET_WORKER_ID": worker_id,
@@ -90,6 +93,7 @@ def worker_env(redis_url: str, worker_id: str, workdir: Path,
         # one key for the nodes of a workdir: the first creates it (workers.fleet_key)
         "EVALFLEET_SIGNING__KEY_FILE": str(workdir / "signing.key"),
     })
+    env["EVALFLEET_ARCHIVE__URL"] = "none"  # a test's or bench's own choice (archive__url)
     env.update({f"EVALFLEET_{k.upper()}": v for k, v in settings.items()})
     return env
 

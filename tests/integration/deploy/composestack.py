@@ -38,10 +38,11 @@ LOCAL_IMAGES = {
     "REDIS_IMAGE": "evalfleet/redis:local",
     "REDIS_EXPORTER_IMAGE": "evalfleet/redis-exporter:local",
     "PROMETHEUS_IMAGE": "evalfleet/prometheus:local",
+    "ARCHIVE_IMAGE": "evalfleet/seaweedfs:local",
     "ENGINE_IMAGE": os.environ.get("ENGINE_IMAGE", "evalfleet/engine:latest"),
 }
 ENGINE_IMAGE = LOCAL_IMAGES["ENGINE_IMAGE"]
-SERVICES = ["redis", "redis-exporter", "worker", "prometheus"]
+SERVICES = ["redis", "redis-exporter", "archive", "worker", "prometheus"]
 #: Metric names we vouch for in PromQL: ours and the Redis exporter's.
 METRIC_NAME = re.compile(r"\b((?:evalfleet|redis)_[a-z0-9_]+)\b")
 

@@ -59,6 +59,8 @@ CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitor", "Promethe
 NOT_RESOURCES = {"kustomization.yaml", "kustomizeconfig.yaml"}
 #: What the tests write as the operator's redis.env (hex, as docs/operations.md says).
 PASSWORD = "0123456789abcdef" * 4
+#: What the tests write as the operator's archive.env.
+ARCHIVE_URL = "s3://evalfleet-results/archive?endpoint=https://s3.example.com"
 
 
 def documents() -> list[dict[str, Any]]:
@@ -86,9 +88,10 @@ def kustomize(variant: str, redis_env: str | None) -> subprocess.CompletedProces
         missing_service("kubectl", FileNotFoundError("not on PATH (scripts/setup.sh)"))
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "k8s"
-        shutil.copytree(K8S, copy, ignore=shutil.ignore_patterns("redis.env"))
+        shutil.copytree(K8S, copy, ignore=shutil.ignore_patterns("redis.env", "archive.env"))
         if redis_env is not None:
             (copy / "base" / "redis.env").write_text(redis_env)
+        (copy / "base" / "archive.env").write_text(f"EVALFLEET_ARCHIVE__URL={ARCHIVE_URL}\n")
         return subprocess.run(["kubectl", "kustomize", str(copy / VARIANTS[variant].relative_to(
             K8S))], capture_output=True, text=True, check=False, timeout=60)
 
@@ -127,8 +130,8 @@ def test_kustomize_renders_every_manifest() -> None:
     listed = yaml.safe_load((BASE / "kustomization.yaml").read_text())["resources"]
     assert sorted(listed) == sorted(p.name for p in BASE.glob("*.yaml")
                                     if p.name not in NOT_RESOURCES)
-    # The base's documents and the Secret generated from redis.env.
-    kinds = sorted([d["kind"] for d in documents()] + ["Secret"])
+    # The base's documents and the Secrets generated from redis.env and archive.env.
+    kinds = sorted([d["kind"] for d in documents()] + ["Secret", "Secret"])
     for variant in VARIANTS:
         assert sorted(d["kind"] for d in rendered(variant)) == kinds, variant
     # deploy/k8s is the base itself.
@@ -153,7 +156,8 @@ def test_builtin_resources_match_the_kubernetes_schema(variant: str) -> None:
             checked.append(f"{doc['kind']}/{doc['metadata']['name']}")
     assert sorted(checked) == sorted([f"{d['kind']}/{d['metadata']['name']}" for d in documents()
                                       if d["kind"] not in CUSTOM_KINDS]
-                                     + [f"Secret/{redis_secret(variant)['metadata']['name']}"])
+                                     + [f"Secret/{redis_secret(variant)['metadata']['name']}",
+                                        f"Secret/{archive_secret(variant)['metadata']['name']}"])
 
 
 def host_paths(node: Any) -> list[Any]:
@@ -181,8 +185,10 @@ def test_the_engine_is_a_privileged_native_sidecar_the_worker_waits_for() -> Non
     assert engine["startupProbe"]["exec"]["command"] == ["evalfleet-engine", "ready"]
     assert engine["securityContext"]["privileged"] is True
     assert "emptyDir" in volumes[mounts["/var/lib/docker"]]
-    # The engine pulls every profile's image at start: it reads the workers' settings.
-    assert engine["envFrom"] == worker_container("base")["envFrom"]
+    # The engine pulls every profile's image at start: it reads the workers' settings (not
+    # the archive's credentials).
+    assert engine["envFrom"] == [e for e in worker_container("base")["envFrom"]
+                                 if "configMapRef" in e]
 
 
 def test_the_worker_reaches_its_engine_through_the_shared_socket_only() -> None:
@@ -277,8 +283,29 @@ def test_keda_sums_every_priority_list_of_every_served_queue() -> None:
 
 def redis_secret(variant: str = "base") -> dict[str, Any]:
     """The Secret kustomize generates from redis.env (its name ends in a content hash)."""
-    (secret,) = [d for d in rendered(variant) if d["kind"] == "Secret"]
+    (secret,) = [d for d in rendered(variant) if d["kind"] == "Secret"
+                 and d["metadata"]["name"].startswith("evalfleet-redis-")]
     return secret
+
+
+def archive_secret(variant: str = "base") -> dict[str, Any]:
+    """The Secret kustomize generates from archive.env."""
+    (secret,) = [d for d in rendered(variant) if d["kind"] == "Secret"
+                 and d["metadata"]["name"].startswith("evalfleet-archive-")]
+    return secret
+
+
+def test_the_workers_read_the_archive_url_from_its_generated_secret() -> None:
+    """The archive's URL (it may carry the bucket's keys) is in a Secret made from the
+    operator's archive.env, never in the repository; the worker reads it whole."""
+    import base64
+
+    secret = archive_secret()
+    refs = [e["secretRef"]["name"] for e in worker_container("base")["envFrom"]
+            if "secretRef" in e]
+
+    assert base64.b64decode(secret["data"]["EVALFLEET_ARCHIVE__URL"]).decode() == ARCHIVE_URL
+    assert refs == [secret["metadata"]["name"]]
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))

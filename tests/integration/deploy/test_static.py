@@ -49,8 +49,8 @@ def mounts(service: dict[str, Any]) -> dict[str, str]:
 def test_compose_file_is_valid_with_every_profile() -> None:
     services = compose_config("flower", "sidecar", "ha")["services"]
     ha = ("redis-replica", "sentinel-1", "sentinel-2", "sentinel-3")
-    assert set(services) == {"redis", "redis-exporter", "worker", "prometheus", "grafana",
-                             "flower", "sidecar-engine", "sidecar-worker", *ha}
+    assert set(services) == {"redis", "redis-exporter", "archive", "worker", "prometheus",
+                             "grafana", "flower", "sidecar-engine", "sidecar-worker", *ha}
     assert {n: s["profiles"] for n, s in services.items() if s.get("profiles")} == {
         "flower": ["flower"], "sidecar-engine": ["sidecar"], "sidecar-worker": ["sidecar"],
         **{name: ["ha"] for name in ha}}

@@ -187,8 +187,8 @@ FAULTS = {
         1, lambda p: r"no-such-run: unknown \(never submitted, or past its result's TTL\)"),
     "result-unknown-run": Fault(
         lambda p: ["result", "no-such-run", "--redis-url", p.live],
-        1, lambda p: r"no-such-run: no result \(queued, running, unknown or past its TTL: "
-                     r"evalfleet status no-such-run\)"),
+        1, lambda p: r"no-such-run: no result \(queued, running, unknown, or past its TTL "
+                     r"and not archived: evalfleet status no-such-run\)"),
 }
 
 

@@ -188,4 +188,4 @@ def test_the_command_needs_files_or_the_stream(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["rescore"])
 
     assert result.exit_code == 2
-    assert "give result files or --stream" in result.stderr
+    assert "give result files, --stream, --archived-match or --archived-day" in result.stderr

@@ -10,7 +10,7 @@ import redis
 from evalfleet.tasks.lifecycle import submission
 from evalfleet.tasks.messages import RunRequest
 from evalfleet.tasks.platform.submission import SubmitError, calls, chunks, lost, settle
-from evalfleet.tasks.redis_keys import INTAKE_STREAM
+from evalfleet.tasks.redis_keys import ARCHIVE_REFUSAL_KEY, INTAKE_STREAM
 
 FULL = redis.OutOfMemoryError("OOM command not allowed when used memory > 'maxmemory'.")
 
@@ -52,7 +52,8 @@ def test_each_run_is_one_script_call_into_the_intake() -> None:
     """The entry's JSON leaves out unset fields; the call names the intake stream."""
     (call,) = calls(requests(1), ttl_s=60)
 
-    assert call.keys == ["evalfleet:status:r0", "evalfleet:match:m", INTAKE_STREAM]
+    assert call.keys == ["evalfleet:status:r0", "evalfleet:match:m", INTAKE_STREAM,
+                         ARCHIVE_REFUSAL_KEY]
     assert call.args[:5] == [60, "m", "", "r0", ""]
     assert call.args[5] == '{"schema_version":1,"run_id":"r0","pack_ref":"p",' \
         '"submission":{"files":{},"commands":[]},"priority":5,"peers":[],"metadata":{},' \

@@ -1,0 +1,96 @@
+"""An archive: runs written to and read back from a store (:mod:`.layout`, :mod:`.record`).
+
+What the clients, the CLI and ``evalfleet rescore`` ask once Redis has forgotten a run
+(its result's TTL passed): the result, byte for byte as published, and the status record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..messages import RunResult
+from ..status import RunStatus
+from . import layout
+from .record import ArchivedRun
+from .store import Store, open_store
+
+
+@dataclass(frozen=True)
+class Archive:
+    """Runs in a store."""
+
+    store: Store
+
+    @classmethod
+    def at(cls, url: str) -> Archive | None:
+        """The archive ``url`` names (None for ``none``).
+
+        Raises:
+            ValueError: an unknown scheme or a malformed URL.
+            StoreError: the store's client is missing (``evalfleet[archive]``).
+        """
+        store = open_store(url)
+        return None if store is None else cls(store)
+
+    def write(self, run: ArchivedRun, day: str, match: str | None) -> int:
+        """Write ``run`` (its object first, then its day's and match's markers); returns
+        the object's size. Writing it again writes the same bytes at the same keys.
+
+        Raises:
+            StoreError: the store did not take every key (write it again).
+        """
+        data = run.encode()
+        self.store.put(layout.run_key(run.run_id), data)
+        for marker in layout.markers(run.run_id, day, match):
+            self.store.put(marker, b"")
+        return len(data)
+
+    def run(self, run_id: str) -> ArchivedRun | None:
+        """The archived run ``run_id`` (None: not in the archive).
+
+        Raises:
+            StoreError: the store could not be read.
+            RecordError: the object there is not a record, or was altered.
+        """
+        data = self.store.get(layout.run_key(run_id))
+        return None if data is None else ArchivedRun.decode(data)
+
+    def result(self, run_id: str) -> RunResult | None:
+        """The archived result of ``run_id`` (None: not in the archive).
+
+        Raises:
+            StoreError: the store could not be read.
+            RecordError: the object there is not a record, or was altered.
+        """
+        found = self.run(run_id)
+        return None if found is None else RunResult.model_validate_json(found.body)
+
+    def status(self, run_id: str) -> RunStatus | None:
+        """The status record ``run_id`` had when it was archived (None: not archived).
+
+        Raises:
+            StoreError: the store could not be read.
+            RecordError: the object there is not a record, or was altered.
+        """
+        found = self.run(run_id)
+        return None if found is None else RunStatus.from_record(run_id, found.status)
+
+    def match_runs(self, match: str) -> list[str]:
+        """The run ids of ``match`` in the archive (the store's listing of its markers).
+
+        Raises:
+            StoreError: the store could not be listed.
+        """
+        return [layout.run_id_of(k) for k in self.store.keys(layout.match_prefix(match))]
+
+    def day_runs(self, day: str) -> Iterator[str]:
+        """The run ids archived for ``day`` (``YYYY-MM-DD``, the day each ended, UTC).
+
+        Raises:
+            StoreError: the store could not be listed.
+        """
+        return (layout.run_id_of(k) for k in self.store.keys(layout.day_prefix(day)))
+
+    def describe(self) -> str:
+        return self.store.describe()

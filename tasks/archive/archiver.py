@@ -1,0 +1,229 @@
+"""The archiver: every published result into the archive, acknowledged only once the
+store has it.
+
+It reads ``evalfleet:results`` through its own consumer group (``evalfleet-archive``,
+:data:`~tasks.redis_keys.ARCHIVE_GROUP`): first what this consumer read and did not
+acknowledge (it stopped, or the store failed), then what another archiver left for
+``claim_after_ms`` (it died), then new entries. For each it reads the result's body and the
+status record, writes them (:meth:`.archive.Archive.write`), and then, in one transaction,
+starts the result's and the record's TTL (``EXPIRE … NX``: only if none runs yet) and
+acknowledges the entry. The group's existence is what turns the archive on: while it
+exists, publication keeps results without expiry and never trims the stream past the
+group's oldest unacknowledged entry (:mod:`tasks.lifecycle`). So a result leaves Redis
+only after it is in the store.
+
+A crash between the write and the acknowledgement writes the run again later: the same
+bytes at the same keys, so every result is archived exactly once. A store that fails stops
+the batch (the rest stay pending, in order), and the archiver waits, doubling the wait up
+to ``max_backoff_s``, before it tries again; :mod:`.backlog` refuses new runs before the
+results held back could fill Redis.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+
+from ..redis_keys import ARCHIVE_GROUP, ARCHIVE_REFUSAL_KEY, RESULTS_STREAM, result_key, status_key
+from . import layout
+from .archive import Archive
+from .backlog import Limits, backlog_of, refusal
+from .errors import StoreError
+from .record import ArchivedRun, text_record
+
+log = logging.getLogger(__name__)
+
+#: Entries read per round trip.
+READ_COUNT = 100
+#: How long a refusal lives unless an archiver renews it (a fleet that stopped refuses
+#: nothing for long).
+REFUSAL_TTL_S = 60
+# Written even into a full Redis (it is what tells the clients why).
+_SET_REFUSAL = """#!lua flags=allow-oom
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return 1
+"""
+
+
+@dataclass
+class Tally:
+    """What one archiver did (the worker's metrics read it)."""
+
+    archived: int = 0
+    bytes: int = 0
+    failures: int = 0
+    """Writes the store refused or could not take (each retried later)."""
+    missing: int = 0
+    """Entries whose result was gone from Redis before it could be archived (published
+    before the archive was on, and expired)."""
+    last_error: str = ""
+
+
+@dataclass
+class Archiver:
+    """Archives the results stream's entries through the archive group."""
+
+    redis: Any
+    archive: Archive
+    consumer: str
+    ttl_s: int = 7 * 24 * 3600
+    """The TTL a result and its status record get once archived."""
+    claim_after_ms: int = 60_000
+    limits: Limits = field(default_factory=Limits)
+    backoff_s: float = 0.5
+    max_backoff_s: float = 30.0
+    guard_every_s: float = 2.0
+    clock: Callable[[], float] = time.monotonic
+    tally: Tally = field(default_factory=Tally)
+    _wait_s: float = 0.0
+    _resume_at: float = 0.0
+    _guarded_at: float = float("-inf")
+    _refusing: bool = False
+
+    def ensure_group(self) -> None:
+        """:func:`ensure_group` on this archiver's Redis.
+
+        Raises:
+            redis.RedisError: Redis refused (not because the group exists).
+        """
+        ensure_group(self.redis)
+
+    def step(self, block_ms: int = 1000) -> int:
+        """One round: keep the refusal up to date, then archive one read's entries (none
+        while backing off); returns how many were archived.
+
+        Raises:
+            redis.RedisError: Redis could not be read or written (the caller retries).
+        """
+        self._guard()
+        if self.clock() < self._resume_at:
+            time.sleep(min(0.2, self._resume_at - self.clock()))
+            return 0
+        try:
+            entries = self._own() or self._claimed() or self._new(block_ms)
+        except redis.ResponseError as err:
+            if "NOGROUP" not in str(err):
+                raise
+            self.ensure_group()  # the stream or group was deleted (FLUSHDB): recreate
+            return 0
+        archived = self._archive(entries)
+        if archived and self._refusing:
+            self._guarded_at = float("-inf")  # lift the refusal as soon as it can be
+        return archived
+
+    def _own(self) -> list[Any]:
+        return _entries(self.redis.xreadgroup(ARCHIVE_GROUP, self.consumer,
+                                              {RESULTS_STREAM: "0"}, count=READ_COUNT))
+
+    def _claimed(self) -> list[Any]:
+        _, found, *_ = self.redis.xautoclaim(RESULTS_STREAM, ARCHIVE_GROUP, self.consumer,
+                                             self.claim_after_ms, count=READ_COUNT)
+        return list(found)
+
+    def _new(self, block_ms: int) -> list[Any]:
+        return _entries(self.redis.xreadgroup(ARCHIVE_GROUP, self.consumer,
+                                              {RESULTS_STREAM: ">"}, count=READ_COUNT,
+                                              block=block_ms))
+
+    def _archive(self, entries: list[Any]) -> int:
+        """Write ``entries``' runs in order, until the store fails; acknowledge those
+        written (and those whose result is gone)."""
+        done: list[tuple[bytes, str]] = []
+        for (entry_id, fields), (body, record) in zip(entries, self._read(entries),
+                                                      strict=True):
+            run_id = _text((fields or {}).get(b"run_id", b""))
+            if not self._written(entry_id, run_id, body, record):
+                break
+            done.append((entry_id, run_id))
+        self._settle(done)
+        return len(done)
+
+    def _read(self, entries: list[Any]) -> list[tuple[bytes | None, dict[str, str]]]:
+        """Each entry's result body and status record (one round trip)."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for _, fields in entries:
+                run_id = _text((fields or {}).get(b"run_id", b""))
+                pipe.get(result_key(run_id))
+                pipe.hgetall(status_key(run_id))
+            replies = pipe.execute()
+        return [(replies[i], text_record(replies[i + 1])) for i in range(0, len(replies), 2)]
+
+    def _written(self, entry_id: bytes, run_id: str, body: bytes | None,
+                 record: dict[str, str]) -> bool:
+        """Write one run; False when the store failed (then back off)."""
+        if body is None:  # gone before the archive was on: nothing left to keep
+            self.tally.missing += 1
+            log.warning("archive: the result of %s was gone from Redis before it could be "
+                        "archived", run_id or "a trimmed entry")
+            return True
+        day = layout.day_of(int(_text(entry_id).partition("-")[0]) / 1000)
+        try:
+            size = self.archive.write(ArchivedRun(run_id, body, record), day,
+                                      record.get("match"))
+        except StoreError as err:
+            self._failed(err)
+            return False
+        self.tally.archived, self.tally.bytes = self.tally.archived + 1, self.tally.bytes + size
+        self._wait_s = 0.0
+        return True
+
+    def _failed(self, err: StoreError) -> None:
+        self.tally.failures += 1
+        self.tally.last_error = str(err)
+        self._wait_s = min(self.max_backoff_s, max(self.backoff_s, 2 * self._wait_s))
+        self._resume_at = self.clock() + self._wait_s
+        log.warning("archive: %s; results stay in Redis, next try in %.1f s", err,
+                    self._wait_s)
+
+    def _settle(self, done: list[tuple[bytes, str]]) -> None:
+        """Start the TTL of what was written and acknowledge it, in one transaction."""
+        if not done:
+            return
+        with self.redis.pipeline(transaction=True) as pipe:
+            for _, run_id in done:
+                pipe.expire(result_key(run_id), self.ttl_s, nx=True)
+                pipe.expire(status_key(run_id), self.ttl_s, nx=True)
+            pipe.xack(RESULTS_STREAM, ARCHIVE_GROUP, *(entry_id for entry_id, _ in done))
+            pipe.execute()
+
+    def _guard(self) -> None:
+        """Refuse new runs while the backlog would outgrow Redis (every ``guard_every_s``)."""
+        if self.clock() - self._guarded_at < self.guard_every_s:
+            return
+        self._guarded_at = self.clock()
+        reason = refusal(backlog_of(self.redis), self.limits)
+        self._refusing = reason is not None
+        if reason is None:
+            self.redis.delete(ARCHIVE_REFUSAL_KEY)
+        else:
+            self.redis.eval(_SET_REFUSAL, 1, ARCHIVE_REFUSAL_KEY, reason, REFUSAL_TTL_S)
+            log.warning("archive: refusing new runs: %s", reason)
+
+
+def ensure_group(client: Any) -> None:
+    """Create the archive group at the stream's start (turning the archive on): every
+    result the stream still names is archived, those published before included. The
+    worker does it before it takes a run, so that no result of its is published with its
+    TTL running before the archive has it.
+
+    Raises:
+        redis.RedisError: Redis refused (not because the group exists).
+    """
+    try:
+        client.xgroup_create(RESULTS_STREAM, ARCHIVE_GROUP, id="0", mkstream=True)
+    except redis.ResponseError as err:
+        if "BUSYGROUP" not in str(err):
+            raise
+
+
+def _entries(reply: Any) -> list[Any]:
+    return [e for _, stream_entries in reply or [] for e in stream_entries]
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

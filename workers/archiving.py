@@ -1,0 +1,146 @@
+"""The archiver's process: ``evalfleet archiver``, which each worker node starts beside
+itself (niced), or an operator runs on its own.
+
+It runs apart from the worker's main process on purpose. Archiving is Python work (boto3
+signs and sends two or three requests a run): in the main process it held the GIL that
+Celery's consumer needs and cut a node's drain rate by a third or more (bench ``archive``).
+In a process of its own, at a lower priority, it yields the CPU to runs and catches up
+when they leave some: results wait in Redis meanwhile, which is what the backlog is for.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: How much lower than the worker the archiver runs (``nice``).
+NICENESS = 10
+#: Seconds between two looks at whether the archiver's process still runs.
+WATCH_INTERVAL_S = 5.0
+
+
+def open_archive(settings: Settings) -> Any:
+    """The archive the settings name (None when it is off).
+
+    Raises:
+        SystemExit: the URL is invalid, or its store's client is missing.
+    """
+    from evalfleet.tasks.archive import Archive, StoreError
+
+    try:
+        return Archive.at(settings.archive.url)
+    except (ValueError, StoreError) as error:
+        raise SystemExit(f"evalfleet: EVALFLEET_ARCHIVE__URL: {error}") from error
+
+
+def serve(settings: Settings, parent: int | None = None) -> None:
+    """Archive until SIGTERM (or until ``parent``, the worker that started it, is gone).
+
+    Raises:
+        SystemExit: the archive URL is invalid, or its store's client is missing.
+    """
+
+    from evalfleet.tasks.archive.archiver import Archiver
+    from evalfleet.tasks.archive.backlog import Limits
+    from evalfleet.tasks.redis_connection import connect
+
+    from .metrics import ArchiveCounters
+
+    archive = open_archive(settings)
+    if archive is None:
+        log.info("archive: off (EVALFLEET_ARCHIVE__URL=none)")
+        return
+    wanted = settings.archive
+    client = connect(settings.redis_url, health_check_interval=30, socket_keepalive=True)
+    archiver = Archiver(client, archive, consumer=settings.worker_id,
+                        ttl_s=settings.result_ttl_s,
+                        claim_after_ms=int(wanted.claim_after_s * 1000),
+                        limits=Limits(wanted.refuse_at, wanted.max_backlog))
+    _ready(archiver)
+    log.info("archive: every published result goes to %s", archive.describe())
+    stopping = _Stopping().install()
+    counters = ArchiveCounters()
+    while not stopping.asked and (parent is None or os.getppid() == parent):
+        try:
+            archiver.step()
+        except Exception as err:  # Redis away or full: the next step retries
+            log.warning("archive: %s", err)
+            time.sleep(1.0)
+        counters.update(archiver.tally)
+
+
+def _ready(archiver: Any) -> None:
+    """Make the store ready and the group exist (each retried later when it fails)."""
+    try:
+        archiver.archive.store.prepare()
+    except Exception as err:  # the store is down: results wait in Redis until it is back
+        log.warning("archive: %s", err)
+    try:
+        archiver.ensure_group()
+    except Exception as err:  # a full or absent Redis: the first step retries
+        log.warning("archive group not created yet: %s", err)
+
+
+class _Stopping:
+    """SIGTERM and SIGINT ask the loop to end after its step."""
+
+    asked = False
+
+    def install(self) -> _Stopping:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._ask)
+        return self
+
+    def _ask(self, signum: int, frame: FrameType | None) -> None:
+        self.asked = True
+
+
+@dataclass
+class ArchiverProcess:
+    """The ``evalfleet archiver`` a worker node runs beside itself, started again if it
+    exits (:meth:`check`, every :data:`WATCH_INTERVAL_S`)."""
+
+    settings: Settings
+    process: subprocess.Popen[bytes] | None = None
+    stopped: bool = field(default=False)
+
+    def start(self) -> ArchiverProcess:
+        env = {**os.environ, "EVALFLEET_REDIS_URL": self.settings.redis_url,
+               "EVALFLEET_WORKER_ID": self.settings.worker_id,
+               "EVALFLEET_RESULT_TTL_S": str(self.settings.result_ttl_s)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "evalfleet.workers", "archiver", "--parent",
+             str(os.getpid())], env=env)
+        try:
+            os.setpriority(os.PRIO_PROCESS, self.process.pid, NICENESS)
+        except OSError as err:  # gone already: check() starts it again
+            log.warning("archive: archiver not niced: %s", err)
+        return self
+
+    def check(self) -> None:
+        """Start it again if it exited (it is never meant to while the worker runs)."""
+        if not self.stopped and self.process is not None and self.process.poll() is not None:
+            log.warning("archive: the archiver exited (%s); starting it again",
+                        self.process.returncode)
+            self.start()
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
