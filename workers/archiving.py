@@ -44,6 +44,31 @@ def open_archive(settings: Settings) -> Any:
         raise SystemExit(f"evalfleet: EVALFLEET_ARCHIVE__URL: {error}") from error
 
 
+def result_link(settings: Settings) -> Any:
+    """The webhooks' link to an archived result (``tasks.webhooks.payload.ResultLink``):
+    the archive's presigned URL, valid a day past the deliveries' give-up time; a run not
+    archived yet makes the delivery wait (``LinkPending``). None when the archive is off.
+
+    Raises:
+        SystemExit: see :func:`open_archive`.
+    """
+    from evalfleet.tasks.archive import NotArchived, StoreError
+    from evalfleet.tasks.webhooks.payload import LinkPending
+
+    archive = open_archive(settings)
+    if archive is None:
+        return None
+    expires_s = int(settings.webhooks.give_up_after_s) + 24 * 3600
+
+    def link(run_id: str, body: bytes) -> str | None:
+        try:
+            return archive.link(run_id, expires_s)  # type: ignore[no-any-return]
+        except (NotArchived, StoreError):  # not written yet, or the store is down: later
+            raise LinkPending(run_id) from None
+
+    return link
+
+
 def serve(settings: Settings, parent: int | None = None) -> None:
     """Archive until SIGTERM (or until ``parent``, the worker that started it, is gone).
 

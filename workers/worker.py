@@ -217,12 +217,14 @@ def start_webhooks(settings: Settings, redis: Any) -> list[Loop]:
     ``senders`` loops send what is due. Here, in the main process on the worker's own
     network, never in a sandbox (sandboxes have none)."""
     from evalfleet.tasks.webhooks.dispatcher import Dispatcher
+    from evalfleet.tasks.webhooks.payload import no_link
 
+    from .archiving import result_link
     from .metrics import WebhookMetrics
 
     config = settings.webhooks.config()
     dispatcher = Dispatcher(redis, config, consumer=settings.worker_id,
-                            observer=WebhookMetrics())
+                            observer=WebhookMetrics(), link=result_link(settings) or no_link)
     try:
         dispatcher.ensure_group()
     except Exception as err:  # a full Redis refuses it: the first read makes it again

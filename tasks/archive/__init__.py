@@ -16,9 +16,9 @@ The slim client imports this package without boto3: only an ``s3://`` store need
 from __future__ import annotations
 
 from .archive import Archive
-from .errors import StoreError
+from .errors import NotArchived, StoreError
 from .record import ArchivedRun, RecordError
 from .store import STORES, Store, open_store
 
-__all__ = ["STORES", "Archive", "ArchivedRun", "RecordError", "Store", "StoreError",
-           "open_store"]
+__all__ = ["STORES", "Archive", "ArchivedRun", "NotArchived", "RecordError", "Store",
+           "StoreError", "open_store"]

@@ -46,6 +46,17 @@ class Archive:
             self.store.put(marker, b"")
         return len(data)
 
+    def link(self, run_id: str, expires_s: int) -> str | None:
+        """A URL the archived object of ``run_id`` (an ``evalfleet.archive/1`` record:
+        :mod:`.record`) can be fetched from for ``expires_s`` seconds; None when the store
+        gives no links (a local directory).
+
+        Raises:
+            NotArchived: the run is not archived yet.
+            StoreError: the store could not be asked.
+        """
+        return self.store.link(layout.run_key(run_id), expires_s)
+
     def run(self, run_id: str) -> ArchivedRun | None:
         """The archived run ``run_id`` (None: not in the archive).
 

@@ -5,3 +5,7 @@ from __future__ import annotations
 
 class StoreError(RuntimeError):
     """The store did not do what it was asked (down, full, refused, misconfigured)."""
+
+
+class NotArchived(LookupError):
+    """A run whose object is not (yet) in the archive: no link to it can be given."""

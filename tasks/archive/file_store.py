@@ -90,6 +90,10 @@ class FileStore:
         except OSError as err:
             raise StoreError(f"{self.describe()}: cannot create it: {err}") from err
 
+    def link(self, key: str, expires_s: int) -> str | None:
+        """No link: a directory on the worker's host is nothing a platform can fetch."""
+        return None
+
     def describe(self) -> str:
         return f"file://{self.root}"
 

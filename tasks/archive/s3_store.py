@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, unquote
 
-from .errors import StoreError
+from .errors import NotArchived, StoreError
 
 #: Seconds to connect and to read one reply: a store that hangs is a store that is down.
 TIMEOUT_S = 10.0
@@ -85,6 +85,24 @@ class S3Store:
                 yield from (self._unkey(o["Key"]) for o in page.get("Contents", []))
         except Exception as err:
             raise StoreError(f"{self.describe()}: cannot list {prefix}: {err}") from err
+
+    def link(self, key: str, expires_s: int) -> str | None:
+        """A presigned ``GET`` of ``key``, valid ``expires_s`` seconds (at most 7 days,
+        SigV4's limit), once the object is there.
+
+        Raises:
+            NotArchived: there is no object at ``key`` (yet).
+            StoreError: the store could not be asked.
+        """
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            return str(self.client.generate_presigned_url(
+                "get_object", Params={"Bucket": self.bucket, "Key": self._key(key)},
+                ExpiresIn=min(expires_s, 7 * 24 * 3600)))
+        except Exception as err:
+            if _missing(err):
+                raise NotArchived(key) from None
+            raise StoreError(f"{self.describe()}: cannot link {key}: {err}") from err
 
     def prepare(self) -> None:
         """Create the bucket unless it exists (compose's first start; on AWS the bucket

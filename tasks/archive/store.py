@@ -48,6 +48,16 @@ class Store(Protocol):
             StoreError: it could not be made ready.
         """
 
+    def link(self, key: str, expires_s: int) -> str | None:
+        """A URL anyone holding it may fetch ``key`` from for ``expires_s`` seconds (None:
+        the store has no such links, a local directory).
+
+        Raises:
+            NotArchived: there is no object at ``key``.
+            StoreError: the store could not be asked.
+        """
+        ...
+
     def describe(self) -> str:
         """Where the store is, for people (no secrets)."""
 

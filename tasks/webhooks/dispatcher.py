@@ -23,7 +23,7 @@ import redis
 
 from ..redis_keys import RESULTS_STREAM, WEBHOOKS_GROUP, status_key
 from .config import WebhookConfig
-from .payload import Payload, ResultLink, no_link, payload
+from .payload import LinkPending, Payload, ResultLink, no_link, payload
 from .policy import Policy, system_resolver
 from .schedule import Schedule, Started, backoff_s
 from .signature import HEADER, sign
@@ -53,6 +53,12 @@ class Quiet:
 
     def finished(self, state: str) -> None:
         pass
+
+
+#: The answer of an attempt that sent nothing because the summary's link is not ready (the
+#: archiver has not written the run yet): retried as any other.
+WAITING_FOR_ARCHIVE = Answer("not sent: the result is not archived yet (its link waits)",
+                             "deferred")
 
 
 @dataclass
@@ -146,8 +152,11 @@ class Dispatcher:
     def attempt(self, started: Started) -> str:
         """One attempt of a delivery, recorded; the delivery's state after it."""
         config, when = self.config, time.time()
-        sent = payload(started.body, config.max_body_bytes, self.link)
-        answer = self._send(started, sent, int(when))
+        try:
+            sent = payload(started.body, config.max_body_bytes, self.link)
+            answer = self._send(started, sent, int(when))
+        except LinkPending:  # a summary whose link the archive cannot give yet: later
+            sent, answer = Payload(b"", "summary"), WAITING_FOR_ARCHIVE
         wait = backoff_s(started.attempt, config.first_retry_s, config.max_retry_s)
         state = self.schedule.finish(started, answer, when, (wait, config.give_up_after_s),
                                      sent.kind)

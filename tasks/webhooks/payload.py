@@ -3,10 +3,13 @@
 The result is sent exactly as it was published (never parsed and written again), so a
 signature the fleet put inside it still verifies. A result larger than the operator's
 ``max_body_bytes`` is sent as a summary instead: its run id, outcome, score, size and
-SHA-256, and ``result_url``, a link to the whole result in the archive. **The link is a
-seam**: :data:`ResultLink` gives it (the archive's presigned URL, once an archive is
-configured); without one ``result_url`` is ``null`` and ``result_omitted`` says where the
-result is (its Redis key, for its TTL).
+SHA-256, and ``result_url``: a link to the archived object that holds the whole result
+(:data:`ResultLink`: the archive's presigned URL; the object is an ``evalfleet.archive/1``
+record, gzip'd JSON whose ``result`` is the published text, byte for byte: its SHA-256 is
+the summary's ``result_sha256``). A link that cannot be given yet (the archiver has not
+written the run) raises :class:`LinkPending`, and the delivery waits for it. With no
+archive, or one that gives no links (a local directory), ``result_url`` is ``null`` and
+``result_omitted`` says where the result is (its Redis key, for its TTL).
 """
 
 from __future__ import annotations
@@ -21,6 +24,12 @@ from ..redis_keys import result_key
 
 #: A link to a run's whole result (its id, its body) for a summary; ``None``: no archive.
 ResultLink = Callable[[str, bytes], "str | None"]
+#: What ``result_url`` points at (the summary says so).
+LINKED_FORMAT = "evalfleet.archive/1"
+
+
+class LinkPending(Exception):
+    """The archive will have the run's object, but not yet: try the delivery later."""
 
 
 def no_link(run_id: str, body: bytes) -> str | None:
@@ -45,13 +54,18 @@ def payload(raw: bytes, max_bytes: int, link: ResultLink = no_link) -> Payload:
 
 
 def summary(raw: bytes, max_bytes: int, link: ResultLink) -> dict[str, Any]:
-    """The summary of a result too large to send (see the module)."""
+    """The summary of a result too large to send (see the module).
+
+    Raises:
+        LinkPending: its link cannot be given yet (``link`` says so).
+    """
     result = json.loads(raw)
     card = result.get("scorecard") or {}
     run_id = str(result.get("run_id", ""))
     url = link(run_id, raw)
     omitted = (f"the result is {len(raw)} bytes, over this fleet's webhook limit of "
-               f"{max_bytes}: " + ("fetch it from result_url" if url else
+               f"{max_bytes}: " + (f"fetch it from result_url (an {LINKED_FORMAT} record: "
+                                   "gzip'd JSON, the result text in its `result`)" if url else
                                    f"read it from Redis ({result_key(run_id)}) within its TTL"))
     return {"schema_version": 1, "kind": "summary", "run_id": run_id,
             "outcome": result.get("outcome"), "match": result.get("match"),

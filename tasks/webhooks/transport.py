@@ -32,7 +32,8 @@ class Answer:
     ``connection: …``, ``refused: …`` (the policy's: nothing was sent)."""
     kind: str
     """Its class, a metric label: ``2xx``, ``3xx``, ``4xx``, ``5xx``, ``timeout``,
-    ``connection``, ``refused``."""
+    ``connection``, ``refused``, ``deferred`` (nothing sent: the summary's link waits for
+    the archive)."""
     ms: float = 0.0
 
     @property

@@ -522,3 +522,45 @@ def test_results_a_dead_dispatcher_read_are_claimed_by_another(redis: Any) -> No
 
     assert len(receiver.deliveries) == 1
     assert redis.xpending(RESULTS_STREAM, WEBHOOKS_GROUP)["pending"] == 0
+
+
+def test_a_summary_links_the_archived_result_once_it_is_archived(redis: Any,
+                                                                 seaweedfs: Any) -> None:
+    """With an archive on a real S3 server: until the archiver has written the run the
+    delivery waits (attempts recorded ``deferred``, nothing sent); then the summary's
+    result_url is a presigned link that serves the archived record, whose result is the
+    published text byte for byte (the summary's SHA-256)."""
+    import gzip
+    import urllib.request
+    import uuid
+
+    from evalfleet.tasks.archive import Archive, ArchivedRun
+    from evalfleet.workers.archiving import result_link
+    from evalfleet.workers.settings import Settings
+
+    url = seaweedfs.url(f"hooks-{uuid.uuid4().hex[:8]}")
+    archive = Archive.at(url)
+    assert archive is not None
+    archive.store.prepare()
+    link = result_link(Settings(archive={"url": url}, webhooks={"give_up_after_s": 60}))
+    with Receiver() as receiver:
+        sender = dispatcher(redis, config(receiver.port, max_body_bytes=10,
+                                          give_up_after_s=60.0), link=link)
+        body = publish(redis, "archived-1", receiver.url(), reason="x" * 100)
+        for _ in range(3):
+            sender.hear(block_ms=10)
+            sender.send_due()
+            time.sleep(0.1)
+        waited = list(receiver.deliveries)
+        archive.write(ArchivedRun("archived-1", body, {"status": "scored"}), "2026-11-29",
+                      None)
+        drain(sender, ended(redis, "archived-1"))
+
+    assert waited == [] and answers(redis, "archived-1")[0].startswith("not sent: the result "
+                                                                        "is not archived yet")
+    (got,) = receiver.deliveries
+    summary = json.loads(got.body)
+    with urllib.request.urlopen(summary["result_url"], timeout=10) as fetched:
+        record = json.loads(gzip.decompress(fetched.read()))
+    assert record["result"].encode() == body
+    assert hashlib.sha256(record["result"].encode()).hexdigest() == summary["result_sha256"]
