@@ -20,7 +20,7 @@ from evalfleet.workers.devtools.local_engine import PRIVILEGES
 DEPLOY = ROOT / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "evalfleet.json"
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
-ROWS = ["Service level", "Queue health", "Workers", "Sandbox", "Verdicts", "Redis"]
+ROWS = ["Service level", "Queue health", "Workers", "Sandbox", "Verdicts", "Redis", "Archive"]
 
 
 def tool(name: str) -> str:
