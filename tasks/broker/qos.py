@@ -61,15 +61,32 @@ class QoS(kombu_redis.QoS):
         virtual.QoS.append(self, message, delivery_tag)
 
     def ack(self, delivery_tag: str) -> None:
-        self._script(FORGET, [], delivery_tag)
+        if not self._closed("acknowledged"):
+            self._script(FORGET, [], delivery_tag)
         virtual.QoS.ack(self, delivery_tag)
 
     def reject(self, delivery_tag: str, requeue: bool = False) -> None:
-        if requeue:
+        if self._closed("rejected"):
+            pass
+        elif requeue:
             self.restore_by_tag(delivery_tag, leftmost=True)
         else:
             self._script(FORGET, [], delivery_tag)
         virtual.QoS.ack(self, delivery_tag)
+
+    def _closed(self, what: str) -> bool:
+        """Whether this channel was closed under a message it delivered: Celery settles a
+        run it cancelled at a broker connection loss on the channel that delivered it,
+        after reconnecting on another. That channel has no connection left (kombu's
+        Sentinel channel not even a pool to ask one of): the message stays in the unacked
+        hash, and the sweep gives it back after the visibility timeout, where its
+        publication is found done (or it runs again). Acking there raised, and Celery
+        stopped the whole worker ("Unrecoverable error")."""
+        if getattr(self.channel, "connection", None) is not None:
+            return False
+        log.warning("a run %s after its Redis connection closed: left unacknowledged, it "
+                    "comes back after the visibility timeout", what)
+        return True
 
     def restore_by_tag(self, tag: str, client: Any = None, leftmost: bool = False) -> None:
         """Put an unacknowledged message back on its queue (marked redelivered)."""

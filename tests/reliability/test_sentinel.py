@@ -146,3 +146,4 @@ def _answers(client: EvalfleetClient) -> bool:
         return bool(client.redis.ping())
     except Exception:  # still failing over
         return False
+
