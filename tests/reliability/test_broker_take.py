@@ -169,4 +169,3 @@ def test_queues_outside_evalfleets_keep_kombus_way(
         message.ack()
     assert message.payload == {"job": 1}
     assert server.keys("evalfleet:doorbell:*") == []
-

@@ -146,4 +146,3 @@ def _answers(client: EvalfleetClient) -> bool:
         return bool(client.redis.ping())
     except Exception:  # still failing over
         return False
-
