@@ -15,5 +15,6 @@ echo "== pytest"
 # workers on two cores: much of the integration lane waits (on a fleet, a timeout, an
 # engine), and a third worker fills that time (pytest 11 min against 14 with two).
 # pytest exits 5 when it collects nothing; `set -e` turns that into a failure, as it must.
+# --durations: the slowest tests in every run's log, to keep the 15 minutes in view.
 $PY/pytest -m "not slow and not reference" -n "${EVALFLEET_TEST_WORKERS:-3}" \
-    --dist loadgroup "$@"
+    --dist loadgroup --durations=25 "$@"

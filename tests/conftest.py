@@ -34,9 +34,12 @@ LANE_BY_FOLDER = {"unit": "unit", "contract": "integration", "integration": "int
 
 #: Where tests start under pytest-xdist, first to last: the longest first (the chaos soak
 #: alone takes minutes), the many short unit tests last, where they fill the gaps.
-START_ORDER = ("reliability/test_chaos.py", "reliability/test_soak.py", "integration/check/",
-               "integration/deploy/", "reliability/test_forgeries.py", "reliability/",
-               "integration/", "contract/", "unit/")
+START_ORDER = ("reliability/test_chaos.py", "reliability/test_soak.py",
+               # the SeaweedFS group runs on one worker (about a minute): it starts early
+               "reliability/test_archive_outage.py", "integration/archive/",
+               "integration/check/", "integration/deploy/", "reliability/test_forgeries.py",
+               "reliability/test_sentinel.py", "reliability/", "integration/", "contract/",
+               "unit/")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
