@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: setup, lint, types, then every pytest lane CI runs
 # (unit, contract, integration), side by side on both cores, in at most 15 minutes. Extra arguments go to pytest. The long soaks are separate:
-# `bash scripts/soak.sh` (1,000 runs) and `bash scripts/chaos.sh` (30 minutes of faults).
+# `bash scripts/soak.sh` (1,000 runs), `bash scripts/chaos.sh` (30 minutes of faults) and
+# `bash scripts/ci-soak.sh` (2 minutes of them, which .ci/run runs after this command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,4 +18,4 @@ echo "== pytest"
 # pytest exits 5 when it collects nothing; `set -e` turns that into a failure, as it must.
 # --durations: the slowest tests in every run's log, to keep the 15 minutes in view.
 $PY/pytest -m "not slow and not reference" -n "${EVALFLEET_TEST_WORKERS:-3}" \
-    --dist loadgroup --durations=25 "$@"
+    --dist loadgroup --no-loadscope-reorder --durations=25 "$@"

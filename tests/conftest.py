@@ -42,12 +42,16 @@ START_ORDER = ("reliability/test_chaos.py", "reliability/test_soak.py",
                "unit/")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config,
+                                  items: list[pytest.Item]) -> Iterator[None]:
     """Mark every test with the lane of its folder (unless it names its own: the sandbox
-    contract's checks against the in-memory fake are ``unit``), keep the tests of a module
-    with module-scoped fixtures on one xdist worker (and the tests of the shared object store
-on one), and order the run by
-    :data:`START_ORDER`."""
+    contract's checks against the in-memory fake are ``unit``), and keep the tests of a
+    module with module-scoped fixtures on one xdist worker (and the tests of the shared
+    object store on one), so that the worker builds such a fixture once. The marks come
+    before xdist's worker names the groups in the node ids. Once every other plugin has
+    ordered the items, order the run by :data:`START_ORDER` (``--no-loadscope-reorder``
+    keeps that order when xdist hands out the groups)."""
     for item in items:
         folder = _path(item).parts[0]
         lane = LANE_BY_FOLDER.get(folder)
@@ -57,7 +61,22 @@ on one), and order the run by
             item.add_marker(pytest.mark.xdist_group("seaweedfs"))  # one store, shared
         elif _has_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(_path(item).as_posix()))
+    yield
+    _check_groups_named(config, items)
     items.sort(key=_start_rank)
+
+
+def _check_groups_named(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse to run when xdist's worker did not name the groups in the node ids: its
+    scheduler would then spread a module's tests over every worker, each building the
+    module's fixtures again (pytest 9.2 with pytest-xdist 3.8 did, silently)."""
+    if not config.getoption("loadgroup", False):
+        return
+    unnamed = [i.nodeid for i in items if any(i.iter_markers("xdist_group"))
+               and "@" not in i.nodeid]
+    if unnamed:
+        raise pytest.UsageError(f"--dist loadgroup names no group in {unnamed[0]} (and "
+                                f"{len(unnamed) - 1} more): pytest-xdist and pytest disagree")
 
 
 def _path(item: pytest.Item) -> Path:
