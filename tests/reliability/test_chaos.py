@@ -47,10 +47,12 @@ def chaos_soak(fleet: PrivateFleet, proxy: SocketProxy, host: Host, tmp_path: Pa
     return report
 
 
+@pytest.mark.slow  # CI runs it after the README test command (scripts/ci-soak.sh)
 @pytest.mark.timeout(1500)
 def test_chaos_soak_2_minutes(private_fleet: PrivateFleet, engine_proxy: SocketProxy,
                               worker_host: Host, tmp_path: Path) -> None:
-    """The CI chaos soak: 2 minutes of runs and faults, partitions of 3-8 s; every kind of
+    """The CI chaos soak (``bash scripts/ci-soak.sh``, which ``.ci/run`` runs after the
+    README test command): 2 minutes of runs and faults, partitions of 3-8 s; every kind of
     fault is met (the report's ``faults`` counts them by kind)."""
     report = chaos_soak(private_fleet, engine_proxy, worker_host, tmp_path, 120, (3.0, 8.0))
     assert set(report["faults"]) >= set(KINDS), report["faults"]
