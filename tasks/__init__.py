@@ -22,7 +22,8 @@ in :mod:`.platform`; to the Celery task or a wire contract, here at the top.
 * The wire contracts: :mod:`.messages` (``RunRequest``/``RunResult``), :mod:`.decoding`,
   :mod:`.queueing` (task and queue names), :mod:`.redis_keys`, :mod:`.broker` (the Redis
   channel that does not lose a run), :mod:`.signatures` (a result's signature; the
-  platform's client never imports it: it needs no ``cryptography``).
+  platform's client never imports it: it needs no ``cryptography``), :mod:`.tenancy` (the
+  tenants: their Redis users and keys).
 * :mod:`.devtools`: the stub judge server (tests and the demo only).
 
 Each arrow of this map is an import-linter contract in pyproject.toml: delivery →

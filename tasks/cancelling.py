@@ -2,9 +2,10 @@
 
 The cancel itself is decided and published in Redis (:meth:`tasks.lifecycle.Lifecycle.cancel`:
 the run's one result is ``cancelled``). The worker running it hears the run id on
-:data:`~tasks.redis_keys.CANCELS_CHANNEL` — or, should a message be lost while its
-connection was down, reads the run's status record every :data:`POLL_S` — and ends the
-run's sandbox at once (:meth:`~sandbox.base.Sandbox.terminate`: removed, never reused).
+:data:`~tasks.redis_keys.CANCELS_CHANNEL` (its tenant's, for a tenant's run) — or, should a
+message be lost while its connection was down, reads the run's status record every
+:data:`POLL_S` — and ends the run's sandbox at once (:meth:`~sandbox.base.Sandbox.terminate`:
+removed, never reused).
 The run then stops wherever it was, and its worker publishes nothing (the cancel did).
 
 A run listens only once it asks for a sandbox (:class:`WatchedFactory`): a run that needs
@@ -24,7 +25,7 @@ import redis as redis_lib
 from evalfleet.sandbox.base import Sandbox, SandboxFactory
 from evalfleet.sandbox.profile import Profile
 
-from .redis_keys import CANCELS_CHANNEL, status_key
+from .redis_keys import FLEET, Keyspace, run_ref
 
 log = logging.getLogger(__name__)
 #: Seconds between reads of the status record while the channel is quiet.
@@ -40,8 +41,9 @@ class RunCancelled(Exception):
 class CancelWatch:
     """Listens for the cancellation of one run, and ends its sandboxes when it comes."""
 
-    def __init__(self, redis: Any, run_id: str, poll_s: float = POLL_S) -> None:
-        self.redis, self.run_id, self.poll_s = redis, run_id, poll_s
+    def __init__(self, redis: Any, run_id: str, keys: Keyspace = FLEET,
+                 poll_s: float = POLL_S) -> None:
+        self.redis, self.run_id, self.keys, self.poll_s = redis, run_id, keys, poll_s
         self._fired, self._done = threading.Event(), threading.Event()
         self._lock = threading.Lock()
         self._sandboxes: list[Sandbox] = []
@@ -87,7 +89,7 @@ class CancelWatch:
     def _start(self) -> None:
         """Subscribe first, then read the record: a cancel is either heard or read."""
         self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        self._pubsub.subscribe(CANCELS_CHANNEL)
+        self._pubsub.subscribe(self.keys.cancels_channel)
         if self._recorded():
             self._fire()
         self._thread = threading.Thread(target=self._listen, daemon=True,
@@ -115,7 +117,7 @@ class CancelWatch:
 
     def _recorded(self) -> bool:
         try:
-            return bool(self.redis.hget(status_key(self.run_id), "status") == b"cancelled")
+            return bool(self.redis.hget(self.keys.status(self.run_id), "status") == b"cancelled")
         except redis_lib.RedisError:
             return False
 
@@ -138,8 +140,8 @@ class WatchedFactory:
         Raises:
             RunCancelled: the run was cancelled before it started one.
         """
-        self.watch.check()
-        sandbox = self.factory.acquire(profile, run_id=run_id)
+        self.watch.check()  # a tenant's run is labelled <tenant>/<run_id> (run_ref)
+        sandbox = self.factory.acquire(profile, run_id=run_ref(run_id, self.watch.keys))
         self.watch.guard(sandbox)
         return sandbox
 

@@ -33,18 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .redis_keys import (
-    ARCHIVE_GROUP,
-    ARCHIVE_REFUSAL_KEY,
-    CANCELS_CHANNEL,
-    INTAKE_STREAM,
-    RESULTS_CHANNEL,
-    RESULTS_STREAM,
-    deliveries_key,
-    match_key,
-    result_key,
-    status_key,
-)
+from .redis_keys import ARCHIVE_GROUP, ARCHIVE_REFUSAL_KEY, FLEET, Keyspace
 
 #: Every script starts here: ``now`` as text (``<seconds>.<microseconds>``, Redis's clock),
 #: and ``index_match``, which records a run's match and adds the run to the match's index.
@@ -94,10 +83,11 @@ return 1
 # The clients': unless the run has a record, the request (ARGV[6]) goes into the intake
 # stream (KEYS[3]) and the record names its entry; a Redis that refuses the entry (full)
 # writes no record either. 1 when added, 0 when the run id is known (nothing added).
-# Refused first, with the reason the archivers left (KEYS[4]), while the archive's backlog
-# would outgrow Redis's memory.
+# Refused first, with the reason the archivers left (the key ARGV[7], only read: an
+# argument, not one of KEYS, which Redis's ACLs would require a tenant's user to be allowed
+# to write), while the archive's backlog would outgrow Redis's memory.
 _SUBMIT = _RECORD + """
-local refusal = redis.call('GET', KEYS[4])
+local refusal = redis.call('GET', ARGV[7])
 if refusal then
   return redis.error_reply('EVALFLEET_REFUSED ' .. refusal)
 end
@@ -234,22 +224,23 @@ class Call:
 
 
 def submission(request_json: str, run_id: str, match: str | None,
-               expires_at: float | None, ttl_s: int, callback_url: str | None = None) -> Call:
-    """Add a request to the intake stream and record its run ``queued`` (see the module),
-    with its ``callback_url``. The reply: 1 when recorded, 0 when the run had a record
-    already; an error ``EVALFLEET_REFUSED <reason>`` while the archive's backlog refuses
-    new runs."""
-    return Call(_SUBMIT, [status_key(run_id), match_key(match or ""), INTAKE_STREAM,
-                          ARCHIVE_REFUSAL_KEY],
+               expires_at: float | None, ttl_s: int, callback_url: str | None = None,
+               keys: Keyspace = FLEET) -> Call:
+    """Add a request to the intake stream of ``keys`` and record its run ``queued`` (see
+    the module), with its ``callback_url``. The reply: 1 when recorded, 0 when the run had
+    a record already; an error ``EVALFLEET_REFUSED <reason>`` while the archive's backlog
+    refuses new runs."""
+    return Call(_SUBMIT, [keys.status(run_id), keys.match(match or ""), keys.intake],
                 [ttl_s, match or "", _seconds(expires_at), run_id, callback_url or "",
-                 request_json])
+                 request_json, ARCHIVE_REFUSAL_KEY])
 
 
-def cancellation(publication: Publication, body: str, ttl_s: int) -> Call:
-    """:meth:`Lifecycle.cancel` as a :class:`Call`; read its reply with
-    :meth:`Cancelled.of`."""
-    return Call(_CANCEL, _publication_keys(publication),
-                [*_publication_args(publication, body, ttl_s), CANCELS_CHANNEL])
+def cancellation(publication: Publication, body: str, ttl_s: int,
+                 keys: Keyspace = FLEET) -> Call:
+    """:meth:`Lifecycle.cancel` as a :class:`Call` on the keys of ``keys``; read its reply
+    with :meth:`Cancelled.of`."""
+    return Call(_CANCEL, _publication_keys(publication, keys),
+                [*_publication_args(publication, body, ttl_s, keys), keys.cancels_channel])
 
 
 @dataclass(frozen=True)
@@ -270,10 +261,12 @@ class Cancelled:
 
 
 class Lifecycle:
-    """The scripts of a run's life over one Redis client (``redis.Redis``)."""
+    """The scripts of a run's life over one Redis client (``redis.Redis``), on the keys of
+    one tenant (``keys``; the fleet's own by default)."""
 
-    def __init__(self, redis: Any, ttl_s: int = 7 * 24 * 3600) -> None:
-        self.redis, self.ttl_s = redis, ttl_s
+    def __init__(self, redis: Any, ttl_s: int = 7 * 24 * 3600,
+                 keys: Keyspace = FLEET) -> None:
+        self.redis, self.ttl_s, self.keys = redis, ttl_s, keys
         self._queue = redis.register_script(_QUEUE)
         self._admit = redis.register_script(_ADMIT)
         self._publish = redis.register_script(_PUBLISH)
@@ -285,7 +278,7 @@ class Lifecycle:
         (on ``client``: a pipeline to batch it with others), with its ``callback_url`` when
         it has one. Returns 1 when recorded, 2 when the record names this entry (or none),
         0 when it names another: a duplicate (or the pipeline)."""
-        keys = [status_key(run_id), match_key(match or "")]
+        keys = [self.keys.status(run_id), self.keys.match(match or "")]
         return self._queue(keys=keys, args=[self.ttl_s, match or "", _seconds(expires_at),
                                             run_id, callback_url or "", entry], client=client)
 
@@ -293,30 +286,32 @@ class Lifecycle:
               match: str | None = None, callback_url: str | None = None) -> int:
         """0: published already; -1: expired before it started; else the delivery (and
         the record keeps ``callback_url``, for a run sent without a ``queued`` record)."""
-        keys = [result_key(run_id), deliveries_key(run_id), status_key(run_id),
-                match_key(match or "")]
+        keys = [self.keys.result(run_id), self.keys.deliveries(run_id),
+                self.keys.status(run_id), self.keys.match(match or "")]
         return int(self._admit(keys=keys, args=[self.ttl_s, worker, _seconds(expires_at),
                                                 match or "", run_id, callback_url or ""]))
 
     def publish(self, publication: Publication, body: str) -> bool:
         """Publish ``body`` as the run's result unless it has one; whether it did."""
-        return bool(self._publish(keys=_publication_keys(publication),
-                                  args=_publication_args(publication, body, self.ttl_s)))
+        return bool(self._publish(keys=_publication_keys(publication, self.keys),
+                                  args=_publication_args(publication, body, self.ttl_s,
+                                                         self.keys)))
 
     def cancel(self, publication: Publication, body: str) -> Cancelled:
         """Cancel the run with ``body`` as its result, if it has a record and no result."""
-        call = cancellation(publication, body, self.ttl_s)
+        call = cancellation(publication, body, self.ttl_s, self.keys)
         return Cancelled.of(publication.run_id, self._cancel(keys=call.keys, args=call.args))
 
 
-def _publication_keys(publication: Publication) -> list[str]:
-    return [result_key(publication.run_id), RESULTS_STREAM, status_key(publication.run_id),
-            match_key(publication.match)]
+def _publication_keys(publication: Publication, keys: Keyspace) -> list[str]:
+    return [keys.result(publication.run_id), keys.results_stream,
+            keys.status(publication.run_id), keys.match(publication.match)]
 
 
-def _publication_args(publication: Publication, body: str, ttl_s: int) -> list[Any]:
+def _publication_args(publication: Publication, body: str, ttl_s: int,
+                      keys: Keyspace) -> list[Any]:
     return [publication.run_id, body, ttl_s, publication.outcome, publication.score,
-            publication.scorecard_result, RESULTS_CHANNEL, publication.match]
+            publication.scorecard_result, keys.results_channel, publication.match]
 
 
 def _seconds(moment: float | None) -> str:

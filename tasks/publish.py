@@ -25,6 +25,7 @@ from typing import Any
 
 from .lifecycle import Lifecycle, Publication
 from .messages import RunResult, cap_size
+from .redis_keys import FLEET, Keyspace
 from .signatures import Signer
 
 #: Bytes kept free under the size cap for the signature (about 40 per member, 20 members).
@@ -61,12 +62,22 @@ class Publisher:
     signer: Signer | None = None
     """Signs every body (:meth:`body`); None publishes unsigned (tests of other parts)."""
     lifecycle: Lifecycle = field(init=False)
+    """The fleet's own keys' (a tenant's: :meth:`lifecycle_of`)."""
+    _lifecycles: dict[Keyspace, Lifecycle] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.lifecycle = Lifecycle(self.redis, self.ttl_s)
+        self.lifecycle = self._lifecycles[FLEET] = Lifecycle(self.redis, self.ttl_s)
+
+    def lifecycle_of(self, keys: Keyspace) -> Lifecycle:
+        """The scripts on the keys of ``keys`` (one tenant's, or the fleet's own)."""
+        found = self._lifecycles.get(keys)
+        if found is None:
+            found = self._lifecycles[keys] = Lifecycle(self.redis, self.ttl_s, keys)
+        return found
 
     def admit(self, run_id: str, expires_at: float | None = None,
-              match: str | None = None, callback_url: str | None = None) -> int:
+              match: str | None = None, callback_url: str | None = None,
+              keys: Keyspace = FLEET) -> int:
         """Before running ``run_id``: 0 when its result is published already (a duplicate,
         or cancelled while queued; not counted); -1 when ``expires_at`` (or the one its
         record holds) has passed; else which delivery of the run this is (1 for the
@@ -76,17 +87,18 @@ class Publisher:
         Raises:
             redis.RedisError: Redis refused the count or could not be reached.
         """
-        return self.lifecycle.admit(run_id, self.worker, expires_at, match, callback_url)
+        return self.lifecycle_of(keys).admit(run_id, self.worker, expires_at, match,
+                                             callback_url)
 
     def body(self, result: RunResult, max_bytes: int) -> str:
         """:func:`sealed` with this publisher's signer."""
         return sealed(result, max_bytes, self.signer)
 
-    def publish(self, result: RunResult, body: str) -> bool:
-        """Publish ``body`` (``result`` as JSON) once; False when a result for its run id
-        already exists (a duplicate, or the run was cancelled).
+    def publish(self, result: RunResult, body: str, keys: Keyspace = FLEET) -> bool:
+        """Publish ``body`` (``result`` as JSON) once, in the keys of ``keys``; False when a
+        result for its run id already exists (a duplicate, or the run was cancelled).
 
         Raises:
             redis.RedisError: Redis refused the write or could not be reached.
         """
-        return self.lifecycle.publish(publication(result), body)
+        return self.lifecycle_of(keys).publish(publication(result), body)

@@ -216,3 +216,33 @@ def _auth(target: SentinelTarget) -> str:
 def shown(url: str) -> str:
     """``url`` as a log line or an error names it: no password."""
     return _shown(url)
+
+
+def data_nodes(url: str) -> list[Any]:
+    """A ``redis.Redis`` for every data node behind ``url``, primary first: what must hold
+    the same ACL users (:mod:`tasks.tenancy`) so that a failover loses none. Under
+    Sentinel, the primary and replicas the sentinels know; else the server and the
+    replicas its ``INFO replication`` names, logged in as ``url`` says.
+
+    Raises:
+        RedisURLError: see :func:`sentinel_target`.
+        redis.RedisError: a node could not be reached.
+    """
+    target = sentinel_target(url)
+    if target is None:
+        primary = redis.Redis.from_url(url)
+        kwargs = dict(primary.connection_pool.connection_kwargs)
+        return [primary, *(redis.Redis(**{**kwargs, "host": host, "port": port})
+                           for host, port in _replicas(primary))]
+    sentinel = _SENTINEL(target.nodes, sentinel_kwargs=target.sentinel_kwargs(),
+                         **target.connection_kwargs())
+    found = [sentinel.discover_master(target.master), *sentinel.discover_slaves(target.master)]
+    return [redis.Redis(host=host, port=port, **target.connection_kwargs())
+            for host, port in found]
+
+
+def _replicas(primary: Any) -> list[tuple[str, int]]:
+    """The replicas a primary's ``INFO replication`` names (``slaveN: ip=…,port=…``)."""
+    info = primary.info("replication")
+    return [(str(entry["ip"]), int(entry["port"])) for name, entry in sorted(info.items())
+            if name.startswith("slave") and isinstance(entry, dict)]

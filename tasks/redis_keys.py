@@ -8,6 +8,8 @@ kombu's.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 RESULT_KEY = "evalfleet:result:{run_id}"
 """A run's published RunResult (string, JSON, with the result TTL); set once (``NX``)."""
 RESULTS_STREAM = "evalfleet:results"
@@ -107,3 +109,91 @@ def packs_key(worker_id: str) -> str:
 def doorbell_key(queue: str) -> str:
     """:data:`DOORBELL_KEY` of a queue (``evalfleet.<profile>``)."""
     return DOORBELL_KEY.format(queue=queue)
+
+
+TENANTS_KEY = "evalfleet:tenants"
+"""The fleet's tenants (hash): name → JSON ``{"user", "created_at", "rules",
+"password_sha256"}`` (:mod:`tasks.tenancy`). The fleet's intake forwarders read every
+tenant's intake stream, the archivers and webhook dispatchers every tenant's results
+stream."""
+TENANT_PREFIX = "evalfleet:t:{tenant}:"
+"""Where a tenant's keys, streams and channels live: its own copy of the run keys above
+(``evalfleet:t:<tenant>:result:<run_id>``, ``…:status:<run_id>``, ``…:match:<match>``,
+``…:deliveries:<run_id>``, the streams ``…:intake`` and ``…:results``, the channels
+``…:results`` and ``…:cancels``). Its Redis ACL user may touch these and nothing else of
+the fleet's (:mod:`tasks.tenancy`)."""
+TENANT_PATTERN = r"^[a-z0-9][a-z0-9-]{0,31}$"
+"""A tenant's name: lower-case letters, digits and ``-``, at most 32 characters (it names
+keys, an ACL user and an archive prefix)."""
+
+
+@dataclass(frozen=True)
+class Keyspace:
+    """The run keys of one tenant, or the fleet's own (``tenant`` None): the layout of a
+    single-platform fleet, unchanged."""
+
+    tenant: str | None = None
+
+    @property
+    def prefix(self) -> str:
+        """``evalfleet:`` without a tenant, ``evalfleet:t:<tenant>:`` with one."""
+        return "evalfleet:" if self.tenant is None else TENANT_PREFIX.format(tenant=self.tenant)
+
+    @property
+    def intake(self) -> str:
+        """The intake stream (:data:`INTAKE_STREAM`)."""
+        return self.prefix + "intake"
+
+    @property
+    def results_stream(self) -> str:
+        """The results stream (:data:`RESULTS_STREAM`)."""
+        return self.prefix + "results"
+
+    @property
+    def results_channel(self) -> str:
+        """The results channel (:data:`RESULTS_CHANNEL`)."""
+        return self.prefix + "results"
+
+    @property
+    def cancels_channel(self) -> str:
+        """The cancels channel (:data:`CANCELS_CHANNEL`)."""
+        return self.prefix + "cancels"
+
+    def result(self, run_id: str) -> str:
+        """A run's result key (:data:`RESULT_KEY`)."""
+        return f"{self.prefix}result:{run_id}"
+
+    def status(self, run_id: str) -> str:
+        """A run's status record (:data:`STATUS_KEY`)."""
+        return f"{self.prefix}status:{run_id}"
+
+    def match(self, match: str) -> str:
+        """A match's index (:data:`MATCH_KEY`)."""
+        return f"{self.prefix}match:{match}"
+
+    def deliveries(self, run_id: str) -> str:
+        """A run's delivery count (:data:`DELIVERIES_KEY`)."""
+        return f"{self.prefix}deliveries:{run_id}"
+
+
+FLEET = Keyspace()
+"""The keys of a fleet without tenants (and of the runs submitted with the fleet's own
+credentials on a fleet with tenants)."""
+
+
+def keyspace(tenant: str | None) -> Keyspace:
+    """The keys of ``tenant`` (None or ``""``: the fleet's own)."""
+    return Keyspace(tenant or None)
+
+
+def run_ref(run_id: str, keys: Keyspace = FLEET) -> str:
+    """A run named fleet-wide: its run id, ``<tenant>/<run_id>`` for a tenant's run (run
+    ids are a tenant's own, and have no ``/``): the webhook schedule's members and the
+    sandboxes' run label."""
+    return run_id if keys.tenant is None else f"{keys.tenant}/{run_id}"
+
+
+def run_of(ref: str) -> tuple[Keyspace, str]:
+    """Whose keys and which run id a :func:`run_ref` names."""
+    tenant, _, run_id = ref.rpartition("/")
+    return keyspace(tenant), run_id

@@ -50,6 +50,7 @@ from .evaluation.rating import expired_rating
 from .messages import Rejection, RunResult
 from .patience import Refused
 from .queueing import TASK_NAME
+from .redis_keys import Keyspace, keyspace
 
 log = logging.getLogger(__name__)
 INFRA_ERRORS = (SandboxUnavailable, RedisConnectionError, RedisTimeoutError, ConnectionError)
@@ -59,12 +60,16 @@ DEADLINE_MARGIN_S = 10.0
 
 @shared_task(name=TASK_NAME, bind=True, acks_late=True, reject_on_worker_lost=True,
              ignore_result=True, max_retries=None)
-def run(self: Any, request: str | dict[str, Any], enqueued_at: float | None = None) -> str:
-    """Evaluate one run request and publish its result; returns the outcome."""
-    return execute(task_context.current(), self, request, enqueued_at)
+def run(self: Any, request: str | dict[str, Any], enqueued_at: float | None = None,
+        tenant: str | None = None) -> str:
+    """Evaluate one run request and publish its result; returns the outcome. ``tenant``:
+    whose intake the request came from (the fleet's forwarder says, never the request),
+    whose keys the run's record and result go to (None: the fleet's own)."""
+    return execute(task_context.current(), self, request, enqueued_at, tenant)
 
 
-def execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float | None) -> str:
+def execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float | None,
+            tenant: str | None = None) -> str:
     """The task body, with the runtime passed in (testable without a worker).
 
     Raises:
@@ -76,38 +81,38 @@ def execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float |
     limit = None if rt.time_limit_s is None else rt.time_limit_s - DEADLINE_MARGIN_S
     deadline = rt.patience.deadline(limit)
     try:
-        return _execute(rt, task, body, enqueued_at, deadline)
+        return _execute(rt, task, body, (enqueued_at, keyspace(tenant)), deadline)
     except Refused as err:
         raise Reject(str(err), requeue=True) from err
 
 
-def _execute(rt: task_context.Runtime, task: Any, body: Any, enqueued_at: float | None,
-             deadline: float) -> str:
-    decoded = decode_loosely(body)
+def _execute(rt: task_context.Runtime, task: Any, body: Any,
+             sent: tuple[float | None, Keyspace], deadline: float) -> str:
+    (enqueued_at, keys), decoded = sent, decode_loosely(body)
     run_id, life = fallback_run_id(decoded), life_of(decoded)
     attempt = rt.patience.persist(
         "delivery", lambda: rt.publisher.admit(run_id, life.expires_at, life.match,
-                                               life.callback_url), deadline)
+                                               life.callback_url, keys), deadline)
     if not attempt:
         rt.observer.duplicate()
         return "duplicate"
+    where = (_queue(task), life, keys)
     if attempt < 0:  # its match's deadline passed before any worker started it
-        return _publish(rt, expired(body, run_id, rt), 1, enqueued_at, (_queue(task), life),
-                        deadline)
+        return _publish(rt, expired(body, run_id, rt), 1, enqueued_at, where, deadline)
     if attempt > 1:
         rt.observer.redelivered()
-    result = _evaluated(rt, task, body, (run_id, attempt), deadline)
+    result = _evaluated(rt, task, body, (run_id, attempt), (keys, deadline))
     if result is None:
         log.info("run %s was cancelled: its sandbox ended, its result is the cancel's", run_id)
         return "cancelled"
-    return _publish(rt, result, attempt, enqueued_at, (_queue(task), life), deadline)
+    return _publish(rt, result, attempt, enqueued_at, where, deadline)
 
 
 def _evaluated(rt: task_context.Runtime, task: Any, body: Any, delivery: tuple[str, int],
-               deadline: float) -> RunResult | None:
+               within: tuple[Keyspace, float]) -> RunResult | None:
     """The run's result, or ``None`` when the platform cancelled it meanwhile (the cancel
     published its result; :mod:`tasks.cancelling`)."""
-    (run_id, attempt) = delivery
+    (run_id, attempt), (keys, deadline) = delivery, within
     if attempt > rt.delivery_cap:
         # Only deliveries that never returned get here (every failure that returns is capped
         # on its way out): the pool process was lost mid-run each time (SIGKILL, OOM kill, a
@@ -117,7 +122,7 @@ def _evaluated(rt: task_context.Runtime, task: Any, body: Any, delivery: tuple[s
                   "process was lost during each, or the run outlived the visibility timeout)")
         return failed(run_id, "internal_error", reason, rt)
     result: RunResult | None
-    with CancelWatch(rt.redis, run_id) as watch:
+    with CancelWatch(rt.redis, run_id, keys) as watch:
         try:
             result = run_pipeline(body, WatchedFactory(rt.factory, watch), rt.config,
                                   gate=rt.gate,
@@ -181,8 +186,8 @@ def expired(body: Any, run_id: str, rt: task_context.Runtime) -> RunResult:
 
 
 def _publish(rt: task_context.Runtime, result: RunResult, attempt: int, enqueued_at: float | None,
-             where: tuple[str, Life], deadline: float) -> str:
-    queue, life = where
+             where: tuple[str, Life, Keyspace], deadline: float) -> str:
+    queue, life, keys = where
     result.attempt, result.match = attempt, result.match or life.match
     if enqueued_at is not None:
         total = result.timings_ms.get("total", 0.0)
@@ -193,11 +198,11 @@ def _publish(rt: task_context.Runtime, result: RunResult, attempt: int, enqueued
         rt.observer.pool(stats())
     started = time.perf_counter()
     body = rt.publisher.body(result, rt.config.max_result_bytes)
-    first = rt.patience.persist("publication", lambda: rt.publisher.publish(result, body),
+    first = rt.patience.persist("publication", lambda: rt.publisher.publish(result, body, keys),
                                 deadline)
     result.timings_ms["publish"] = round((time.perf_counter() - started) * 1000, 3)
     if first:
-        rt.observer.run_finished(result, queue)
+        rt.observer.run_finished(result, queue, keys.tenant)
     else:
         rt.observer.duplicate()
     return result.outcome if first else "duplicate"

@@ -23,14 +23,16 @@ from .publish import Publisher
 class Observer(Protocol):
     """Hooks the metrics plugin implements (all optional in effect: see NullObserver)."""
 
-    def run_finished(self, result: RunResult, queue: str) -> None: ...
+    def run_finished(self, result: RunResult, queue: str,
+                     tenant: str | None = None) -> None: ...
     def duplicate(self) -> None: ...
     def redelivered(self) -> None: ...
     def pool(self, stats: list[Any]) -> None: ...
 
 
 class NullObserver:
-    def run_finished(self, result: RunResult, queue: str) -> None:
+    def run_finished(self, result: RunResult, queue: str,
+                     tenant: str | None = None) -> None:
         """Nothing."""
 
     def duplicate(self) -> None:

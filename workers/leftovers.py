@@ -35,7 +35,6 @@ def reap(client: Any, redis: Any, settings: Settings) -> list[str]:
     unreachable at the time. The main process knows its children, and a run whose result
     is published needs no sandbox any more, so both are removed here.
     """
-    from evalfleet.tasks.redis_keys import result_key
 
     labels = [f"{LABEL_WORKER}={settings.worker_id}", f"{LABEL_FLEET}={settings.fleet_label}",
               LABEL_PROCESS]
@@ -44,12 +43,21 @@ def reap(client: Any, redis: Any, settings: Settings) -> list[str]:
         found = labels_of(container)
         run_id = found.get(LABEL_RUN, "")
         if _own_live_process(found.get(LABEL_PROCESS, "")) and not (
-                run_id and run_id != WARM_RUN_ID and redis.exists(result_key(run_id))):
+                run_id and run_id != WARM_RUN_ID and _published(redis, run_id)):
             continue
         with contextlib.suppress(Exception):  # gone already, or the next pass retries
             container.remove(force=True)
             removed.append(container.id)
     return removed
+
+
+def _published(redis: Any, label: str) -> bool:
+    """Whether the run a sandbox's run label names (a tenant's: ``<tenant>/<run_id>``) has
+    its result."""
+    from evalfleet.tasks.redis_keys import run_of
+
+    keys, run_id = run_of(label)
+    return bool(redis.exists(keys.result(run_id)))
 
 
 def remove_all(settings: Settings, engine: Callable[[], Any]) -> list[str]:

@@ -28,6 +28,8 @@ from evalfleet.tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
 from evalfleet.tasks.redis_keys import ARCHIVE_REFUSAL_KEY, RESULTS_STREAM
 from evalfleet.tasks.webhooks.schedule import oldest_undelivered_s
 
+from .tenant_metrics import count_run
+
 PHASE_BUCKETS = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 SCORE_BUCKETS = tuple(range(100, 1001, 100))
 
@@ -130,8 +132,9 @@ class FleetMetrics:
         for step in REFUSAL_STEPS:
             REFUSALS.labels(step)
 
-    def run_finished(self, result: RunResult, queue: str) -> None:
+    def run_finished(self, result: RunResult, queue: str, tenant: str | None = None) -> None:
         RUNS.labels(result.outcome, queue).inc()
+        count_run(tenant, result.outcome)
         for phase, ms in result.timings_ms.items():
             PHASE_SECONDS.labels(phase).observe(ms / 1000)
         RUN_SECONDS.labels(queue).observe(result.timings_ms.get("total", 0.0) / 1000)

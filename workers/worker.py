@@ -179,6 +179,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
         serving_registry,
     )
     from .served_packs import PacksBeacon
+    from .tenant_metrics import TenantCollector
 
     redis = redis_client(settings)
     beat = Heartbeat(redis, settings.worker_id, heartbeat_path(settings),
@@ -191,6 +192,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     registry = None
     if settings.metrics_port:
         registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
+                                    TenantCollector(redis),
                                     ContainerCollector(docker_client(settings), settings.worker_id),
                                     IsolationCollector(isolations or []),
                                     ReuseCollector(reuses or []), WebhookCollector(redis))

@@ -29,8 +29,8 @@ from ..archive import Archive
 from ..lifecycle import Cancelled, cancellation
 from ..messages import RunRequest, RunResult
 from ..redis_connection import connect_async
-from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, match_key, result_key, status_key
 from ..status import RunStatus
+from ..tenancy import keys_of
 from . import cancels, reading, submission
 from .reading import FETCH_CHUNK, READ_COUNT
 from .submission import SUBMIT_CHUNK
@@ -41,13 +41,21 @@ class AsyncEvalfleetClient:
 
     def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
                  seal: cancels.Seal = cancels.unsigned,
-                 archive_url: str | None = None) -> None:
-        """Raises:
+                 archive_url: str | None = None, tenant: str | None = None) -> None:
+        """``tenant``: whose runs this client submits and reads; by default the tenant whose
+        Redis user ``redis_url`` names (``evalfleet-tenant-<name>``), else the fleet's own
+        keys (a fleet without tenants). The fleet takes a run's tenant from the stream it
+        came in by, never from this.
+
+        Raises:
+            tasks.tenancy.TenantError: ``tenant`` is not a tenant's name.
             RedisURLError: ``redis_url`` is a Sentinel URL evalfleet cannot read.
             ValueError: ``archive_url`` is not a store's URL.
             tasks.archive.StoreError: an ``s3://`` archive without boto3.
         """
         self.redis: Any = connect_async(redis_url)
+        self.keys = keys_of(self.redis, tenant)
+        """Where its runs live (:class:`~tasks.redis_keys.Keyspace`)."""
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run."""
         self.seal = seal
@@ -85,7 +93,7 @@ class AsyncEvalfleetClient:
         for part in submission.chunks(checked, chunk):
             try:
                 async with self.redis.pipeline(transaction=False) as pipe:
-                    for call in submission.calls(part, self.status_ttl_s):
+                    for call in submission.calls(part, self.status_ttl_s, self.keys):
                         call.on(pipe)
                     replies = await pipe.execute(raise_on_error=False)
             except redis.RedisError as err:
@@ -100,7 +108,7 @@ class AsyncEvalfleetClient:
         Raises:
             tasks.archive.StoreError: Redis has none and the archive could not be read.
         """
-        found = reading.result(await self.redis.get(result_key(run_id)))
+        found = reading.result(await self.redis.get(self.keys.result(run_id)))
         if found is None and self.archive is not None:
             return await asyncio.to_thread(self.archive.result, run_id)
         return found
@@ -112,7 +120,7 @@ class AsyncEvalfleetClient:
         Raises:
             tasks.archive.StoreError: Redis has none and the archive could not be read.
         """
-        found = RunStatus.from_record(run_id, await self.redis.hgetall(status_key(run_id)))
+        found = RunStatus.from_record(run_id, await self.redis.hgetall(self.keys.status(run_id)))
         if found is None and self.archive is not None:
             return await asyncio.to_thread(self.archive.status, run_id)
         return found
@@ -120,8 +128,8 @@ class AsyncEvalfleetClient:
     async def cancel(self, run_id: str) -> Cancelled:
         """Cancel a run (:meth:`EvalfleetClient.cancel <.client.EvalfleetClient.cancel>`)."""
         publication, body = cancels.cancelled(run_id, await self.redis.hget(
-            status_key(run_id), "match"), self.seal)
-        reply = await cancellation(publication, body, self.status_ttl_s).on(self.redis)
+            self.keys.status(run_id), "match"), self.seal)
+        reply = await cancellation(publication, body, self.status_ttl_s, self.keys).on(self.redis)
         return Cancelled.of(run_id, reply)
 
     async def cancel_match(self, match: str) -> list[Cancelled]:
@@ -138,7 +146,7 @@ class AsyncEvalfleetClient:
         run_ids = await self._match_runs(match)
         async with self.redis.pipeline(transaction=False) as pipe:
             for run_id in run_ids:
-                pipe.hgetall(status_key(run_id))
+                pipe.hgetall(self.keys.status(run_id))
             known = reading.statuses(run_ids, await pipe.execute())
         if self.archive is None:
             return known
@@ -147,7 +155,7 @@ class AsyncEvalfleetClient:
         return [*forgotten, *known]
 
     async def _match_runs(self, match: str) -> list[str]:
-        return cancels.texts(await self.redis.zrange(match_key(match), 0, -1))
+        return cancels.texts(await self.redis.zrange(self.keys.match(match), 0, -1))
 
     async def wait(self, run_id: str, timeout: float = 300.0) -> RunResult:
         """Wait until ``run_id``'s result is published (the archive, if any, is asked
@@ -172,10 +180,10 @@ class AsyncEvalfleetClient:
         waiting = (set(await self._match_runs(runs)) if isinstance(runs, str) else set(runs))
         deadline = time.monotonic() + timeout
         async with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
-            await pubsub.subscribe(RESULTS_CHANNEL)
+            await pubsub.subscribe(self.keys.results_channel)
             while waiting:
                 ordered = sorted(waiting)
-                raws = await self.redis.mget([result_key(r) for r in ordered])
+                raws = await self.redis.mget([self.keys.result(r) for r in ordered])
                 for found in reading.published(raws):
                     waiting.discard(found.run_id)
                     yield found
@@ -199,13 +207,13 @@ class AsyncEvalfleetClient:
 
     async def _pending(self, group: str, consumer: str, claim_after_ms: int) -> list[Any]:
         own = reading.entries(await self.redis.xreadgroup(
-            group, consumer, {RESULTS_STREAM: "0"}, count=READ_COUNT))
+            group, consumer, {self.keys.results_stream: "0"}, count=READ_COUNT))
         return own or reading.claimed(await self.redis.xautoclaim(
-            RESULTS_STREAM, group, consumer, claim_after_ms, count=READ_COUNT))
+            self.keys.results_stream, group, consumer, claim_after_ms, count=READ_COUNT))
 
     async def _new(self, group: str, consumer: str, block_ms: int) -> list[Any]:
         return reading.entries(await self.redis.xreadgroup(
-            group, consumer, {RESULTS_STREAM: ">"}, count=READ_COUNT, block=block_ms))
+            group, consumer, {self.keys.results_stream: ">"}, count=READ_COUNT, block=block_ms))
 
     async def _handle(self, entries: list[Any], group: str) -> AsyncIterator[RunResult]:
         """The results ``entries`` name, ten per round trip, each ten acknowledged with the
@@ -215,20 +223,20 @@ class AsyncEvalfleetClient:
             chunk = entries[start:start + FETCH_CHUNK]
             async with self.redis.pipeline(transaction=False) as pipe:
                 if handled:
-                    pipe.xack(RESULTS_STREAM, group, *handled)
+                    pipe.xack(self.keys.results_stream, group, *handled)
                 for _, fields in chunk:
-                    pipe.get(result_key(reading.run_id(fields)))
+                    pipe.get(self.keys.result(reading.run_id(fields)))
                 bodies = reading.fetched(await pipe.execute(), bool(handled))
             handled = [entry_id for entry_id, _ in chunk]
             for (_, fields), raw in zip(chunk, bodies, strict=True):
                 if (found := reading.entry_result(fields, raw, group)) is not None:
                     yield found
         if handled:
-            await self.redis.xack(RESULTS_STREAM, group, *handled)
+            await self.redis.xack(self.keys.results_stream, group, *handled)
 
     async def _ensure_group(self, group: str) -> bool:
         try:
-            await self.redis.xgroup_create(RESULTS_STREAM, group, id="0", mkstream=True)
+            await self.redis.xgroup_create(self.keys.results_stream, group, id="0", mkstream=True)
         except redis.ResponseError as err:
             return reading.created(err)
         return True

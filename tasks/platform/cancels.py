@@ -14,7 +14,7 @@ from typing import Any
 
 from ..lifecycle import Cancelled, Lifecycle, Publication
 from ..messages import RunResult
-from ..redis_keys import match_key, status_key
+from ..redis_keys import FLEET, Keyspace
 
 #: The reason of every cancelled result.
 CANCELLED_REASON = "cancelled by the platform before it was published"
@@ -31,7 +31,7 @@ def unsigned(result: RunResult) -> str:
 
 def cancel(lifecycle: Lifecycle, run_id: str, seal: Seal = unsigned) -> Cancelled:
     """Cancel one run (see the module)."""
-    match = lifecycle.redis.hget(status_key(run_id), "match")
+    match = lifecycle.redis.hget(lifecycle.keys.status(run_id), "match")
     return lifecycle.cancel(*cancelled(run_id, match, seal))
 
 
@@ -46,12 +46,14 @@ def cancelled(run_id: str, match: Any, seal: Seal = unsigned) -> tuple[Publicati
 
 def cancel_match(lifecycle: Lifecycle, match: str, seal: Seal = unsigned) -> list[Cancelled]:
     """Cancel every run of ``match`` that has not ended."""
-    return [cancel(lifecycle, run_id, seal) for run_id in match_runs(lifecycle.redis, match)]
+    return [cancel(lifecycle, run_id, seal)
+            for run_id in match_runs(lifecycle.redis, match, lifecycle.keys)]
 
 
-def match_runs(redis: Any, match: str) -> list[str]:
-    """The run ids of ``match``, in the order they were first seen."""
-    return texts(redis.zrange(match_key(match), 0, -1))
+def match_runs(redis: Any, match: str, keys: Keyspace = FLEET) -> list[str]:
+    """The run ids of ``match`` (in the keys of ``keys``), in the order they were first
+    seen."""
+    return texts(redis.zrange(keys.match(match), 0, -1))
 
 
 def texts(values: list[Any]) -> list[str]:

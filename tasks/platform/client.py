@@ -32,8 +32,8 @@ from ..archive import Archive
 from ..lifecycle import Cancelled, Lifecycle
 from ..messages import RunRequest, RunResult
 from ..redis_connection import connect
-from ..redis_keys import RESULTS_CHANNEL, RESULTS_STREAM, result_key, status_key
 from ..status import RunStatus
+from ..tenancy import keys_of
 from . import cancels, reading, submission
 from .reading import FETCH_CHUNK, READ_COUNT
 from .result_groups import missed_by
@@ -45,17 +45,25 @@ class EvalfleetClient:
 
     def __init__(self, redis_url: str, *, status_ttl_s: int = 7 * 24 * 3600,
                  seal: cancels.Seal = cancels.unsigned,
-                 archive_url: str | None = None) -> None:
-        """Raises:
+                 archive_url: str | None = None, tenant: str | None = None) -> None:
+        """``tenant``: whose runs this client submits and reads; by default the tenant whose
+        Redis user ``redis_url`` names (``evalfleet-tenant-<name>``), else the fleet's own
+        keys (a fleet without tenants). The fleet takes a run's tenant from the stream it
+        came in by, never from this.
+
+        Raises:
+            tasks.tenancy.TenantError: ``tenant`` is not a tenant's name.
             RedisURLError: ``redis_url`` is a Sentinel URL evalfleet cannot read.
             ValueError: ``archive_url`` is not a store's URL.
             tasks.archive.StoreError: an ``s3://`` archive without boto3.
         """
         self.redis: Any = connect(redis_url)
+        self.keys = keys_of(self.redis, tenant)
+        """Where its runs live (:class:`~tasks.redis_keys.Keyspace`)."""
         self.status_ttl_s = status_ttl_s
         """How long a ``queued`` record lives until a worker takes the run (then as long
         as its result: ``EVALFLEET_RESULT_TTL_S``)."""
-        self.lifecycle = Lifecycle(self.redis, status_ttl_s)
+        self.lifecycle = Lifecycle(self.redis, status_ttl_s, self.keys)
         self.seal = seal
         """How the cancels this client publishes are written: unsigned, unless given a
         signer's ``seal`` (:class:`~tasks.signatures.Signer`: the fleet's key, or the
@@ -92,7 +100,7 @@ class EvalfleetClient:
         for part in submission.chunks(checked, chunk):
             try:
                 with self.redis.pipeline(transaction=False) as pipe:
-                    for call in submission.calls(part, self.status_ttl_s):
+                    for call in submission.calls(part, self.status_ttl_s, self.keys):
                         call.on(pipe)
                     replies = pipe.execute(raise_on_error=False)
             except redis.RedisError as err:
@@ -107,7 +115,7 @@ class EvalfleetClient:
         Raises:
             tasks.archive.StoreError: Redis has none and the archive could not be read.
         """
-        found = reading.result(self.redis.get(result_key(run_id)))
+        found = reading.result(self.redis.get(self.keys.result(run_id)))
         if found is None and self.archive is not None:
             return self.archive.result(run_id)
         return found
@@ -120,7 +128,7 @@ class EvalfleetClient:
         Raises:
             tasks.archive.StoreError: Redis has none and the archive could not be read.
         """
-        found = RunStatus.from_record(run_id, self.redis.hgetall(status_key(run_id)))
+        found = RunStatus.from_record(run_id, self.redis.hgetall(self.keys.status(run_id)))
         if found is None and self.archive is not None:
             return self.archive.status(run_id)
         return found
@@ -142,10 +150,10 @@ class EvalfleetClient:
         Raises:
             tasks.archive.StoreError: the archive could not be listed or read.
         """
-        run_ids = cancels.match_runs(self.redis, match)
+        run_ids = cancels.match_runs(self.redis, match, self.keys)
         with self.redis.pipeline(transaction=False) as pipe:
             for run_id in run_ids:
-                pipe.hgetall(status_key(run_id))
+                pipe.hgetall(self.keys.status(run_id))
             known = reading.statuses(run_ids, pipe.execute())
         if self.archive is None:
             return known
@@ -163,7 +171,7 @@ class EvalfleetClient:
                    else set(runs))
         deadline = time.monotonic() + timeout
         with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
-            pubsub.subscribe(RESULTS_CHANNEL)
+            pubsub.subscribe(self.keys.results_channel)
             while waiting:
                 for found in self._published(waiting):
                     waiting.discard(found.run_id)
@@ -174,7 +182,7 @@ class EvalfleetClient:
     def _published(self, run_ids: set[str]) -> list[RunResult]:
         """The results of ``run_ids`` published so far (one round trip)."""
         ordered = sorted(run_ids)
-        return reading.published(self.redis.mget([result_key(r) for r in ordered]))
+        return reading.published(self.redis.mget([self.keys.result(r) for r in ordered]))
 
     def wait(self, run_id: str, timeout: float = 300.0) -> RunResult:
         """Block until ``run_id``'s result is published (the archive, if any, is asked
@@ -186,12 +194,12 @@ class EvalfleetClient:
         """
         deadline = time.monotonic() + timeout
         with self.redis.pubsub(ignore_subscribe_messages=True) as pubsub:
-            pubsub.subscribe(RESULTS_CHANNEL)
+            pubsub.subscribe(self.keys.results_channel)
             found = self.result(run_id)
             while found is None:
                 if not _heard(pubsub, {run_id}, deadline):
                     raise reading.no_result([run_id], timeout)
-                found = reading.result(self.redis.get(result_key(run_id)))
+                found = reading.result(self.redis.get(self.keys.result(run_id)))
             return found
 
     def results(self, group: str = "evalfleet-client", consumer: str = "consumer-1",
@@ -209,7 +217,7 @@ class EvalfleetClient:
         that expired before the group read them are skipped with a warning.
         """
         if not self._ensure_group(group):
-            reading.missed_warning(group, missed_by(self.redis, group))
+            reading.missed_warning(group, missed_by(self.redis, group, self.keys.results_stream))
         while True:
             entries = (self._pending(group, consumer, claim_after_ms)
                        or self._new(group, consumer, block_ms))
@@ -220,14 +228,14 @@ class EvalfleetClient:
     def _pending(self, group: str, consumer: str, claim_after_ms: int) -> list[Any]:
         """This consumer's unacknowledged entries, else entries another consumer of the
         group left unacknowledged for ``claim_after_ms`` (claimed for this one)."""
-        own = reading.entries(self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: "0"},
-                                                    count=READ_COUNT))
+        own = reading.entries(self.redis.xreadgroup(
+            group, consumer, {self.keys.results_stream: "0"}, count=READ_COUNT))
         return own or reading.claimed(self.redis.xautoclaim(
-            RESULTS_STREAM, group, consumer, claim_after_ms, count=READ_COUNT))
+            self.keys.results_stream, group, consumer, claim_after_ms, count=READ_COUNT))
 
     def _new(self, group: str, consumer: str, block_ms: int) -> list[Any]:
-        return reading.entries(self.redis.xreadgroup(group, consumer, {RESULTS_STREAM: ">"},
-                                                     count=READ_COUNT, block=block_ms))
+        return reading.entries(self.redis.xreadgroup(
+            group, consumer, {self.keys.results_stream: ">"}, count=READ_COUNT, block=block_ms))
 
     def _handle(self, entries: list[Any], group: str) -> Iterator[RunResult]:
         """The results ``entries`` name, fetched ten at a time; each ten acknowledged with
@@ -243,21 +251,21 @@ class EvalfleetClient:
                     yield found
                 handled.append(entry_id)
         if handled:
-            self.redis.xack(RESULTS_STREAM, group, *handled)
+            self.redis.xack(self.keys.results_stream, group, *handled)
 
     def _fetch(self, chunk: list[Any], group: str, handled: list[bytes]) -> list[Any]:
         """One round trip: acknowledge ``handled``, read the result key of each entry."""
         with self.redis.pipeline(transaction=False) as pipe:
             if handled:
-                pipe.xack(RESULTS_STREAM, group, *handled)
+                pipe.xack(self.keys.results_stream, group, *handled)
             for _, fields in chunk:
-                pipe.get(result_key(reading.run_id(fields)))
+                pipe.get(self.keys.result(reading.run_id(fields)))
             return reading.fetched(pipe.execute(), bool(handled))
 
     def _ensure_group(self, group: str) -> bool:
         """Create ``group`` at the start of the stream; whether it was created."""
         try:
-            self.redis.xgroup_create(RESULTS_STREAM, group, id="0", mkstream=True)
+            self.redis.xgroup_create(self.keys.results_stream, group, id="0", mkstream=True)
         except redis.ResponseError as err:
             return reading.created(err)
         return True

@@ -24,12 +24,12 @@ from typing import Any
 import redis
 from celery import Celery
 
-from .. import broker
+from .. import broker, tenancy
 from ..decoding import life_of
 from ..lifecycle import Lifecycle
 from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
 from ..redis_connection import configure_broker
-from ..redis_keys import INTAKE_GROUP, INTAKE_STREAM
+from ..redis_keys import FLEET, INTAKE_GROUP, Keyspace, keyspace
 from . import cancels
 
 
@@ -45,7 +45,9 @@ def sender_app(redis_url: str, visibility_timeout_s: int = 3600) -> Celery:
 
 @dataclass
 class IntakeForwarder:
-    """Moves intake-stream entries into the Celery queues."""
+    """Moves intake-stream entries into the Celery queues: the fleet's own stream and
+    every tenant's (:mod:`tasks.tenancy`; the list is read again every ``refresh_s``).
+    A tenant's runs are sent with its name: their records and results go to its keys."""
 
     redis: Any
     app: Celery
@@ -55,19 +57,28 @@ class IntakeForwarder:
     """How long a ``queued`` record lives (a worker's transitions renew it)."""
     seal: cancels.Seal = cancels.unsigned
     """How the cancels it carries out are published: the worker passes its signer's."""
+    refresh_s: float = 5.0
+    """How often the tenants are read again (a new tenant's first runs wait that long)."""
 
     def __post_init__(self) -> None:
         self.lifecycle = Lifecycle(self.redis, self.ttl_s)
+        self._lifecycles: dict[Keyspace, Lifecycle] = {FLEET: self.lifecycle}
+        self._refreshed = -float("inf")
+
+    @property
+    def streams(self) -> dict[str, Keyspace]:
+        """The intake streams it reads: stream → whose keys."""
+        return {keys.intake: keys for keys in self._lifecycles}
 
     def ensure_group(self) -> None:
-        try:
-            self.redis.xgroup_create(INTAKE_STREAM, INTAKE_GROUP, id="0", mkstream=True)
-        except redis.ResponseError as err:
-            if "BUSYGROUP" not in str(err):
-                raise
+        """Make the consumer group on every intake stream it reads (at once on a new
+        tenant's)."""
+        for stream in self.streams:
+            _ensure_group(self.redis, stream)
 
     def forward_once(self, block_ms: int = 1000) -> int:
         """Forward what is waiting (and what a dead forwarder left); returns how many."""
+        self._refresh()
         try:
             return self._forward(block_ms)
         except redis.ResponseError as err:
@@ -76,82 +87,118 @@ class IntakeForwarder:
             self.ensure_group()  # the stream or group was deleted (e.g. FLUSHDB): recreate
             return 0
 
+    def _refresh(self) -> None:
+        """Read the tenants again when ``refresh_s`` has passed; read a new one's stream."""
+        if time.monotonic() - self._refreshed < self.refresh_s:
+            return
+        self._refreshed = time.monotonic()
+        for name in tenancy.names(self.redis):
+            keys = keyspace(name)
+            if keys not in self._lifecycles:
+                _ensure_group(self.redis, keys.intake)
+                self._lifecycles[keys] = Lifecycle(self.redis, self.ttl_s, keys)
+
     def _forward(self, block_ms: int) -> int:
-        """One read's entries, in order: runs of consecutive requests are sent in one
+        """One read's entries, stream by stream."""
+        read = self._read("0", None) or self._claimed() or self._read(">", block_ms)
+        return sum(self._forward_stream(keys, entries) for keys, entries in read)
+
+    def _forward_stream(self, keys: Keyspace, entries: list[Any]) -> int:
+        """One stream's entries, in order: runs of consecutive requests are sent in one
         batch (their ``queued`` records in one round trip); every entry is then
         acknowledged and deleted, in one round trip."""
-        entries = self._read("0", None) or self._claimed() or self._read(">", block_ms)
         requests: list[tuple[bytes, bytes]] = []
         for entry_id, fields in entries:
             if fields and b"cancel" not in fields and b"cancel_match" not in fields:
                 requests.append((entry_id, fields.get(b"request", b"")))
             elif fields:  # else trimmed from the stream while it was pending
-                self._send(requests)
+                self._send(keys, requests)
                 requests = []
-                self._cancel(fields)
-        self._send(requests)
-        self._done([entry_id for entry_id, _ in entries])
+                self._cancel(keys, fields)
+        self._send(keys, requests)
+        self._done(keys, [entry_id for entry_id, _ in entries])
         return len(entries)
 
-    def _cancel(self, fields: dict[bytes, bytes]) -> None:
-        """A cancel entry: one run, or a match's runs."""
+    def _cancel(self, keys: Keyspace, fields: dict[bytes, bytes]) -> None:
+        """A cancel entry: one run, or a match's runs (of the stream's tenant)."""
+        lifecycle = self._lifecycles[keys]
         if b"cancel" in fields:
-            cancels.cancel(self.lifecycle, fields[b"cancel"].decode(errors="replace"), self.seal)
+            cancels.cancel(lifecycle, fields[b"cancel"].decode(errors="replace"), self.seal)
         else:
-            cancels.cancel_match(self.lifecycle, fields[b"cancel_match"].decode(errors="replace"),
+            cancels.cancel_match(lifecycle, fields[b"cancel_match"].decode(errors="replace"),
                                  self.seal)
 
-    def _done(self, entry_ids: list[bytes]) -> None:
+    def _done(self, keys: Keyspace, entry_ids: list[bytes]) -> None:
         """Acknowledge and delete forwarded entries (the stream keeps only what waits)."""
         if entry_ids:
             with self.redis.pipeline(transaction=False) as pipe:
-                pipe.xack(INTAKE_STREAM, INTAKE_GROUP, *entry_ids)
-                pipe.xdel(INTAKE_STREAM, *entry_ids)
+                pipe.xack(keys.intake, INTAKE_GROUP, *entry_ids)
+                pipe.xdel(keys.intake, *entry_ids)
                 pipe.execute()
 
-    def _read(self, start: str, block_ms: int | None) -> list[Any]:
-        """This forwarder's unsent entries (``0``) or new ones (``>``)."""
-        batch = self.redis.xreadgroup(INTAKE_GROUP, self.consumer, {INTAKE_STREAM: start},
-                                      count=100, block=block_ms)
-        return [e for _, items in batch or [] for e in items]
+    def _read(self, start: str, block_ms: int | None) -> list[tuple[Keyspace, list[Any]]]:
+        """This forwarder's unsent entries (``0``) or new ones (``>``), per stream."""
+        streams = self.streams
+        batch = self.redis.xreadgroup(INTAKE_GROUP, self.consumer,
+                                      dict.fromkeys(streams, start), count=100, block=block_ms)
+        return [(streams[_text(stream)], list(items)) for stream, items in batch or []
+                if items]
 
-    def _claimed(self) -> list[Any]:
-        _, claimed, *_ = self.redis.xautoclaim(INTAKE_STREAM, INTAKE_GROUP, self.consumer,
-                                               self.reclaim_after_ms, count=100)
-        return list(claimed)
+    def _claimed(self) -> list[tuple[Keyspace, list[Any]]]:
+        found = []
+        for stream, keys in self.streams.items():
+            _, claimed, *_ = self.redis.xautoclaim(stream, INTAKE_GROUP, self.consumer,
+                                                   self.reclaim_after_ms, count=100)
+            if claimed:
+                found.append((keys, list(claimed)))
+        return found
 
-    def _send(self, entries: list[tuple[bytes, bytes]]) -> None:
+    def _send(self, keys: Keyspace, entries: list[tuple[bytes, bytes]]) -> None:
         """Record the requests of ``entries`` ``queued``, then queue those that are not
         duplicates of a run id already submitted (one batch)."""
         if not entries:
             return
         bodies = [_body(raw) for _, raw in entries]
-        kept = [body for body, fresh in zip(bodies, self._recorded(entries, bodies),
+        kept = [body for body, fresh in zip(bodies, self._recorded(keys, entries, bodies),
                                             strict=True) if fresh]
+        tenant = {} if keys.tenant is None else {"tenant": keys.tenant}
         with self.app.producer_or_acquire() as producer, \
                 producer.batch(max_size=len(kept) + 1):
             for text, body in kept:
-                self.app.send_task(TASK_NAME, args=[text], kwargs={"enqueued_at": time.time()},
+                self.app.send_task(TASK_NAME, args=[text],
+                                   kwargs={"enqueued_at": time.time(), **tenant},
                                    queue=queue_for(profile_of(body.get("pack"))),
                                    priority=broker_priority(_priority(body)),
                                    producer=producer, argsrepr=f"[run {body.get('run_id')}]")
 
-    def _recorded(self, entries: list[tuple[bytes, bytes]],
+    def _recorded(self, keys: Keyspace, entries: list[tuple[bytes, bytes]],
                   bodies: list[tuple[str, dict[str, Any]]]) -> list[bool]:
         """Each request's ``queued`` record, in one round trip: False for a duplicate
         (its run id's record names another entry). A request with no run id is sent: its
         worker rejects it."""
+        lifecycle = self._lifecycles[keys]
         with self.redis.pipeline(transaction=False) as pipe:
             asked = []
             for (entry_id, _), (_, body) in zip(entries, bodies, strict=True):
                 run_id, life = body.get("run_id"), life_of(body)
                 asked.append(isinstance(run_id, str) and bool(run_id))
                 if isinstance(run_id, str) and run_id:
-                    self.lifecycle.queue(run_id, life.match, life.expires_at,
-                                         entry_id.decode(), client=pipe,
-                                         callback_url=life.callback_url)
+                    lifecycle.queue(run_id, life.match, life.expires_at, entry_id.decode(),
+                                    client=pipe, callback_url=life.callback_url)
             replies = iter(pipe.execute())
         return [next(replies) != 0 if wanted else True for wanted in asked]
+
+
+def _ensure_group(client: Any, stream: str) -> None:
+    try:
+        client.xgroup_create(stream, INTAKE_GROUP, id="0", mkstream=True)
+    except redis.ResponseError as err:
+        if "BUSYGROUP" not in str(err):
+            raise
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _body(raw: bytes) -> tuple[str, dict[str, Any]]:

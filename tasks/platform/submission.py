@@ -15,6 +15,7 @@ import redis
 
 from ..lifecycle import Call, submission
 from ..messages import RunRequest
+from ..redis_keys import FLEET, Keyspace
 
 #: How a submission's error starts when the fleet refused it on purpose (the archive's
 #: backlog would outgrow Redis's memory: :data:`~tasks.redis_keys.ARCHIVE_REFUSAL_KEY`).
@@ -41,6 +42,9 @@ class SubmitError(RuntimeError):
             or isinstance(cause.__cause__, redis.OutOfMemoryError)
         why = ("Redis is full (maxmemory, noeviction): free memory or raise maxmemory"
                if full else "Redis could not be reached")
+        if isinstance(cause, redis.exceptions.NoPermissionError):
+            why = ("Redis refused this client's user (NOPERM): a tenant's user submits to "
+                   "its own intake only (docs/tenants.md)")
         if REFUSED in text:
             why = "the fleet refuses new runs: " + text.split(REFUSED, 1)[1].strip()
         super().__init__(
@@ -65,11 +69,12 @@ def chunks(requests: list[RunRequest], size: int) -> Iterator[list[RunRequest]]:
         yield requests[start:start + size]
 
 
-def calls(part: list[RunRequest], ttl_s: int) -> list[Call]:
-    """One intake entry (with its ``queued`` record) per request."""
+def calls(part: list[RunRequest], ttl_s: int, keys: Keyspace = FLEET) -> list[Call]:
+    """One intake entry (with its ``queued`` record) per request, in the keys of
+    ``keys``."""
     return [submission(r.model_dump_json(exclude_none=True), r.run_id, r.match,
                        None if r.expires_at is None else r.expires_at.timestamp(), ttl_s,
-                       r.callback_url) for r in part]
+                       r.callback_url, keys) for r in part]
 
 
 def settle(sent: list[str], part: list[RunRequest], replies: list[Any],

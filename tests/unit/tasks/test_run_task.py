@@ -19,6 +19,7 @@ from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.patience import Patience
 from evalfleet.tasks.publish import sealed
+from evalfleet.tasks.redis_keys import FLEET, Keyspace
 from evalfleet.tasks.run_task import execute
 from evalfleet.tasks.signatures import Signer
 from evalfleet.tasks.task_context import Runtime
@@ -73,22 +74,23 @@ class MemoryPublisher:
     def body(self, result: RunResult, max_bytes: int) -> str:
         return sealed(result, max_bytes, self.signer)
 
-    def published(self, run_id: str) -> bool:
-        return f"evalfleet:result:{run_id}" in self.redis.data
+    def published(self, run_id: str, keys: Keyspace = FLEET) -> bool:
+        return keys.result(run_id) in self.redis.data
 
     def admit(self, run_id: str, expires_at: float | None = None,
-              match: str | None = None, callback_url: str | None = None) -> int:
+              match: str | None = None, callback_url: str | None = None,
+              keys: Keyspace = FLEET) -> int:
         """The Lua script's order: the published check, the deadline, then the count."""
-        if self.redis.exists(f"evalfleet:result:{run_id}"):
+        if self.redis.exists(keys.result(run_id)):
             return 0
         if expires_at is not None and wall_clock() > expires_at:
             return -1
-        return self.redis.incr(f"evalfleet:deliveries:{run_id}")
+        return self.redis.incr(keys.deliveries(run_id))
 
-    def publish(self, result: RunResult, body: str) -> bool:
-        if self.published(result.run_id):
+    def publish(self, result: RunResult, body: str, keys: Keyspace = FLEET) -> bool:
+        if self.published(result.run_id, keys):
             return False
-        self.redis.data[f"evalfleet:result:{result.run_id}"] = body
+        self.redis.data[keys.result(result.run_id)] = body
         self.results.append(RunResult.model_validate_json(body))
         return True
 
@@ -168,6 +170,20 @@ def test_a_scored_run_is_published_with_its_attempt() -> None:
 
     assert outcome == "scored"
     assert [(r.run_id, r.attempt) for r in publisher.results] == [("run-1", 1)]
+
+
+def test_a_tenants_run_is_counted_and_published_in_its_keys_only() -> None:
+    """The forwarder's ``tenant`` decides where the run's delivery count and result go;
+    the same run id in the fleet's own keys is another run."""
+    rt, publisher = runtime(FakeFactory(script={"run-tests 7": TESTS_PASS}))
+
+    outcome = execute(rt, FakeTask(), request(), enqueued_at=None, tenant="acme")
+
+    acme = Keyspace("acme")
+    assert outcome == "scored"
+    assert publisher.published("run-1", acme) and not publisher.published("run-1")
+    assert acme.deliveries("run-1") in publisher.redis.data
+    assert execute(rt, FakeTask(), request(), enqueued_at=None) == "scored"  # the fleet's
 
 
 def test_a_run_past_its_expiry_never_starts_and_ends_expired() -> None:

@@ -52,9 +52,9 @@ def test_each_run_is_one_script_call_into_the_intake() -> None:
     """The entry's JSON leaves out unset fields; the call names the intake stream."""
     (call,) = calls(requests(1), ttl_s=60)
 
-    assert call.keys == ["evalfleet:status:r0", "evalfleet:match:m", INTAKE_STREAM,
-                         ARCHIVE_REFUSAL_KEY]
+    assert call.keys == ["evalfleet:status:r0", "evalfleet:match:m", INTAKE_STREAM]
     assert call.args[:5] == [60, "m", "", "r0", ""]
+    assert call.args[6] == ARCHIVE_REFUSAL_KEY  # read only: an argument (tenants' ACLs)
     assert call.args[5] == '{"schema_version":1,"run_id":"r0","pack_ref":"p",' \
         '"submission":{"files":{},"commands":[]},"priority":5,"peers":[],"metadata":{},' \
         '"match":"m"}'

@@ -1,0 +1,238 @@
+"""Tenants: the platforms that share one fleet, each behind its own Redis ACL user.
+
+A tenant is a name (:data:`~tasks.redis_keys.TENANT_PATTERN`), a record in
+:data:`~tasks.redis_keys.TENANTS_KEY`, and a Redis user, ``evalfleet-tenant-<name>``, whose
+rules (:func:`acl_rules`) let it touch its own keys and channels
+(``evalfleet:t:<name>:*``) and nothing else of the fleet's. The fleet learns a run's
+tenant from the intake stream the run came in by, which only that user can write: never
+from the request.
+
+The record keeps the password's SHA-256 only (``ACL SETUSER … #<hash>``), so that every
+Redis node (a replica promoted by Sentinel included) can be given the same user again
+(:func:`apply`) without the password being stored anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .redis_keys import ARCHIVE_GROUP, FLEET, TENANT_PATTERN, TENANT_PREFIX, TENANTS_KEY, Keyspace
+
+#: Each tenant's Redis user is named so.
+USER_PREFIX = "evalfleet-tenant-"
+
+#: What a tenant's client runs: the verbs of :class:`~tasks.platform.client.EvalfleetClient`
+#: (submit and cancel are scripts, which run with the caller's rights: what they write, the
+#: tenant may write; read statuses, results and match indexes; follow its results stream and
+#: channel), on its own keys and channels only. It can spoil no run but its own, and what the
+#: fleet published is signed.
+COMMANDS = (
+    "+@connection", "-client", "+client|setname", "+client|getname", "+client|id",
+    "+select", "+time",
+    "+eval", "+evalsha", "+evalsha_ro", "+eval_ro", "+script|load", "+script|exists",
+    "+get", "+set", "+mget", "+exists", "+ttl", "+pttl", "+type", "+expire", "+persist",
+    "+hget", "+hgetall", "+hmget", "+hexists", "+hset",
+    "+zrange", "+zrangebyscore", "+zscore", "+zcard", "+zadd",
+    "+xadd", "+xread", "+xreadgroup", "+xrange", "+xrevrange", "+xlen", "+xack",
+    "+xgroup|create", "+xgroup|createconsumer", "+xinfo|stream", "+xinfo|groups",
+    "+xpending", "+xautoclaim", "+xclaim",
+    "+subscribe", "+unsubscribe", "+publish",
+    "+multi", "+exec", "+discard",
+)
+#: Keys a tenant may read though they are the fleet's: why new runs are refused (its
+#: submission script reads it).
+FLEET_READABLE = ("evalfleet:archive:refusal",)
+
+
+class TenantError(ValueError):
+    """A tenant's name is not valid, or it exists already / does not exist."""
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """A tenant's record (:data:`~tasks.redis_keys.TENANTS_KEY`)."""
+
+    name: str
+    user: str
+    created_at: float
+    password_sha256: str
+    rotated_at: float | None = None
+
+    @property
+    def keys(self) -> Keyspace:
+        """Where its runs live."""
+        return Keyspace(self.name)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Tenant:
+        return cls(**json.loads(raw))
+
+
+def checked_name(name: str) -> str:
+    """``name``, if it can name a tenant.
+
+    Raises:
+        TenantError: it cannot (what is wrong with it).
+    """
+    if not re.fullmatch(TENANT_PATTERN, name):
+        raise TenantError(f"tenant name {name!r}: use 1-32 lower-case letters, digits and "
+                          "'-', starting with a letter or digit")
+    return name
+
+
+def user_of(name: str) -> str:
+    """The Redis user of tenant ``name``."""
+    return USER_PREFIX + name
+
+
+def tenant_of_user(user: str | None) -> str | None:
+    """The tenant whose Redis user is ``user`` (None: not a tenant's user)."""
+    if user and user.startswith(USER_PREFIX):
+        return user[len(USER_PREFIX):] or None
+    return None
+
+
+def new_password() -> str:
+    """A password for a tenant's user (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def digest(password: str) -> str:
+    """What Redis's ``#<hash>`` rule takes: the password's SHA-256, hex."""
+    return hashlib.sha256(password.encode()).hexdigest()
+
+
+def acl_rules(tenant: Tenant) -> list[str]:
+    """The ``ACL SETUSER`` rules of ``tenant``'s user: its password's hash, its keys and
+    channels, and :data:`COMMANDS`. Every rule is reset first: applying them again makes
+    the same user."""
+    prefix = TENANT_PREFIX.format(tenant=tenant.name)
+    return ["reset", "on", f"#{tenant.password_sha256}", f"~{prefix}*",
+            *(f"%R~{key}" for key in FLEET_READABLE), f"&{prefix}*", "-@all", *COMMANDS]
+
+
+def all_tenants(redis: Any) -> list[Tenant]:
+    """Every tenant of the fleet, by name."""
+    return sorted((Tenant.from_json(raw) for raw in redis.hvals(TENANTS_KEY)),
+                  key=lambda tenant: tenant.name)
+
+
+def names(redis: Any) -> list[str]:
+    """The names of every tenant (what the forwarders, archivers and dispatchers read)."""
+    return sorted(_text(name) for name in redis.hkeys(TENANTS_KEY))
+
+
+def find(redis: Any, name: str) -> Tenant:
+    """Tenant ``name``.
+
+    Raises:
+        TenantError: there is none.
+    """
+    raw = redis.hget(TENANTS_KEY, checked_name(name))
+    if raw is None:
+        raise TenantError(f"no tenant {name!r} (evalfleet tenant list)")
+    return Tenant.from_json(raw)
+
+
+def add(redis: Any, nodes: list[Any], name: str) -> tuple[Tenant, str]:
+    """Create tenant ``name`` and its user on every node of ``nodes``; the tenant and its
+    password (shown once: only its hash is kept).
+
+    Raises:
+        TenantError: the name is not valid, or the tenant exists.
+    """
+    password = new_password()
+    tenant = Tenant(checked_name(name), user_of(name), time.time(), digest(password))
+    if not redis.hsetnx(TENANTS_KEY, name, tenant.to_json()):
+        raise TenantError(f"tenant {name!r} exists (evalfleet tenant show {name})")
+    if _archive_on(redis):  # its results are kept until archived from the first one
+        _group(redis, tenant.keys.results_stream, ARCHIVE_GROUP)
+    apply(nodes, tenant)
+    return tenant, password
+
+
+def rotate(redis: Any, nodes: list[Any], name: str) -> tuple[Tenant, str]:
+    """A new password for tenant ``name`` (the old one stops working at once; runs in
+    flight are the fleet's and go on); the tenant and the new password."""
+    password = new_password()
+    tenant = find(redis, name)
+    tenant = Tenant(tenant.name, tenant.user, tenant.created_at, digest(password), time.time())
+    redis.hset(TENANTS_KEY, name, tenant.to_json())
+    apply(nodes, tenant)
+    return tenant, password
+
+
+def remove(redis: Any, nodes: list[Any], name: str) -> Tenant:
+    """Delete tenant ``name``'s user from every node and its record (its keys stay until
+    their TTLs end: its results are still archived and delivered)."""
+    tenant = find(redis, name)
+    for node in nodes:
+        node.execute_command("ACL", "DELUSER", tenant.user)
+        _save(node)
+    redis.hdel(TENANTS_KEY, name)
+    return tenant
+
+
+def apply(nodes: list[Any], tenant: Tenant) -> None:
+    """Make ``tenant``'s user on every node of ``nodes`` (the primary and its replicas)."""
+    for node in nodes:
+        node.execute_command("ACL", "SETUSER", tenant.user, *acl_rules(tenant))
+        _save(node)
+
+
+def apply_all(redis: Any, nodes: list[Any]) -> int:
+    """Make every tenant's user on every node of ``nodes`` (a node that joined later, a
+    replica promoted after a failover); how many tenants."""
+    tenants = all_tenants(redis)
+    for tenant in tenants:
+        apply(nodes, tenant)
+    return len(tenants)
+
+
+def _archive_on(redis: Any) -> bool:
+    """Whether the archive is on: its group exists on the fleet's results stream."""
+    try:
+        groups = redis.xinfo_groups(FLEET.results_stream)
+    except Exception:  # no stream: no group
+        return False
+    return any(_text(group["name"]) == ARCHIVE_GROUP for group in groups)
+
+
+def _group(redis: Any, stream: str, group: str) -> None:
+    try:
+        redis.xgroup_create(stream, group, id="0", mkstream=True)
+    except Exception as error:  # made meanwhile by an archiver
+        if "BUSYGROUP" not in str(error):
+            raise
+
+
+def _save(node: Any) -> None:
+    """Keep the node's users across its restart when it has an ACL file (``ACL SAVE``);
+    a node without one keeps them in memory only (:func:`apply_all` makes them again)."""
+    try:
+        node.execute_command("ACL", "SAVE")
+    except Exception as error:  # no aclfile configured: nothing to save to
+        if "aclfile" not in str(error).lower() and "acl file" not in str(error).lower():
+            raise
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def keys_of(client: Any, tenant: str | None = None) -> Keyspace:
+    """The keys a client works in: ``tenant``'s when named, else those of the tenant whose
+    user the client connects as (its URL's user name), else the fleet's own."""
+    if tenant is None:
+        kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+        tenant = tenant_of_user(kwargs.get("username"))
+    return Keyspace(checked_name(tenant)) if tenant else Keyspace()
