@@ -42,6 +42,7 @@ from .keys_cli import keys
 from .packs_cli import packs
 from .refusal import fail, load
 from .rescore_cli import rescore_command
+from .tenants_cli import tenant
 from .verify_cli import verify_command
 
 
@@ -230,5 +231,6 @@ def demo(packs_dir: Path, timeout: float) -> None:
     sys.exit(run_demo(packs_dir, timeout))
 
 
-for _command in [*COMMANDS, check, demo, keys, packs, rescore_command, verify_command]:
+for _command in [*COMMANDS, check, demo, keys, packs, rescore_command, tenant,
+                 verify_command]:
     main.add_command(_command)
