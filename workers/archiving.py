@@ -60,9 +60,10 @@ def result_link(settings: Settings) -> Any:
         return None
     expires_s = int(settings.webhooks.give_up_after_s) + 24 * 3600
 
-    def link(run_id: str, body: bytes) -> str | None:
+    def link(run_id: str, body: bytes, tenant: str | None = None) -> str | None:
         try:
-            return archive.link(run_id, expires_s)  # type: ignore[no-any-return]
+            return archive.of_tenant(tenant).link(  # type: ignore[no-any-return]
+                run_id, expires_s)
         except (NotArchived, StoreError):  # not written yet, or the store is down: later
             raise LinkPending(run_id) from None
 

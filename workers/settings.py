@@ -25,7 +25,8 @@ from evalfleet.tasks.evaluation.judging import JudgingConfig, ProviderEndpoint
 from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
 from evalfleet.tasks.messages import callback_problem
 from evalfleet.tasks.redis_connection import sentinel_url
-from evalfleet.tasks.webhooks.config import MatchHook, WebhookConfig
+from evalfleet.tasks.tenancy import checked_name
+from evalfleet.tasks.webhooks.config import MatchHook, TenantHook, WebhookConfig
 from evalfleet.tasks.webhooks.policy import host_port
 
 MiB = 1024 * 1024
@@ -213,6 +214,31 @@ class WebhookMatchSettings(BaseModel):
         return value
 
 
+class WebhookTenantSettings(BaseModel):
+    """One tenant's webhooks: its runs use these, never the fleet's allowlist, secrets
+    and matches (docs/tenants.md)."""
+
+    allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """``host:port`` (or ``host``) the tenant's callbacks may name; empty: every delivery
+    of the tenant's is refused."""
+    secrets: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    """The tenant's signing secrets (each active one signs every delivery of its runs)."""
+    matches: dict[str, WebhookMatchSettings] = Field(default_factory=dict)
+    """Per match of the tenant's (as ``EVALFLEET_WEBHOOKS__MATCHES``)."""
+
+    _listed = field_validator("allow", "secrets", mode="before")(listed)
+
+    @field_validator("allow")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            host_port(entry)
+        return value
+
+    def hook(self) -> TenantHook:
+        return TenantHook(tuple(self.allow), _secrets(self.secrets), _matches(self.matches))
+
+
 class WebhookSettings(BaseModel):
     """Results POSTed to callback URLs (``EVALFLEET_WEBHOOKS__*``; docs/platform.md,
     "Webhooks"): signed, retried, only to the hosts allowed here."""
@@ -229,6 +255,9 @@ class WebhookSettings(BaseModel):
     ``Evalfleet-Signature``), so one is rotated by adding the new, then removing the old."""
     matches: dict[str, WebhookMatchSettings] = Field(default_factory=dict)
     """Per match (JSON: ``{"m1": {"url": "https://…", "secrets": ["…"]}}``)."""
+    tenants: dict[str, WebhookTenantSettings] = Field(default_factory=dict)
+    """Per tenant (JSON: ``{"acme": {"allow": ["hooks.acme.example"], "secrets": ["…"],
+    "matches": {…}}}``); a tenant not named here has no webhooks."""
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     """A result larger than this is delivered as a summary (``result_url``: the archive's
     link, ``null`` without an archive)."""
@@ -256,6 +285,14 @@ class WebhookSettings(BaseModel):
             host_port(entry)
         return value
 
+    @field_validator("tenants")
+    @classmethod
+    def _tenants(cls, value: dict[str, WebhookTenantSettings]
+                 ) -> dict[str, WebhookTenantSettings]:
+        for name in value:
+            checked_name(name)
+        return value
+
     @field_validator("networks")
     @classmethod
     def _networks(cls, value: list[str]) -> list[str]:
@@ -265,15 +302,22 @@ class WebhookSettings(BaseModel):
 
     def config(self) -> WebhookConfig:
         """What the dispatcher needs."""
-        matches = {name: MatchHook(m.url, tuple(s.get_secret_value() for s in m.secrets))
-                   for name, m in self.matches.items()}
         return WebhookConfig(
             allow=tuple(self.allow), networks=tuple(self.networks),
-            secrets=tuple(s.get_secret_value() for s in self.secrets), matches=matches,
+            secrets=_secrets(self.secrets), matches=_matches(self.matches),
+            tenants={name: t.hook() for name, t in self.tenants.items()},
             max_body_bytes=self.max_body_bytes, timeout_s=self.timeout_s,
             first_retry_s=self.first_retry_s, max_retry_s=self.max_retry_s,
             give_up_after_s=self.give_up_after_s, senders=self.senders,
             ca_file=None if self.ca_file is None else str(self.ca_file))
+
+
+def _secrets(secrets: list[SecretStr]) -> tuple[str, ...]:
+    return tuple(s.get_secret_value() for s in secrets)
+
+
+def _matches(matches: dict[str, WebhookMatchSettings]) -> dict[str, MatchHook]:
+    return {name: MatchHook(m.url, _secrets(m.secrets)) for name, m in matches.items()}
 
 
 class ArchiveSettings(BaseModel):

@@ -13,7 +13,7 @@ from ..messages import RunResult
 from ..status import RunStatus
 from . import layout
 from .record import ArchivedRun
-from .store import Store, open_store
+from .store import Store, Within, open_store
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,12 @@ class Archive:
         """
         store = open_store(url)
         return None if store is None else cls(store)
+
+    def of_tenant(self, tenant: str | None) -> Archive:
+        """Where ``tenant``'s runs are archived: under ``tenants/<name>/`` of this one
+        (the same layout; None: this one). A tenant's client reads its own archive by
+        that prefix's URL, with its own credentials where the store has them."""
+        return self if tenant is None else Archive(Within(self.store, layout.tenant_prefix(tenant)))
 
     def write(self, run: ArchivedRun, day: str, match: str | None) -> int:
         """Write ``run`` (its object first, then its day's and match's markers); returns

@@ -29,7 +29,8 @@ from typing import Any
 
 import redis
 
-from ..redis_keys import ARCHIVE_GROUP, ARCHIVE_REFUSAL_KEY, RESULTS_STREAM, result_key, status_key
+from .. import tenancy
+from ..redis_keys import ARCHIVE_GROUP, ARCHIVE_REFUSAL_KEY, FLEET, Keyspace, keyspace
 from . import layout
 from .archive import Archive
 from .backlog import Limits, backlog_of, refusal
@@ -80,18 +81,44 @@ class Archiver:
     guard_every_s: float = 2.0
     clock: Callable[[], float] = time.monotonic
     tally: Tally = field(default_factory=Tally)
+    refresh_s: float = 5.0
+    """How often the tenants are read again (each tenant's results stream is archived
+    under its own prefix: :meth:`.archive.Archive.of_tenant`)."""
+    _archives: dict[Keyspace, Archive] = field(default_factory=dict)
+    _refreshed: float = float("-inf")
     _wait_s: float = 0.0
     _resume_at: float = 0.0
     _guarded_at: float = float("-inf")
     _refusing: bool = False
 
+    def __post_init__(self) -> None:
+        self._archives[FLEET] = self.archive
+
+    @property
+    def streams(self) -> dict[str, Keyspace]:
+        """The results streams it archives: stream → whose keys."""
+        return {keys.results_stream: keys for keys in self._archives}
+
     def ensure_group(self) -> None:
-        """:func:`ensure_group` on this archiver's Redis.
+        """:func:`ensure_group` on every results stream it archives.
 
         Raises:
             redis.RedisError: Redis refused (not because the group exists).
         """
-        ensure_group(self.redis)
+        for stream in self.streams:
+            ensure_group(self.redis, stream)
+
+    def _refresh(self) -> None:
+        """Read the tenants again when ``refresh_s`` has passed: a new tenant's stream gets
+        the archive group (its results are then kept until archived) and is read."""
+        if self.clock() - self._refreshed < self.refresh_s:
+            return
+        self._refreshed = self.clock()
+        for name in tenancy.names(self.redis):
+            keys = keyspace(name)
+            if keys not in self._archives:
+                ensure_group(self.redis, keys.results_stream)
+                self._archives[keys] = self.archive.of_tenant(name)
 
     def step(self, block_ms: int = 1000) -> int:
         """One round: keep the refusal up to date, then archive one read's entries (none
@@ -101,6 +128,7 @@ class Archiver:
             redis.RedisError: Redis could not be read or written (the caller retries).
         """
         self._guard()
+        self._refresh()
         if self.clock() < self._resume_at:
             time.sleep(min(0.2, self._resume_at - self.clock()))
             return 0
@@ -111,51 +139,62 @@ class Archiver:
                 raise
             self.ensure_group()  # the stream or group was deleted (FLUSHDB): recreate
             return 0
-        archived = self._archive(entries)
+        archived = sum(self._archive(keys, found) for keys, found in entries)
         if archived and self._refusing:
             self._guarded_at = float("-inf")  # lift the refusal as soon as it can be
         return archived
 
-    def _own(self) -> list[Any]:
-        return _entries(self.redis.xreadgroup(ARCHIVE_GROUP, self.consumer,
-                                              {RESULTS_STREAM: "0"}, count=READ_COUNT))
+    def _own(self) -> list[tuple[Keyspace, list[Any]]]:
+        return self._read_group("0", None)
 
-    def _claimed(self) -> list[Any]:
-        _, found, *_ = self.redis.xautoclaim(RESULTS_STREAM, ARCHIVE_GROUP, self.consumer,
-                                             self.claim_after_ms, count=READ_COUNT)
-        return list(found)
+    def _claimed(self) -> list[tuple[Keyspace, list[Any]]]:
+        found = []
+        for stream, keys in self.streams.items():
+            _, claimed, *_ = self.redis.xautoclaim(stream, ARCHIVE_GROUP, self.consumer,
+                                                   self.claim_after_ms, count=READ_COUNT)
+            if claimed:
+                found.append((keys, list(claimed)))
+        return found
 
-    def _new(self, block_ms: int) -> list[Any]:
-        return _entries(self.redis.xreadgroup(ARCHIVE_GROUP, self.consumer,
-                                              {RESULTS_STREAM: ">"}, count=READ_COUNT,
-                                              block=block_ms))
+    def _new(self, block_ms: int) -> list[tuple[Keyspace, list[Any]]]:
+        return self._read_group(">", block_ms)
 
-    def _archive(self, entries: list[Any]) -> int:
-        """Write ``entries``' runs in order, until the store fails; acknowledge those
-        written (and those whose result is gone)."""
+    def _read_group(self, start: str, block_ms: int | None) -> list[tuple[Keyspace, list[Any]]]:
+        streams = self.streams
+        reply = self.redis.xreadgroup(ARCHIVE_GROUP, self.consumer,
+                                      dict.fromkeys(streams, start), count=READ_COUNT,
+                                      block=block_ms)
+        return [(streams[_text(stream)], list(items)) for stream, items in reply or []
+                if items]
+
+    def _archive(self, keys: Keyspace, entries: list[Any]) -> int:
+        """Write one stream's ``entries``' runs in order, until the store fails;
+        acknowledge those written (and those whose result is gone)."""
         done: list[tuple[bytes, str]] = []
-        for (entry_id, fields), (body, record) in zip(entries, self._read(entries),
+        for (entry_id, fields), (body, record) in zip(entries, self._read(keys, entries),
                                                       strict=True):
             run_id = _text((fields or {}).get(b"run_id", b""))
-            if not self._written(entry_id, run_id, body, record):
+            if not self._written(self._archives[keys], (entry_id, run_id), body, record):
                 break
             done.append((entry_id, run_id))
-        self._settle(done)
+        self._settle(keys, done)
         return len(done)
 
-    def _read(self, entries: list[Any]) -> list[tuple[bytes | None, dict[str, str]]]:
+    def _read(self, keys: Keyspace,
+              entries: list[Any]) -> list[tuple[bytes | None, dict[str, str]]]:
         """Each entry's result body and status record (one round trip)."""
         with self.redis.pipeline(transaction=False) as pipe:
             for _, fields in entries:
                 run_id = _text((fields or {}).get(b"run_id", b""))
-                pipe.get(result_key(run_id))
-                pipe.hgetall(status_key(run_id))
+                pipe.get(keys.result(run_id))
+                pipe.hgetall(keys.status(run_id))
             replies = pipe.execute()
         return [(replies[i], text_record(replies[i + 1])) for i in range(0, len(replies), 2)]
 
-    def _written(self, entry_id: bytes, run_id: str, body: bytes | None,
+    def _written(self, archive: Archive, entry: tuple[bytes, str], body: bytes | None,
                  record: dict[str, str]) -> bool:
         """Write one run; False when the store failed (then back off)."""
+        entry_id, run_id = entry
         if body is None:  # gone before the archive was on: nothing left to keep
             self.tally.missing += 1
             log.warning("archive: the result of %s was gone from Redis before it could be "
@@ -163,8 +202,7 @@ class Archiver:
             return True
         day = layout.day_of(int(_text(entry_id).partition("-")[0]) / 1000)
         try:
-            size = self.archive.write(ArchivedRun(run_id, body, record), day,
-                                      record.get("match"))
+            size = archive.write(ArchivedRun(run_id, body, record), day, record.get("match"))
         except StoreError as err:
             self._failed(err)
             return False
@@ -180,15 +218,15 @@ class Archiver:
         log.warning("archive: %s; results stay in Redis, next try in %.1f s", err,
                     self._wait_s)
 
-    def _settle(self, done: list[tuple[bytes, str]]) -> None:
+    def _settle(self, keys: Keyspace, done: list[tuple[bytes, str]]) -> None:
         """Start the TTL of what was written and acknowledge it, in one transaction."""
         if not done:
             return
         with self.redis.pipeline(transaction=True) as pipe:
             for _, run_id in done:
-                pipe.expire(result_key(run_id), self.ttl_s, nx=True)
-                pipe.expire(status_key(run_id), self.ttl_s, nx=True)
-            pipe.xack(RESULTS_STREAM, ARCHIVE_GROUP, *(entry_id for entry_id, _ in done))
+                pipe.expire(keys.result(run_id), self.ttl_s, nx=True)
+                pipe.expire(keys.status(run_id), self.ttl_s, nx=True)
+            pipe.xack(keys.results_stream, ARCHIVE_GROUP, *(entry_id for entry_id, _ in done))
             pipe.execute()
 
     def _guard(self) -> None:
@@ -205,7 +243,7 @@ class Archiver:
             log.warning("archive: refusing new runs: %s", reason)
 
 
-def ensure_group(client: Any) -> None:
+def ensure_group(client: Any, stream: str = FLEET.results_stream) -> None:
     """Create the archive group at the stream's start (turning the archive on): every
     result the stream still names is archived, those published before included. The
     worker does it before it takes a run, so that no result of its is published with its
@@ -215,14 +253,10 @@ def ensure_group(client: Any) -> None:
         redis.RedisError: Redis refused (not because the group exists).
     """
     try:
-        client.xgroup_create(RESULTS_STREAM, ARCHIVE_GROUP, id="0", mkstream=True)
+        client.xgroup_create(stream, ARCHIVE_GROUP, id="0", mkstream=True)
     except redis.ResponseError as err:
         if "BUSYGROUP" not in str(err):
             raise
-
-
-def _entries(reply: Any) -> list[Any]:
-    return [e for _, stream_entries in reply or [] for e in stream_entries]
 
 
 def _text(value: Any) -> str:

@@ -15,7 +15,8 @@ from typing import Any
 
 import redis
 
-from ..redis_keys import ARCHIVE_GROUP, RESULTS_STREAM
+from .. import tenancy
+from ..redis_keys import ARCHIVE_GROUP, FLEET, keyspace
 
 
 @dataclass(frozen=True)
@@ -52,14 +53,21 @@ def backlog_of(client: Any) -> Backlog:
 
 
 def archive_backlog(client: Any) -> int:
-    """Results the archive group has not acknowledged: not yet delivered (its ``lag``)
-    plus delivered and pending; 0 without the group.
+    """Results the archive group has not acknowledged, on the fleet's results stream and
+    every tenant's: not yet delivered (its ``lag``) plus delivered and pending; 0 without
+    the group.
 
     Raises:
         redis.RedisError: Redis could not be read (but for a missing stream).
     """
+    streams = [FLEET.results_stream,
+               *(keyspace(name).results_stream for name in tenancy.names(client))]
+    return sum(_stream_backlog(client, stream) for stream in streams)
+
+
+def _stream_backlog(client: Any, stream: str) -> int:
     try:
-        groups = client.xinfo_groups(RESULTS_STREAM)
+        groups = client.xinfo_groups(stream)
     except redis.ResponseError:  # no stream
         return 0
     for group in groups:

@@ -6,6 +6,7 @@ Under the archive's prefix::
     runs/<run_id>.json.gz                 the run: its result and status (:mod:`.record`)
     by-day/<YYYY-MM-DD>/<run_id>          an empty marker: the day it ended (UTC)
     by-match/<match>/<run_id>             an empty marker: the run's match
+    tenants/<tenant>/…                    a tenant's runs, in the same layout
 
 A program finds a run by its id alone (``runs/``); a person, or ``evalfleet runs --match``,
 lists a day or a match by the store's own prefix listing of the markers. There is no index
@@ -22,6 +23,7 @@ RUNS = "runs/"
 BY_DAY = "by-day/"
 BY_MATCH = "by-match/"
 SUFFIX = ".json.gz"
+TENANTS = "tenants/"
 
 
 def name(text: str) -> str:
@@ -30,6 +32,11 @@ def name(text: str) -> str:
     one (a rejected request without an id) is ``%00``."""
     quoted = quote(text, safe="._:@-")
     return quoted.replace(".", "%2E") if quoted in {".", ".."} else quoted or "%00"
+
+
+def tenant_prefix(tenant: str) -> str:
+    """The prefix of a tenant's runs (a tenant's name is a key component as it is)."""
+    return f"{TENANTS}{tenant}/"
 
 
 def run_key(run_id: str) -> str:

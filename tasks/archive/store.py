@@ -13,6 +13,7 @@ failure (the store is down, full or refuses), never a run's.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import SplitResult, urlsplit
 
@@ -60,6 +61,32 @@ class Store(Protocol):
 
     def describe(self) -> str:
         """Where the store is, for people (no secrets)."""
+
+
+@dataclass(frozen=True)
+class Within:
+    """The part of a store under ``prefix`` (a tenant's), as a store of its own."""
+
+    store: Store
+    prefix: str
+
+    def put(self, key: str, data: bytes) -> None:
+        self.store.put(self.prefix + key, data)
+
+    def get(self, key: str) -> bytes | None:
+        return self.store.get(self.prefix + key)
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        return (key[len(self.prefix):] for key in self.store.keys(self.prefix + prefix))
+
+    def prepare(self) -> None:
+        self.store.prepare()
+
+    def link(self, key: str, expires_s: int) -> str | None:
+        return self.store.link(self.prefix + key, expires_s)
+
+    def describe(self) -> str:
+        return f"{self.store.describe()} under {self.prefix}"
 
 
 def _file(url: SplitResult) -> Store:

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 import redis
 
-from ..redis_keys import RESULTS_STREAM, WEBHOOKS_GROUP, status_key
+from .. import tenancy
+from ..redis_keys import WEBHOOKS_GROUP, Keyspace, keyspace
 from .config import WebhookConfig
 from .payload import LinkPending, Payload, ResultLink, no_link, payload
 from .policy import Policy, system_resolver
@@ -73,11 +74,29 @@ class Dispatcher:
     """A summary's link to the whole result (the archive's, once there is one)."""
     resolve: Callable[[str, int], list[str]] = system_resolver
     reclaim_after_ms: int = 60_000
+    refresh_s: float = 5.0
+    """How often the tenants are read again (each tenant's results stream is heard, its
+    runs delivered with its own allowlist and secrets)."""
 
     def __post_init__(self) -> None:
         self.schedule = Schedule(self.redis)
-        self.policy = Policy.of(self.config.allow, self.config.networks, self.resolve)
+        self.policy = self.policy_of(None)
         self.tls = ssl.create_default_context(cafile=self.config.ca_file)
+        self._policies: dict[str | None, Policy] = {None: self.policy}
+        self._refreshed = -float("inf")
+        self._start = "$"
+
+    @property
+    def streams(self) -> dict[str, Keyspace]:
+        """The results streams it hears: stream → whose keys."""
+        return {keyspace(tenant).results_stream: keyspace(tenant) for tenant in self._policies}
+
+    def policy_of(self, tenant: str | None) -> Policy:
+        """Where a run of ``tenant`` may be delivered (its allowlist, the fleet's networks)."""
+        source = ("EVALFLEET_WEBHOOKS__ALLOW" if tenant is None
+                  else f"EVALFLEET_WEBHOOKS__TENANTS's {tenant!r} allow")
+        return Policy.of(self.config.allow_for(tenant), self.config.networks, self.resolve,
+                         source)
 
     def ensure_group(self, start: str = "$") -> None:
         """Create the consumer group unless it exists: at the stream's end when a worker
@@ -88,53 +107,72 @@ class Dispatcher:
         Raises:
             redis.RedisError: Redis refused it (other than "it exists").
         """
-        try:
-            self.redis.xgroup_create(RESULTS_STREAM, WEBHOOKS_GROUP, id=start, mkstream=True)
-        except redis.ResponseError as err:
-            if "BUSYGROUP" not in str(err):
-                raise
+        self._start = start
+        for stream in self.streams:
+            _group(self.redis, stream, start)
+
+    def _refresh(self) -> None:
+        """Read the tenants again when ``refresh_s`` has passed; hear a new one's stream
+        (from its start: a new tenant's first results are not missed)."""
+        if time.monotonic() - self._refreshed < self.refresh_s:
+            return
+        self._refreshed = time.monotonic()
+        for name in tenancy.names(self.redis):
+            if name not in self._policies:
+                _group(self.redis, keyspace(name).results_stream, "0")
+                self._policies[name] = self.policy_of(name)
 
     def hear(self, block_ms: int = 500) -> int:
         """Schedule the deliveries of the results published since the last read; how many
         entries were read."""
+        self._refresh()
         try:
-            entries = self._read("0", None) or self._claimed() or self._read(">", block_ms)
+            read = self._read("0", None) or self._claimed() or self._read(">", block_ms)
         except redis.ResponseError as err:
             if "NOGROUP" not in str(err):
                 raise
             self.ensure_group("0")  # the stream or the group was deleted: make it again
             return 0
-        self._plan(entries)
-        return len(entries)
+        for keys, entries in read:
+            self._plan(keys, entries)
+        return sum(len(entries) for _, entries in read)
 
-    def _read(self, start: str, block_ms: int | None) -> list[Any]:
-        reply = self.redis.xreadgroup(WEBHOOKS_GROUP, self.consumer, {RESULTS_STREAM: start},
-                                      count=READ_COUNT, block=block_ms)
-        return [entry for _, items in reply or [] for entry in items]
+    def _read(self, start: str, block_ms: int | None) -> list[tuple[Keyspace, list[Any]]]:
+        streams = self.streams
+        reply = self.redis.xreadgroup(WEBHOOKS_GROUP, self.consumer,
+                                      dict.fromkeys(streams, start), count=READ_COUNT,
+                                      block=block_ms)
+        return [(streams[_text(stream)], list(items)) for stream, items in reply or []
+                if items]
 
-    def _claimed(self) -> list[Any]:
-        _, claimed, *_ = self.redis.xautoclaim(RESULTS_STREAM, WEBHOOKS_GROUP, self.consumer,
-                                               self.reclaim_after_ms, count=READ_COUNT)
-        return list(claimed)
+    def _claimed(self) -> list[tuple[Keyspace, list[Any]]]:
+        found = []
+        for stream, keys in self.streams.items():
+            _, claimed, *_ = self.redis.xautoclaim(stream, WEBHOOKS_GROUP, self.consumer,
+                                                   self.reclaim_after_ms, count=READ_COUNT)
+            if claimed:
+                found.append((keys, list(claimed)))
+        return found
 
-    def _plan(self, entries: list[Any]) -> None:
+    def _plan(self, keys: Keyspace, entries: list[Any]) -> None:
         """Schedule each entry's delivery where its run has a callback; acknowledge all."""
         run_ids = [_text((fields or {}).get(b"run_id")) for _, fields in entries]
         with self.redis.pipeline(transaction=False) as pipe:
             for run_id in run_ids:
-                pipe.hmget(status_key(run_id), "callback_url", "match")
+                pipe.hmget(keys.status(run_id), "callback_url", "match")
             records = pipe.execute()
         unheard: list[Any] = []  # entries whose run has no callback: one XACK for all
         with self.redis.pipeline(transaction=False) as pipe:
             for (entry_id, _), run_id, (callback, match) in zip(entries, run_ids, records,
                                                                 strict=True):
-                url = self.config.url_for(_text(callback) or None, _text(match) or None)
+                url = self.config.url_for(_text(callback) or None, _text(match) or None,
+                                          keys.tenant)
                 if url and run_id:
-                    self.schedule.plan(run_id, url, entry_id, client=pipe)
+                    self.schedule.plan(run_id, url, entry_id, client=pipe, keys=keys)
                 else:
                     unheard.append(entry_id)
             if unheard:
-                pipe.xack(RESULTS_STREAM, WEBHOOKS_GROUP, *unheard)
+                pipe.xack(keys.results_stream, WEBHOOKS_GROUP, *unheard)
             pipe.execute()
 
     def send_due(self) -> int:
@@ -153,7 +191,7 @@ class Dispatcher:
         """One attempt of a delivery, recorded; the delivery's state after it."""
         config, when = self.config, time.time()
         try:
-            sent = payload(started.body, config.max_body_bytes, self.link)
+            sent = payload(started.body, config.max_body_bytes, self.link, started.tenant)
             answer = self._send(started, sent, int(when))
         except LinkPending:  # a summary whose link the archive cannot give yet: later
             sent, answer = Payload(b"", "summary"), WAITING_FOR_ARCHIVE
@@ -169,15 +207,17 @@ class Dispatcher:
 
 
     def _send(self, started: Started, sent: Payload, timestamp: int) -> Answer:
-        """POST ``sent``, signed with the secrets of the run's match, or refuse it when
-        there is none: nothing leaves unsigned."""
-        secrets = self.config.secrets_for(started.match or None)
+        """POST ``sent``, signed with the secrets of the run's match (or tenant), to where
+        its tenant may be called, or refuse it when there is no secret: nothing leaves
+        unsigned."""
+        secrets = self.config.secrets_for(started.match or None, started.tenant)
         if not secrets:
-            return Answer("refused: no signing secret (EVALFLEET_WEBHOOKS__SECRETS)",
-                          "refused")
+            where = ("EVALFLEET_WEBHOOKS__SECRETS" if started.tenant is None else
+                     f"EVALFLEET_WEBHOOKS__TENANTS's {started.tenant!r}")
+            return Answer(f"refused: no signing secret ({where})", "refused")
+        policy = self._policies.get(started.tenant) or self.policy_of(started.tenant)
         headers = _headers(started, sent.kind, sign(sent.body, secrets, timestamp))
-        return post(started.url, sent.body, headers, self.policy, self.config.timeout_s,
-                    self.tls)
+        return post(started.url, sent.body, headers, policy, self.config.timeout_s, self.tls)
 
 
 def _headers(started: Started, kind: str, signature: str) -> dict[str, str]:
@@ -185,6 +225,14 @@ def _headers(started: Started, kind: str, signature: str) -> dict[str, str]:
             HEADER: signature, "Idempotency-Key": started.run_id,
             "Evalfleet-Run-Id": started.run_id, "Evalfleet-Attempt": str(started.attempt),
             "Evalfleet-Body": kind}
+
+
+def _group(client: Any, stream: str, start: str) -> None:
+    try:
+        client.xgroup_create(stream, WEBHOOKS_GROUP, id=start, mkstream=True)
+    except redis.ResponseError as err:
+        if "BUSYGROUP" not in str(err):
+            raise
 
 
 def _text(value: Any) -> str:

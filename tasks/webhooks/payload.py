@@ -16,14 +16,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from ..redis_keys import result_key
+from ..redis_keys import keyspace
 
-#: A link to a run's whole result (its id, its body) for a summary; ``None``: no archive.
-ResultLink = Callable[[str, bytes], "str | None"]
+
+class ResultLink(Protocol):
+    """A link to a run's whole result (its id, its body, its tenant) for a summary;
+    ``None``: no archive."""
+
+    def __call__(self, run_id: str, body: bytes, tenant: str | None = None) -> str | None:
+        ...
+
 #: What ``result_url`` points at (the summary says so).
 LINKED_FORMAT = "evalfleet.archive/1"
 
@@ -32,7 +37,7 @@ class LinkPending(Exception):
     """The archive will have the run's object, but not yet: try the delivery later."""
 
 
-def no_link(run_id: str, body: bytes) -> str | None:
+def no_link(run_id: str, body: bytes, tenant: str | None = None) -> str | None:
     """No archive is configured: a summary carries no link."""
     return None
 
@@ -45,15 +50,18 @@ class Payload:
     kind: str
 
 
-def payload(raw: bytes, max_bytes: int, link: ResultLink = no_link) -> Payload:
-    """``raw`` (the published result) when it fits in ``max_bytes``, else its summary."""
+def payload(raw: bytes, max_bytes: int, link: ResultLink = no_link,
+            tenant: str | None = None) -> Payload:
+    """``raw`` (the published result of a run of ``tenant``, None: the fleet's own) when it
+    fits in ``max_bytes``, else its summary."""
     if len(raw) <= max_bytes:
         return Payload(raw, "result")
-    return Payload(json.dumps(summary(raw, max_bytes, link), separators=(",", ":")).encode(),
-                   "summary")
+    found = summary(raw, max_bytes, link, tenant)
+    return Payload(json.dumps(found, separators=(",", ":")).encode(), "summary")
 
 
-def summary(raw: bytes, max_bytes: int, link: ResultLink) -> dict[str, Any]:
+def summary(raw: bytes, max_bytes: int, link: ResultLink,
+            tenant: str | None = None) -> dict[str, Any]:
     """The summary of a result too large to send (see the module).
 
     Raises:
@@ -62,11 +70,11 @@ def summary(raw: bytes, max_bytes: int, link: ResultLink) -> dict[str, Any]:
     result = json.loads(raw)
     card = result.get("scorecard") or {}
     run_id = str(result.get("run_id", ""))
-    url = link(run_id, raw)
+    url, key = link(run_id, raw, tenant), keyspace(tenant).result(run_id)
     omitted = (f"the result is {len(raw)} bytes, over this fleet's webhook limit of "
                f"{max_bytes}: " + (f"fetch it from result_url (an {LINKED_FORMAT} record: "
                                    "gzip'd JSON, the result text in its `result`)" if url else
-                                   f"read it from Redis ({result_key(run_id)}) within its TTL"))
+                                   f"read it from Redis ({key}) within its TTL"))
     return {"schema_version": 1, "kind": "summary", "run_id": run_id,
             "outcome": result.get("outcome"), "match": result.get("match"),
             "reason": result.get("reason", ""), "score": card.get("score"),

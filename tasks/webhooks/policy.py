@@ -79,18 +79,22 @@ class Policy:
     hosts: frozenset[tuple[str, int | None]]
     networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
     resolve: Resolver = system_resolver
+    source: str = "EVALFLEET_WEBHOOKS__ALLOW"
+    """Where the allowlist was set (a refusal names it)."""
 
     @classmethod
     def of(cls, allow: Iterable[str], networks: Iterable[str],
-           resolve: Resolver = system_resolver) -> Policy:
-        """The policy of the operator's ``allow`` (``host[:port]``) and ``networks``.
+           resolve: Resolver = system_resolver,
+           source: str = "EVALFLEET_WEBHOOKS__ALLOW") -> Policy:
+        """The policy of the operator's ``allow`` (``host[:port]``, set in ``source``) and
+        ``networks``.
 
         Raises:
             ValueError: an entry is not a host (with a port) or a network.
         """
         return cls(frozenset(host_port(entry) for entry in allow),
                    tuple(ipaddress.ip_network(n.strip(), strict=False) for n in networks),
-                   resolve)
+                   resolve, source)
 
     def check(self, url: str) -> tuple[Destination, str]:
         """The destination of ``url`` and the address to connect to.
@@ -101,7 +105,7 @@ class Policy:
         """
         found = destination(url)
         if not self.allows(found):
-            raise Forbidden(f"{found.host}:{found.port} is not in EVALFLEET_WEBHOOKS__ALLOW")
+            raise Forbidden(f"{found.host}:{found.port} is not in {self.source}")
         try:
             addresses = self.resolve(found.host, found.port)
         except OSError as err:

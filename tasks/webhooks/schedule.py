@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..redis_keys import (
-    RESULTS_STREAM,
+    FLEET,
     WEBHOOKS_DUE,
     WEBHOOKS_GROUP,
     WEBHOOKS_PENDING,
-    result_key,
-    status_key,
+    Keyspace,
+    keyspace,
+    run_of,
+    run_ref,
 )
 from .transport import Answer
 
@@ -149,13 +151,19 @@ return outcome
 @dataclass(frozen=True)
 class Started:
     """A claimed delivery's attempt: its number, where it goes, the run's match and the
-    published result."""
+    published result, and the run's tenant (None: the fleet's own run)."""
 
     run_id: str
     attempt: int
     url: str
     match: str
     body: bytes
+    tenant: str | None = None
+
+
+def delivery_id(run_id: str, keys: Keyspace = FLEET) -> str:
+    """A delivery's member in the schedule's sets (:func:`~tasks.redis_keys.run_ref`)."""
+    return run_ref(run_id, keys)
 
 
 def backoff_s(attempt: int, first_s: float, max_s: float) -> float:
@@ -175,26 +183,32 @@ class Schedule:
         self._start = redis.register_script(_START)
         self._finish = redis.register_script(_FINISH)
 
-    def plan(self, run_id: str, url: str, entry_id: Any, client: Any = None) -> Any:
-        """Schedule ``run_id``'s delivery to ``url`` unless it has one, and acknowledge
-        its results-stream entry (on ``client``: a pipeline). 1 when scheduled."""
-        return self._plan(keys=[*_keys(run_id), RESULTS_STREAM],
-                          args=[run_id, url, WEBHOOKS_GROUP, entry_id], client=client)
+    def plan(self, run_id: str, url: str, entry_id: Any, client: Any = None,
+             keys: Keyspace = FLEET) -> Any:
+        """Schedule ``run_id``'s delivery (a run in ``keys``) to ``url`` unless it has one,
+        and acknowledge its results-stream entry (on ``client``: a pipeline). 1 when
+        scheduled."""
+        delivery = delivery_id(run_id, keys)
+        return self._plan(keys=[*_keys(delivery), keys.results_stream],
+                          args=[delivery, url, WEBHOOKS_GROUP, entry_id], client=client)
 
     def claim(self, lease_s: float, count: int = 1) -> list[str]:
         """Up to ``count`` due deliveries, each now leased for ``lease_s``."""
         return [_text(r) for r in self._claim(keys=[WEBHOOKS_DUE], args=[lease_s, count])]
 
-    def start(self, run_id: str, give_up_after_s: float) -> Started | str:
-        """Number and record the next attempt of ``run_id``'s delivery; when there is none
-        to make, the delivery's end here (``failed``: past ``give_up_after_s`` since it
-        was scheduled, or its result expired), or ``""`` (it ended elsewhere)."""
-        reply = self._start(keys=[*_keys(run_id), result_key(run_id)],
-                            args=[run_id, give_up_after_s])
+    def start(self, delivery: str, give_up_after_s: float) -> Started | str:
+        """Number and record the next attempt of a delivery (a member :meth:`claim`
+        returned); when there is none to make, the delivery's end here (``failed``: past
+        ``give_up_after_s`` since it was scheduled, or its result expired), or ``""`` (it
+        ended elsewhere)."""
+        keys, run_id = run_of(delivery)
+        reply = self._start(keys=[*_keys(delivery), keys.result(run_id)],
+                            args=[delivery, give_up_after_s])
         if int(reply[0]) == 0:
             return _text(reply[1])
         attempt, url, match, body = reply
-        return Started(run_id, int(attempt), _text(url), _text(match), bytes(body))
+        return Started(run_id, int(attempt), _text(url), _text(match), bytes(body),
+                       keys.tenant)
 
     def finish(self, started: Started, answer: Answer, when: float, wait: tuple[float, float],
                kind: str) -> str:
@@ -205,8 +219,9 @@ class Schedule:
                              "ms": answer.ms})
         outcome = ("delivered" if answer.delivered else "failed" if answer.final
                    else "retry")
-        return _text(self._finish(keys=_keys(started.run_id), args=[
-            started.run_id, started.attempt, record, outcome, wait[0], wait[1], answer.text,
+        delivery = delivery_id(started.run_id, keyspace(started.tenant))
+        return _text(self._finish(keys=_keys(delivery), args=[
+            delivery, started.attempt, record, outcome, wait[0], wait[1], answer.text,
             kind]))
 
 def oldest_undelivered_s(redis: Any) -> tuple[int, float]:
@@ -220,8 +235,9 @@ def oldest_undelivered_s(redis: Any) -> tuple[int, float]:
     return int(count), max(0.0, int(seconds) + int(micros) / 1e6 - float(first[0][1]))
 
 
-def _keys(run_id: str) -> list[str]:
-    return [status_key(run_id), WEBHOOKS_DUE, WEBHOOKS_PENDING]
+def _keys(delivery: str) -> list[str]:
+    keys, run_id = run_of(delivery)
+    return [keys.status(run_id), WEBHOOKS_DUE, WEBHOOKS_PENDING]
 
 
 def _text(value: Any) -> str:

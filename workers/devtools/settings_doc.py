@@ -178,7 +178,7 @@ def nested_sections(model: type[BaseModel], prefix: str,
         if direct:
             found.append((inner, f"{variable}__", path))
         else:
-            key = name.rstrip("s")
+            key = name.removesuffix("es") if name.endswith("ches") else name.rstrip("s")
             found.append((inner, f"{variable}__<{key.upper()}>__", f"{path}.<{key}>"))
     return found
 

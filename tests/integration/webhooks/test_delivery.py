@@ -303,7 +303,8 @@ def test_a_summary_carries_the_archive_link_when_there_is_one(redis: Any) -> Non
     """The seam the archive plugs into: a link for the whole result."""
     with Receiver() as receiver:
         sender = dispatcher(redis, config(receiver.port, max_body_bytes=10),
-                            link=lambda run_id, body: f"https://archive.example/{run_id}")
+                            link=lambda run_id, body, tenant=None:
+                            f"https://archive.example/{run_id}")
         publish(redis, "linked-1", receiver.url())
 
         drain(sender, ended(redis, "linked-1"))
