@@ -29,9 +29,11 @@ from kombu.utils.json import dumps, loads
 
 from ..queueing import QUEUE_PREFIX
 from ..redis_keys import doorbell_key
-from .lua import PUT, TAKE
+from .lua import PUT, PUT_ONCE, TAKE
 from .qos import QoS
 
+#: The header of a message the intake's forwarder sends: ``[status record, entry id]``.
+ONCE_HEADER = "evalfleet_once"
 #: What a channel's pending poll command is.
 KOMBU, DOORBELL, TAKING = "kombu", "doorbell", "take"
 
@@ -119,7 +121,7 @@ class Channel(kombu_redis.Channel):
         if not is_ours(queue) or (self._expires and queue in self._expires):
             return super()._put(queue, message, **kwargs)  # type: ignore[no-any-return]
         priority = self._get_message_priority(message, reverse=False)
-        args = (PUT, 2, self._q_for_pri(queue, priority), doorbell_key(queue), dumps(message))
+        args = _put_args(self._q_for_pri(queue, priority), doorbell_key(queue), message)
         batch = kwargs.pop("_publish_batch", None)
         if batch is not None:
             batch.add("eval", *args)
@@ -128,6 +130,16 @@ class Channel(kombu_redis.Channel):
             self._sender = self._create_client()
         self._sender.eval(*args)
         return None
+
+
+def _put_args(target: str, doorbell: str, message: Any) -> tuple[Any, ...]:
+    """The script and its arguments that queue ``message``: once per intake entry when its
+    headers name one (:data:`ONCE_HEADER`: the run's status record and the entry)."""
+    once = (message.get("headers") or {}).get(ONCE_HEADER)
+    if not once:
+        return (PUT, 2, target, doorbell, dumps(message))
+    record, entry = once
+    return (PUT_ONCE, 3, target, doorbell, record, dumps(message), entry)
 
 
 class SentinelChannel(Channel, kombu_redis.SentinelChannel):

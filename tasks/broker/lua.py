@@ -46,6 +46,20 @@ redis.call('LPUSH', KEYS[2], '1')
 return 1
 """
 
+#: Keys: the queue list, its doorbell, the run's status record. Args: the payload, the
+#: intake entry that carries the run. As :data:`PUT`, once per entry: the record's
+#: ``sent`` names the entry whose message was queued, in the same step, so a forwarder
+#: killed after sending and before acknowledging the entry (which another forwarder then
+#: reads again) sends nothing twice. 0 when the entry's message was queued before.
+PUT_ONCE = """#!lua
+if redis.call('HSETNX', KEYS[3], 'sent', ARGV[2]) == 0 then
+  return 0
+end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LPUSH', KEYS[2], '1')
+return 1
+"""
+
 #: Keys: ``unacked_index``, ``unacked``. Args: time, delivery tag, payload.
 REMEMBER = """#!lua flags=allow-oom
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])

@@ -25,6 +25,7 @@ import redis
 from celery import Celery
 
 from .. import broker, tenancy
+from ..broker.kombu_channel import ONCE_HEADER
 from ..decoding import life_of
 from ..lifecycle import Lifecycle
 from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
@@ -159,17 +160,20 @@ class IntakeForwarder:
         if not entries:
             return
         bodies = [_body(raw) for _, raw in entries]
-        kept = [body for body, fresh in zip(bodies, self._recorded(keys, entries, bodies),
-                                            strict=True) if fresh]
+        kept = [(entry_id, body) for (entry_id, _), body, fresh in
+                zip(entries, bodies, self._recorded(keys, entries, bodies), strict=True)
+                if fresh]
         tenant = {} if keys.tenant is None else {"tenant": keys.tenant}
         with self.app.producer_or_acquire() as producer, \
                 producer.batch(max_size=len(kept) + 1):
-            for text, body in kept:
+            for entry_id, (text, body) in kept:
+                once = _once(keys, body, entry_id)
                 self.app.send_task(TASK_NAME, args=[text],
                                    kwargs={"enqueued_at": time.time(), **tenant},
                                    queue=queue_for(profile_of(body.get("pack"))),
                                    priority=broker_priority(_priority(body)),
-                                   producer=producer, argsrepr=f"[run {body.get('run_id')}]")
+                                   producer=producer, argsrepr=f"[run {body.get('run_id')}]",
+                                   headers=once)
 
     def _recorded(self, keys: Keyspace, entries: list[tuple[bytes, bytes]],
                   bodies: list[tuple[str, dict[str, Any]]]) -> list[bool]:
@@ -187,6 +191,16 @@ class IntakeForwarder:
                                     client=pipe, callback_url=life.callback_url)
             replies = iter(pipe.execute())
         return [next(replies) != 0 if wanted else True for wanted in asked]
+
+
+def _once(keys: Keyspace, body: dict[str, Any], entry_id: bytes) -> dict[str, Any]:
+    """The header that has the broker channel queue a run's message once per intake entry
+    (:data:`~tasks.broker.kombu_channel.ONCE_HEADER`); none for a request without a run id
+    (its worker rejects it)."""
+    run_id = body.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        return {}
+    return {ONCE_HEADER: [keys.status(run_id), entry_id.decode()]}
 
 
 def _ensure_group(client: Any, stream: str) -> None:

@@ -270,3 +270,26 @@ def test_a_run_id_submitted_again_is_queued_once(client: EvalfleetClient,
 def _refusals(node: Any) -> float:
     return sum(metric(node, "evalfleet_redis_refusals_total", step=step)
                for step in ("delivery", "retry", "publication"))
+
+
+def test_a_forwarder_killed_between_send_and_acknowledgement_sends_once(
+        client: EvalfleetClient, private_redis: RedisServer) -> None:
+    """The forwarder dies after queueing an entry's run and before acknowledging the entry
+    (its stream still holds it, pending): the next forwarder reads it again and queues
+    nothing: the run's record says which entry's message was queued, written in the same
+    step as the message (tasks.broker.lua.PUT_ONCE). The run is never run twice."""
+    first = IntakeForwarder(client.redis, sender_app(private_redis.url), consumer="w1",
+                            reclaim_after_ms=0)
+    first.ensure_group()
+    request = run_request("once")
+    client.submit(request)
+    first._done = lambda keys, entry_ids: None  # type: ignore[method-assign]  # killed here
+
+    assert first.forward_once(block_ms=10) == 1
+    assert queued(client.redis) == 1 and submitted(client.redis) == 1  # pending, not acked
+    second = IntakeForwarder(client.redis, sender_app(private_redis.url), consumer="w2",
+                             reclaim_after_ms=0)
+
+    assert second.forward_once(block_ms=10) == 1  # claimed from the dead one, not sent
+    assert queued(client.redis) == 1 and submitted(client.redis) == 0
+    assert client.redis.hget(f"evalfleet:status:{request.run_id}", "sent") is not None
