@@ -161,13 +161,16 @@ def add(redis: Any, nodes: list[Any], name: str) -> tuple[Tenant, str]:
 
 
 def rotate(redis: Any, nodes: list[Any], name: str) -> tuple[Tenant, str]:
-    """A new password for tenant ``name`` (the old one stops working at once; runs in
-    flight are the fleet's and go on); the tenant and the new password."""
+    """A new password for tenant ``name``; the tenant and the new password. The old one
+    stops working at once: the connections opened with it are closed, on every node (runs
+    in flight are the fleet's and go on)."""
     password = new_password()
     tenant = find(redis, name)
     tenant = Tenant(tenant.name, tenant.user, tenant.created_at, digest(password), time.time())
     redis.hset(TENANTS_KEY, name, tenant.to_json())
     apply(nodes, tenant)
+    for node in nodes:
+        node.execute_command("CLIENT", "KILL", "USER", tenant.user)
     return tenant, password
 
 
