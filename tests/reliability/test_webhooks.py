@@ -49,6 +49,11 @@ def requests(receiver: Receiver, prefix: str, count: int, path: str = "runs") ->
     return made
 
 
+def connected(client: Any, worker_id: str) -> bool:
+    """Whether Redis still has a connection the worker named (``CLIENT LIST``)."""
+    return any(c.get("name") == worker_id for c in client.redis.client_list())
+
+
 def state(client: Any, run_id: str) -> str:
     found = client.status(run_id)
     return "" if found is None or found.webhook is None else found.webhook.state
@@ -71,7 +76,11 @@ def test_no_webhook_is_lost_or_misdelivered_across_a_worker_restart(
         assert metric(node, "evalfleet_webhook_pending") == len(runs)
         assert metric(node, "evalfleet_webhook_oldest_undelivered_seconds") > 0
         assert metric(node, "evalfleet_webhook_attempts_total", answer="5xx") >= 1
+        assert connected(client, node.worker_id)  # its connections carry its name
         node.stop(sig=signal.SIGKILL)
+        # Until Redis has seen the dead node's sockets close, a read it had blocked would
+        # still be served (the cancel's result into a dead consumer: claimed 60 s later).
+        wait_for(lambda: not connected(client, node.worker_id), 30, "the dead node gone")
         (cancelled,) = requests(receiver, "gone", 1)
         client.submit(cancelled)
         assert client.cancel(cancelled["run_id"]).what == "cancelled"
