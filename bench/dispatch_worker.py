@@ -40,8 +40,8 @@ def evalfleet_app(redis_url: str, worker_id: str) -> Celery:
     from evalfleet.tasks.messages import RunResult
     from evalfleet.tasks.publish import Publisher
     from evalfleet.workers.app import make_app
+    from evalfleet.workers.clients import redis_client
     from evalfleet.workers.settings import Settings
-    from evalfleet.workers.worker import redis_client
 
     settings = Settings(redis_url=redis_url, worker_id=worker_id, metrics_port=0)
 
@@ -62,7 +62,7 @@ def forward(app: Celery, redis_url: str) -> None:
     import redis
 
     from evalfleet.tasks.platform.intake import IntakeForwarder
-    from evalfleet.workers.worker import Loop
+    from evalfleet.workers.services import Loop
 
     forwarder = IntakeForwarder(redis.Redis.from_url(redis_url), app, consumer="bench-dispatch")
     forwarder.ensure_group()

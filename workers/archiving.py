@@ -81,7 +81,7 @@ def serve(settings: Settings, parent: int | None = None) -> None:
     from evalfleet.tasks.archive.backlog import Limits
     from evalfleet.tasks.redis_connection import connect
 
-    from .metrics import ArchiveCounters
+    from .delivery_metrics import ArchiveCounters
 
     archive = open_archive(settings)
     if archive is None:

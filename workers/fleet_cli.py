@@ -131,7 +131,8 @@ def local_pipeline(settings: Settings) -> Callable[[RunRequest], RunResult]:
     from evalfleet.sandbox.docker.factory import DockerFactory
     from evalfleet.tasks.evaluation.pipeline import run_pipeline
 
-    from .worker import docker_client, resolve_isolation
+    from .clients import docker_client
+    from .worker import resolve_isolation
 
     for isolation in resolve_isolation(settings, sorted(settings.profiles)):
         click.echo(f"sandbox: {isolation.describe()}", err=True)
@@ -285,8 +286,8 @@ def watch(group: str, once: bool, redis_url: str) -> None:
 def health(ready: bool, redis_url: str) -> None:
     """Exit 0 when this worker is live (heartbeat fresh) [and ready], else 1; prints why,
     and the worker's notes (which runtime isolates each profile)."""
+    from .clients import docker_client, heartbeat_path, redis_client
     from .health import is_live, is_ready, notes
-    from .worker import docker_client, heartbeat_path, redis_client
 
     settings = Settings(redis_url=redis_url)
     path = heartbeat_path(settings)

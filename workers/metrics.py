@@ -16,17 +16,15 @@ from typing import Any
 
 from celery.signals import task_prerun
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from evalfleet.sandbox.docker.labels import LABEL_WORKER
 from evalfleet.sandbox.docker.listing import labelled
-from evalfleet.tasks.archive.backlog import archive_backlog
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.platform.result_groups import GroupState, group_states
 from evalfleet.tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
-from evalfleet.tasks.redis_keys import ARCHIVE_REFUSAL_KEY, RESULTS_STREAM
-from evalfleet.tasks.webhooks.schedule import oldest_undelivered_s
+from evalfleet.tasks.redis_keys import RESULTS_STREAM
 
 from .tenant_metrics import count_run
 
@@ -72,7 +70,7 @@ def _run_started(sender: Any = None, **_: Any) -> None:
 
 
 # Connected on import: the worker's main process imports this module before the pool forks
-# (workers.worker.main_services), so every pool process inherits the receiver.
+# (workers.services.main_services), so every pool process inherits the receiver.
 task_prerun.connect(_run_started, weak=False)
 
 
@@ -94,33 +92,6 @@ RESET_SECONDS = Histogram("evalfleet_sandbox_reset_seconds",
                           "Round trip of a sandbox's reset between two runs, by whether it "
                           "was verified.", ["profile", "verified"],
                           buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1, 5))
-
-
-WEBHOOK_ATTEMPTS = Counter("evalfleet_webhook_attempts_total",
-                           "Webhook attempts by answer (2xx, 3xx: a redirect, never followed, "
-                           "4xx, 5xx, timeout, connection, refused: by the policy, never sent).",
-                           ["answer"])
-#: Every answer class (exported at 0 from the start, for the dashboard and the alerts).
-WEBHOOK_ANSWERS = ("2xx", "3xx", "4xx", "5xx", "timeout", "connection", "refused")
-WEBHOOK_DELIVERIES = Counter("evalfleet_webhook_deliveries_total",
-                             "Webhook deliveries ended: delivered, or failed (given up).",
-                             ["state"])
-
-
-class WebhookMetrics:
-    """The :class:`tasks.webhooks.dispatcher.Observer` that counts attempts and ends."""
-
-    def __init__(self) -> None:
-        for answer in WEBHOOK_ANSWERS:
-            WEBHOOK_ATTEMPTS.labels(answer)
-        for state in ("delivered", "failed"):
-            WEBHOOK_DELIVERIES.labels(state)
-
-    def attempted(self, kind: str) -> None:
-        WEBHOOK_ATTEMPTS.labels(kind).inc()
-
-    def finished(self, state: str) -> None:
-        WEBHOOK_DELIVERIES.labels(state).inc()
 
 
 class FleetMetrics:
@@ -246,27 +217,6 @@ class ResultsCollector(Collector):
         yield from _group_families(states)
 
 
-class WebhookCollector(Collector):
-    """Webhook deliveries not yet done, and the age of the oldest (read at scrape)."""
-
-    def __init__(self, redis: Any) -> None:
-        self.redis = redis
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        try:
-            count, oldest = oldest_undelivered_s(self.redis)
-        except Exception:  # a scrape must not fail because Redis blipped
-            return
-        pending = GaugeMetricFamily("evalfleet_webhook_pending",
-                                    "Webhook deliveries scheduled and not yet done.")
-        pending.add_metric([], float(count))
-        age = GaugeMetricFamily("evalfleet_webhook_oldest_undelivered_seconds",
-                                "How long ago the oldest webhook delivery not yet done was "
-                                "scheduled (0: none).")
-        age.add_metric([], oldest)
-        yield from (pending, age)
-
-
 def _group_families(states: list[GroupState]) -> Iterator[GaugeMetricFamily]:
     lag = GaugeMetricFamily(
         "evalfleet_results_group_lag", "Results published and not yet delivered to the "
@@ -282,60 +232,6 @@ def _group_families(states: list[GroupState]) -> Iterator[GaugeMetricFamily]:
         pending.add_metric([state.name], float(state.pending))
         behind.add_metric([state.name], state.behind_s)
     yield from (lag, pending, behind)
-
-
-class ArchiveCollector(Collector):
-    """The archive, fleet-wide from Redis: results waiting for it
-    (``evalfleet_archive_backlog``) and whether new runs are refused for it."""
-
-    def __init__(self, redis: Any) -> None:
-        self.redis = redis
-
-    def collect(self) -> Iterator[Metric]:
-        try:
-            backlog = float(archive_backlog(self.redis))
-            refusing = float(bool(self.redis.exists(ARCHIVE_REFUSAL_KEY)))
-        except Exception:  # a scrape must not fail because Redis blipped
-            return
-        yield _gauge("evalfleet_archive_backlog", "Results published and not yet written to "
-                     "the archive (they stay in Redis until they are).", backlog)
-        yield _gauge("evalfleet_archive_refusing", "1 while new runs are refused because the "
-                     "archive's backlog would outgrow Redis's memory.", refusing)
-
-
-def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:
-    family = GaugeMetricFamily(name, text)
-    family.add_metric([], value)
-    return family
-
-
-ARCHIVE_WRITES = Counter("evalfleet_archive_writes_total",
-                         "Results this node's archiver wrote to the archive.")
-ARCHIVE_BYTES = Counter("evalfleet_archive_bytes_total",
-                        "Bytes of archived objects this node's archiver wrote.")
-ARCHIVE_FAILURES = Counter("evalfleet_archive_failures_total",
-                           "Archive writes that failed (the store was down, full or refused; "
-                           "each is retried).")
-ARCHIVE_MISSING = Counter("evalfleet_archive_missing_total",
-                          "Results gone from Redis before they could be archived (published "
-                          "before the archive was on).")
-
-
-class ArchiveCounters:
-    """Carries an archiver's tally into the counters (the archiver's own process writes
-    them into the multiprocess directory, which the worker's registry reads)."""
-
-    def __init__(self) -> None:
-        self.seen = (0, 0, 0, 0)
-
-    def update(self, tally: Any) -> None:
-        now = (tally.archived, tally.bytes, tally.failures, tally.missing)
-        for counter, before, after in zip(
-                (ARCHIVE_WRITES, ARCHIVE_BYTES, ARCHIVE_FAILURES, ARCHIVE_MISSING),
-                self.seen, now, strict=True):
-            if after > before:
-                counter.inc(after - before)
-        self.seen = now
 
 
 class ContainerCollector(Collector):

@@ -1,8 +1,8 @@
 """``evalfleet worker``: one worker node — a Celery worker plus its main-process services.
 
-The main process serves metrics, beats the heartbeat, forwards the intake stream and runs
-the sandbox reaper; each pool process builds its own runtime (Docker client, sandbox
-factory, Redis, publisher) lazily after the fork.
+The main process runs its services (:mod:`.services`: metrics, heartbeat, the intake's
+forwarder, reapers, webhooks, the archiver); each pool process builds its own runtime
+(Docker client, sandbox factory, Redis, publisher) lazily after the fork.
 """
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ import logging
 import os
 import shutil
 import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,8 @@ from evalfleet.sandbox.docker.labels import (
 from evalfleet.tasks.redis_keys import FLEET_KEY
 
 from . import leftovers
+from .clients import docker_client, redis_client
+from .services import main_services
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -40,22 +40,6 @@ def prepare_metrics_dir(settings: Settings) -> Path:
     path.mkdir(parents=True)
     os.environ[MULTIPROC_ENV] = str(path)
     return path
-
-
-def docker_client(settings: Settings, timeout: float = 60) -> Any:
-    """A docker SDK client for the engine the settings name (``timeout``: per request, s)."""
-    import docker
-
-    if settings.docker_url:
-        return docker.DockerClient(base_url=settings.docker_url,
-                                   version=settings.docker_api_version, timeout=timeout)
-    return docker.from_env(version=settings.docker_api_version, timeout=timeout)
-
-
-def redis_client(settings: Settings) -> Any:
-    from evalfleet.tasks.redis_connection import connect
-
-    return connect(settings.redis_url, health_check_interval=30, socket_keepalive=True)
 
 
 def build_runtime(settings: Settings, signer: Any = None) -> Any:
@@ -111,163 +95,6 @@ def sandbox_factory(settings: Settings, cold: Any, metrics: Any = None) -> Any:
     sizes = [(p.bounds(name).profile, p.warm_sandboxes) for name, p in served]
     return WarmPool(cold, sizes, on_reset=metrics and metrics.reset,
                     on_filled=metrics and metrics.pool).start()
-
-
-#: Seconds past its deadline after which any fleet's sandbox is garbage (see ``Reaper``).
-ABANDONED_AFTER_S = 3600.0
-
-
-def start_reaper(settings: Settings, redis: Any) -> Any:
-    """Remove sandboxes of dead workers and past their deadline: now, then periodically."""
-    from evalfleet.sandbox.docker.reaper import Reaper
-
-    from .health import worker_alive
-
-    stop = threading.Event()
-    reaper = Reaper(docker_client(settings), is_alive=lambda worker: worker_alive(redis, worker),
-                    extra_filters={LABEL_FLEET: settings.fleet_label},
-                    abandoned_after_s=ABANDONED_AFTER_S)
-    reaper.run(settings.reaper_interval_s, stop)
-    return stop
-
-
-class Loop:
-    """A daemon thread running ``step`` every ``interval_s`` until stopped."""
-
-    def __init__(self, name: str, step: Callable[[], Any], interval_s: float) -> None:
-        self.step, self.interval_s = step, interval_s
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-
-    def _run(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                self.step()
-            except Exception:  # a blip must not kill the loop; the next step retries
-                self.stopped.wait(1.0)
-            self.stopped.wait(self.interval_s)
-
-    def start(self) -> Loop:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stopped.set()
-
-
-def heartbeat_path(settings: Settings) -> Path:
-    return settings.heartbeat_file or Path(tempfile.gettempdir()) / "evalfleet-worker.heartbeat"
-
-
-def main_services(settings: Settings, app: Any, isolations: list[Any] | None = None,
-                  reuses: list[Any] | None = None, signer: Any = None) -> list[Any]:
-    """Start the main process's services; returns what to stop at exit (``signer``: the
-    key the intake's forwarder publishes cancels with)."""
-    from prometheus_client import start_http_server
-
-    from evalfleet.tasks.platform.intake import IntakeForwarder
-
-    from .fleet_key import configured
-    from .health import Heartbeat
-    from .metrics import (
-        ContainerCollector,
-        IsolationCollector,
-        QueueCollector,
-        ResultsCollector,
-        ReuseCollector,
-        WebhookCollector,
-        serving_registry,
-    )
-    from .served_packs import PacksBeacon
-    from .tenant_metrics import TenantCollector
-
-    redis = redis_client(settings)
-    beat = Heartbeat(redis, settings.worker_id, heartbeat_path(settings),
-                     settings.heartbeat_interval_s, settings.heartbeat_ttl_s,
-                     notes=[*(f"isolation: {i.describe()}" for i in isolations or []),
-                            *(f"reuse: {r.describe()}" for r in reuses or [])])
-    beat.start()
-    packs = PacksBeacon(redis, settings.worker_id, settings.packs_dir, settings.heartbeat_ttl_s)
-    served = Loop("evalfleet-packs", packs.publish, settings.heartbeat_interval_s).start()
-    registry = None
-    if settings.metrics_port:
-        registry = serving_registry(QueueCollector(redis, settings.queues), ResultsCollector(redis),
-                                    TenantCollector(redis),
-                                    ContainerCollector(docker_client(settings), settings.worker_id),
-                                    IsolationCollector(isolations or []),
-                                    ReuseCollector(reuses or []), WebhookCollector(redis))
-        start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
-    forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id,
-                                ttl_s=settings.result_ttl_s,
-                                seal=(signer or configured(settings)).seal)
-    try:
-        forwarder.ensure_group()
-    except Exception as err:  # a full Redis refuses it: the forwarder's first read retries
-        log.warning("intake group not created yet: %s", err)
-    intake = Loop("evalfleet-intake", forwarder.forward_once, 0.0).start()
-    archiving = start_archiver(settings, redis_client(settings), registry)
-    reaper = start_reaper(settings, redis)
-    engine = docker_client(settings)
-    lost = Loop("evalfleet-leftover-reaper", lambda: leftovers.reap(engine, redis, settings),
-                settings.reaper_interval_s).start()
-    return [beat, served, intake, *archiving, _Stopper(reaper), lost,
-            *start_webhooks(settings, redis)]
-
-
-def start_webhooks(settings: Settings, redis: Any) -> list[Loop]:
-    """The webhook dispatcher (:mod:`tasks.webhooks`): one loop hears published results,
-    ``senders`` loops send what is due. Here, in the main process on the worker's own
-    network, never in a sandbox (sandboxes have none)."""
-    from evalfleet.tasks.webhooks.dispatcher import Dispatcher
-    from evalfleet.tasks.webhooks.payload import no_link
-
-    from .archiving import result_link
-    from .metrics import WebhookMetrics
-
-    config = settings.webhooks.config()
-    dispatcher = Dispatcher(redis, config, consumer=settings.worker_id,
-                            observer=WebhookMetrics(), link=result_link(settings) or no_link)
-    try:
-        dispatcher.ensure_group()
-    except Exception as err:  # a full Redis refuses it: the first read makes it again
-        log.warning("webhooks group not created yet: %s", err)
-    heard = Loop("evalfleet-webhooks", dispatcher.hear, 0.0).start()
-    return [heard, *(Loop(f"evalfleet-webhooks-{n}", dispatcher.send_due, 0.25).start()
-                     for n in range(config.senders))]
-
-
-def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list[Any]:
-    """The archiver's process beside this node (:mod:`workers.archiving`) and its watch;
-    none when the archive is off. ``registry`` gets the backlog's gauges.
-
-    Raises:
-        SystemExit: the archive URL is invalid, or its store's client is missing.
-    """
-    from evalfleet.tasks.archive.archiver import ensure_group
-
-    from .archiving import WATCH_INTERVAL_S, ArchiverProcess, open_archive
-    from .metrics import ArchiveCollector
-
-    if open_archive(settings) is None:
-        return []
-    try:
-        ensure_group(redis)  # before this node publishes anything
-    except Exception as err:  # a full or absent Redis: the archiver's first step retries
-        log.warning("archive group not created yet: %s", err)
-    process = ArchiverProcess(settings).start()
-    if registry is not None:
-        registry.register(ArchiveCollector(redis))
-    return [process, Loop("evalfleet-archiver-watch", process.check, WATCH_INTERVAL_S).start()]
-
-
-class _Stopper:
-    """Gives a threading.Event the ``stop()`` of the other services."""
-
-    def __init__(self, event: threading.Event) -> None:
-        self.event = event
-
-    def stop(self) -> None:
-        self.event.set()
 
 
 def _build_runtime(**_: Any) -> None:
