@@ -134,9 +134,12 @@ class Channel(kombu_redis.Channel):
 
 def _put_args(target: str, doorbell: str, message: Any) -> tuple[Any, ...]:
     """The script and its arguments that queue ``message``: once per intake entry when its
-    headers name one (:data:`ONCE_HEADER`: the run's status record and the entry)."""
-    once = (message.get("headers") or {}).get(ONCE_HEADER)
-    if not once:
+    headers name one (:data:`ONCE_HEADER`: the run's status record and the entry) and it is
+    the run's first message. Celery's retries carry the first message's headers: a retry
+    (``retries`` above 0) is queued as any message."""
+    headers = message.get("headers") or {}
+    once = headers.get(ONCE_HEADER)
+    if not once or headers.get("retries"):
         return (PUT, 2, target, doorbell, dumps(message))
     record, entry = once
     return (PUT_ONCE, 3, target, doorbell, record, dumps(message), entry)
