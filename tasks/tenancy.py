@@ -19,10 +19,19 @@ import json
 import re
 import secrets
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .redis_keys import ARCHIVE_GROUP, FLEET, TENANT_PATTERN, TENANT_PREFIX, TENANTS_KEY, Keyspace
+from .redis_keys import (
+    ARCHIVE_GROUP,
+    FLEET,
+    TENANT_PATTERN,
+    TENANT_PREFIX,
+    TENANTS_KEY,
+    Keyspace,
+    keyspace,
+)
 
 #: Each tenant's Redis user is named so.
 USER_PREFIX = "evalfleet-tenant-"
@@ -155,7 +164,7 @@ def add(redis: Any, nodes: list[Any], name: str) -> tuple[Tenant, str]:
     if not redis.hsetnx(TENANTS_KEY, name, tenant.to_json()):
         raise TenantError(f"tenant {name!r} exists (evalfleet tenant show {name})")
     if _archive_on(redis):  # its results are kept until archived from the first one
-        _group(redis, tenant.keys.results_stream, ARCHIVE_GROUP)
+        make_group(redis, tenant.keys.results_stream, ARCHIVE_GROUP)
     apply(nodes, tenant)
     return tenant, password
 
@@ -210,12 +219,76 @@ def _archive_on(redis: Any) -> bool:
     return any(_text(group["name"]) == ARCHIVE_GROUP for group in groups)
 
 
-def _group(redis: Any, stream: str, group: str) -> None:
+def make_group(redis: Any, stream: str, group: str, start: str = "0") -> None:
+    """Create consumer ``group`` on ``stream`` at ``start`` unless it exists.
+
+    Raises:
+        redis.RedisError: Redis refused (not because the group exists).
+    """
     try:
-        redis.xgroup_create(stream, group, id="0", mkstream=True)
-    except Exception as error:  # made meanwhile by an archiver
+        redis.xgroup_create(stream, group, id=start, mkstream=True)
+    except Exception as error:  # made meanwhile by another worker
         if "BUSYGROUP" not in str(error):
             raise
+
+
+Read = list[tuple[Keyspace, list[Any]]]
+"""Entries read, stream by stream: whose keys, and the stream's entries."""
+
+
+@dataclass
+class TenantStreams:
+    """One kind of stream, the fleet's and every tenant's (``stream_of`` names it), read
+    through one consumer group: what the intake's forwarders, the archivers and the webhook
+    dispatchers read. The tenants are read again every ``refresh_s``; a new tenant's stream
+    gets the group at its start (its first entries are not missed)."""
+
+    redis: Any
+    group: str
+    consumer: str
+    stream_of: Callable[[Keyspace], str]
+    refresh_s: float = 5.0
+    keys: list[Keyspace] = field(default_factory=lambda: [FLEET])
+    _refreshed: float = float("-inf")
+
+    @property
+    def streams(self) -> dict[str, Keyspace]:
+        """Stream → whose keys."""
+        return {self.stream_of(keys): keys for keys in self.keys}
+
+    def ensure_groups(self, start: str = "0") -> None:
+        """:func:`make_group` on every stream read."""
+        for stream in self.streams:
+            make_group(self.redis, stream, self.group, start)
+
+    def refresh(self) -> list[Keyspace]:
+        """The tenants new since the last look (their streams now read), once
+        ``refresh_s`` has passed."""
+        if time.monotonic() - self._refreshed < self.refresh_s:
+            return []
+        self._refreshed = time.monotonic()
+        new = [keyspace(name) for name in names(self.redis) if keyspace(name) not in self.keys]
+        for keys in new:
+            make_group(self.redis, self.stream_of(keys), self.group)
+            self.keys.append(keys)
+        return new
+
+    def read(self, start: str, count: int, block_ms: int | None = None) -> Read:
+        """This consumer's entries not acknowledged (``0``) or new ones (``>``)."""
+        streams = self.streams
+        reply = self.redis.xreadgroup(self.group, self.consumer, dict.fromkeys(streams, start),
+                                      count=count, block=block_ms)
+        return [(streams[_text(stream)], list(items)) for stream, items in reply or [] if items]
+
+    def claimed(self, idle_ms: int, count: int) -> Read:
+        """Entries another consumer left unacknowledged for ``idle_ms``, now this one's."""
+        found = []
+        for stream, keys in self.streams.items():
+            _, entries, *_ = self.redis.xautoclaim(stream, self.group, self.consumer, idle_ms,
+                                                   count=count)
+            if entries:
+                found.append((keys, list(entries)))
+        return found
 
 
 def _save(node: Any) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import redis
 
 from .. import tenancy
-from ..redis_keys import ARCHIVE_GROUP, ARCHIVE_REFUSAL_KEY, FLEET, Keyspace, keyspace
+from ..redis_keys import ARCHIVE_GROUP, ARCHIVE_REFUSAL_KEY, FLEET, Keyspace
 from . import layout
 from .archive import Archive
 from .backlog import Limits, backlog_of, refusal
@@ -85,7 +85,6 @@ class Archiver:
     """How often the tenants are read again (each tenant's results stream is archived
     under its own prefix: :meth:`.archive.Archive.of_tenant`)."""
     _archives: dict[Keyspace, Archive] = field(default_factory=dict)
-    _refreshed: float = float("-inf")
     _wait_s: float = 0.0
     _resume_at: float = 0.0
     _guarded_at: float = float("-inf")
@@ -93,11 +92,8 @@ class Archiver:
 
     def __post_init__(self) -> None:
         self._archives[FLEET] = self.archive
-
-    @property
-    def streams(self) -> dict[str, Keyspace]:
-        """The results streams it archives: stream → whose keys."""
-        return {keys.results_stream: keys for keys in self._archives}
+        self.results = tenancy.TenantStreams(self.redis, ARCHIVE_GROUP, self.consumer,
+                                             lambda keys: keys.results_stream, self.refresh_s)
 
     def ensure_group(self) -> None:
         """:func:`ensure_group` on every results stream it archives.
@@ -105,20 +101,7 @@ class Archiver:
         Raises:
             redis.RedisError: Redis refused (not because the group exists).
         """
-        for stream in self.streams:
-            ensure_group(self.redis, stream)
-
-    def _refresh(self) -> None:
-        """Read the tenants again when ``refresh_s`` has passed: a new tenant's stream gets
-        the archive group (its results are then kept until archived) and is read."""
-        if self.clock() - self._refreshed < self.refresh_s:
-            return
-        self._refreshed = self.clock()
-        for name in tenancy.names(self.redis):
-            keys = keyspace(name)
-            if keys not in self._archives:
-                ensure_group(self.redis, keys.results_stream)
-                self._archives[keys] = self.archive.of_tenant(name)
+        self.results.ensure_groups()
 
     def step(self, block_ms: int = 1000) -> int:
         """One round: keep the refusal up to date, then archive one read's entries (none
@@ -128,7 +111,7 @@ class Archiver:
             redis.RedisError: Redis could not be read or written (the caller retries).
         """
         self._guard()
-        self._refresh()
+        self.results.refresh()  # a new tenant's stream gets the group: kept until archived
         if self.clock() < self._resume_at:
             time.sleep(min(0.2, self._resume_at - self.clock()))
             return 0
@@ -144,28 +127,14 @@ class Archiver:
             self._guarded_at = float("-inf")  # lift the refusal as soon as it can be
         return archived
 
-    def _own(self) -> list[tuple[Keyspace, list[Any]]]:
-        return self._read_group("0", None)
+    def _own(self) -> tenancy.Read:
+        return self.results.read("0", READ_COUNT)
 
-    def _claimed(self) -> list[tuple[Keyspace, list[Any]]]:
-        found = []
-        for stream, keys in self.streams.items():
-            _, claimed, *_ = self.redis.xautoclaim(stream, ARCHIVE_GROUP, self.consumer,
-                                                   self.claim_after_ms, count=READ_COUNT)
-            if claimed:
-                found.append((keys, list(claimed)))
-        return found
+    def _claimed(self) -> tenancy.Read:
+        return self.results.claimed(self.claim_after_ms, READ_COUNT)
 
-    def _new(self, block_ms: int) -> list[tuple[Keyspace, list[Any]]]:
-        return self._read_group(">", block_ms)
-
-    def _read_group(self, start: str, block_ms: int | None) -> list[tuple[Keyspace, list[Any]]]:
-        streams = self.streams
-        reply = self.redis.xreadgroup(ARCHIVE_GROUP, self.consumer,
-                                      dict.fromkeys(streams, start), count=READ_COUNT,
-                                      block=block_ms)
-        return [(streams[_text(stream)], list(items)) for stream, items in reply or []
-                if items]
+    def _new(self, block_ms: int) -> tenancy.Read:
+        return self.results.read(">", READ_COUNT, block_ms)
 
     def _archive(self, keys: Keyspace, entries: list[Any]) -> int:
         """Write one stream's ``entries``' runs in order, until the store fails;
@@ -174,11 +143,16 @@ class Archiver:
         for (entry_id, fields), (body, record) in zip(entries, self._read(keys, entries),
                                                       strict=True):
             run_id = _text((fields or {}).get(b"run_id", b""))
-            if not self._written(self._archives[keys], (entry_id, run_id), body, record):
+            if not self._written(self._archive_of(keys), (entry_id, run_id), body, record):
                 break
             done.append((entry_id, run_id))
         self._settle(keys, done)
         return len(done)
+
+    def _archive_of(self, keys: Keyspace) -> Archive:
+        if keys not in self._archives:
+            self._archives[keys] = self.archive.of_tenant(keys.tenant)
+        return self._archives[keys]
 
     def _read(self, keys: Keyspace,
               entries: list[Any]) -> list[tuple[bytes | None, dict[str, str]]]:
@@ -252,11 +226,7 @@ def ensure_group(client: Any, stream: str = FLEET.results_stream) -> None:
     Raises:
         redis.RedisError: Redis refused (not because the group exists).
     """
-    try:
-        client.xgroup_create(stream, ARCHIVE_GROUP, id="0", mkstream=True)
-    except redis.ResponseError as err:
-        if "BUSYGROUP" not in str(err):
-            raise
+    tenancy.make_group(client, stream, ARCHIVE_GROUP)
 
 
 def _text(value: Any) -> str:

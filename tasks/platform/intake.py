@@ -30,7 +30,7 @@ from ..decoding import life_of
 from ..lifecycle import Lifecycle
 from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
 from ..redis_connection import configure_broker
-from ..redis_keys import FLEET, INTAKE_GROUP, Keyspace, keyspace
+from ..redis_keys import FLEET, INTAKE_GROUP, Keyspace
 from . import cancels
 
 
@@ -64,45 +64,31 @@ class IntakeForwarder:
     def __post_init__(self) -> None:
         self.lifecycle = Lifecycle(self.redis, self.ttl_s)
         self._lifecycles: dict[Keyspace, Lifecycle] = {FLEET: self.lifecycle}
-        self._refreshed = -float("inf")
-
-    @property
-    def streams(self) -> dict[str, Keyspace]:
-        """The intake streams it reads: stream → whose keys."""
-        return {keys.intake: keys for keys in self._lifecycles}
+        self.intakes = tenancy.TenantStreams(self.redis, INTAKE_GROUP, self.consumer,
+                                             lambda keys: keys.intake, self.refresh_s)
 
     def ensure_group(self) -> None:
-        """Make the consumer group on every intake stream it reads (at once on a new
-        tenant's)."""
-        for stream in self.streams:
-            _ensure_group(self.redis, stream)
+        """Make the consumer group on every intake stream it reads."""
+        self.intakes.ensure_groups()
 
     def forward_once(self, block_ms: int = 1000) -> int:
         """Forward what is waiting (and what a dead forwarder left); returns how many."""
-        self._refresh()
+        self.intakes.refresh()
         try:
-            return self._forward(block_ms)
+            read = (self.intakes.read("0", 100) or self.intakes.claimed(self.reclaim_after_ms, 100)
+                    or self.intakes.read(">", 100, block_ms))
         except redis.ResponseError as err:
             if "NOGROUP" not in str(err):
                 raise
             self.ensure_group()  # the stream or group was deleted (e.g. FLUSHDB): recreate
             return 0
-
-    def _refresh(self) -> None:
-        """Read the tenants again when ``refresh_s`` has passed; read a new one's stream."""
-        if time.monotonic() - self._refreshed < self.refresh_s:
-            return
-        self._refreshed = time.monotonic()
-        for name in tenancy.names(self.redis):
-            keys = keyspace(name)
-            if keys not in self._lifecycles:
-                _ensure_group(self.redis, keys.intake)
-                self._lifecycles[keys] = Lifecycle(self.redis, self.ttl_s, keys)
-
-    def _forward(self, block_ms: int) -> int:
-        """One read's entries, stream by stream."""
-        read = self._read("0", None) or self._claimed() or self._read(">", block_ms)
         return sum(self._forward_stream(keys, entries) for keys, entries in read)
+
+    def lifecycle_of(self, keys: Keyspace) -> Lifecycle:
+        """The scripts on the keys of ``keys`` (a tenant's, or the fleet's own)."""
+        if keys not in self._lifecycles:
+            self._lifecycles[keys] = Lifecycle(self.redis, self.ttl_s, keys)
+        return self._lifecycles[keys]
 
     def _forward_stream(self, keys: Keyspace, entries: list[Any]) -> int:
         """One stream's entries, in order: runs of consecutive requests are sent in one
@@ -122,7 +108,7 @@ class IntakeForwarder:
 
     def _cancel(self, keys: Keyspace, fields: dict[bytes, bytes]) -> None:
         """A cancel entry: one run, or a match's runs (of the stream's tenant)."""
-        lifecycle = self._lifecycles[keys]
+        lifecycle = self.lifecycle_of(keys)
         if b"cancel" in fields:
             cancels.cancel(lifecycle, fields[b"cancel"].decode(errors="replace"), self.seal)
         else:
@@ -136,23 +122,6 @@ class IntakeForwarder:
                 pipe.xack(keys.intake, INTAKE_GROUP, *entry_ids)
                 pipe.xdel(keys.intake, *entry_ids)
                 pipe.execute()
-
-    def _read(self, start: str, block_ms: int | None) -> list[tuple[Keyspace, list[Any]]]:
-        """This forwarder's unsent entries (``0``) or new ones (``>``), per stream."""
-        streams = self.streams
-        batch = self.redis.xreadgroup(INTAKE_GROUP, self.consumer,
-                                      dict.fromkeys(streams, start), count=100, block=block_ms)
-        return [(streams[_text(stream)], list(items)) for stream, items in batch or []
-                if items]
-
-    def _claimed(self) -> list[tuple[Keyspace, list[Any]]]:
-        found = []
-        for stream, keys in self.streams.items():
-            _, claimed, *_ = self.redis.xautoclaim(stream, INTAKE_GROUP, self.consumer,
-                                                   self.reclaim_after_ms, count=100)
-            if claimed:
-                found.append((keys, list(claimed)))
-        return found
 
     def _send(self, keys: Keyspace, entries: list[tuple[bytes, bytes]]) -> None:
         """Record the requests of ``entries`` ``queued``, then queue those that are not
@@ -180,7 +149,7 @@ class IntakeForwarder:
         """Each request's ``queued`` record, in one round trip: False for a duplicate
         (its run id's record names another entry). A request with no run id is sent: its
         worker rejects it."""
-        lifecycle = self._lifecycles[keys]
+        lifecycle = self.lifecycle_of(keys)
         with self.redis.pipeline(transaction=False) as pipe:
             asked = []
             for (entry_id, _), (_, body) in zip(entries, bodies, strict=True):
@@ -201,18 +170,6 @@ def _once(keys: Keyspace, body: dict[str, Any], entry_id: bytes) -> dict[str, An
     if not isinstance(run_id, str) or not run_id:
         return {}
     return {ONCE_HEADER: [keys.status(run_id), entry_id.decode()]}
-
-
-def _ensure_group(client: Any, stream: str) -> None:
-    try:
-        client.xgroup_create(stream, INTAKE_GROUP, id="0", mkstream=True)
-    except redis.ResponseError as err:
-        if "BUSYGROUP" not in str(err):
-            raise
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _body(raw: bytes) -> tuple[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import redis
 
 from .. import tenancy
-from ..redis_keys import WEBHOOKS_GROUP, Keyspace, keyspace
+from ..redis_keys import WEBHOOKS_GROUP, Keyspace
 from .config import WebhookConfig
 from .payload import LinkPending, Payload, ResultLink, no_link, payload
 from .policy import Policy, system_resolver
@@ -83,13 +83,8 @@ class Dispatcher:
         self.policy = self.policy_of(None)
         self.tls = ssl.create_default_context(cafile=self.config.ca_file)
         self._policies: dict[str | None, Policy] = {None: self.policy}
-        self._refreshed = -float("inf")
-        self._start = "$"
-
-    @property
-    def streams(self) -> dict[str, Keyspace]:
-        """The results streams it hears: stream → whose keys."""
-        return {keyspace(tenant).results_stream: keyspace(tenant) for tenant in self._policies}
+        self.results = tenancy.TenantStreams(self.redis, WEBHOOKS_GROUP, self.consumer,
+                                             lambda keys: keys.results_stream, self.refresh_s)
 
     def policy_of(self, tenant: str | None) -> Policy:
         """Where a run of ``tenant`` may be delivered (its allowlist, the fleet's networks)."""
@@ -102,32 +97,22 @@ class Dispatcher:
         """Create the consumer group unless it exists: at the stream's end when a worker
         starts (a fleet upgraded to webhooks does not replay the week of results before
         it: none of them could name a callback), at its start when it was deleted under a
-        running worker (a flushed Redis: whatever is in the new stream is unheard).
+        running worker (a flushed Redis: whatever is in the new stream is unheard). A
+        tenant's stream gets it at its start (:class:`~tasks.tenancy.TenantStreams`).
 
         Raises:
             redis.RedisError: Redis refused it (other than "it exists").
         """
-        self._start = start
-        for stream in self.streams:
-            _group(self.redis, stream, start)
-
-    def _refresh(self) -> None:
-        """Read the tenants again when ``refresh_s`` has passed; hear a new one's stream
-        (from its start: a new tenant's first results are not missed)."""
-        if time.monotonic() - self._refreshed < self.refresh_s:
-            return
-        self._refreshed = time.monotonic()
-        for name in tenancy.names(self.redis):
-            if name not in self._policies:
-                _group(self.redis, keyspace(name).results_stream, "0")
-                self._policies[name] = self.policy_of(name)
+        self.results.ensure_groups(start)
 
     def hear(self, block_ms: int = 500) -> int:
         """Schedule the deliveries of the results published since the last read; how many
         entries were read."""
-        self._refresh()
+        self.results.refresh()
         try:
-            read = self._read("0", None) or self._claimed() or self._read(">", block_ms)
+            read = (self.results.read("0", READ_COUNT)
+                    or self.results.claimed(self.reclaim_after_ms, READ_COUNT)
+                    or self.results.read(">", READ_COUNT, block_ms))
         except redis.ResponseError as err:
             if "NOGROUP" not in str(err):
                 raise
@@ -136,23 +121,6 @@ class Dispatcher:
         for keys, entries in read:
             self._plan(keys, entries)
         return sum(len(entries) for _, entries in read)
-
-    def _read(self, start: str, block_ms: int | None) -> list[tuple[Keyspace, list[Any]]]:
-        streams = self.streams
-        reply = self.redis.xreadgroup(WEBHOOKS_GROUP, self.consumer,
-                                      dict.fromkeys(streams, start), count=READ_COUNT,
-                                      block=block_ms)
-        return [(streams[_text(stream)], list(items)) for stream, items in reply or []
-                if items]
-
-    def _claimed(self) -> list[tuple[Keyspace, list[Any]]]:
-        found = []
-        for stream, keys in self.streams.items():
-            _, claimed, *_ = self.redis.xautoclaim(stream, WEBHOOKS_GROUP, self.consumer,
-                                                   self.reclaim_after_ms, count=READ_COUNT)
-            if claimed:
-                found.append((keys, list(claimed)))
-        return found
 
     def _plan(self, keys: Keyspace, entries: list[Any]) -> None:
         """Schedule each entry's delivery where its run has a callback; acknowledge all."""
@@ -215,7 +183,9 @@ class Dispatcher:
             where = ("EVALFLEET_WEBHOOKS__SECRETS" if started.tenant is None else
                      f"EVALFLEET_WEBHOOKS__TENANTS's {started.tenant!r}")
             return Answer(f"refused: no signing secret ({where})", "refused")
-        policy = self._policies.get(started.tenant) or self.policy_of(started.tenant)
+        if started.tenant not in self._policies:
+            self._policies[started.tenant] = self.policy_of(started.tenant)
+        policy = self._policies[started.tenant]
         headers = _headers(started, sent.kind, sign(sent.body, secrets, timestamp))
         return post(started.url, sent.body, headers, policy, self.config.timeout_s, self.tls)
 
@@ -225,14 +195,6 @@ def _headers(started: Started, kind: str, signature: str) -> dict[str, str]:
             HEADER: signature, "Idempotency-Key": started.run_id,
             "Evalfleet-Run-Id": started.run_id, "Evalfleet-Attempt": str(started.attempt),
             "Evalfleet-Body": kind}
-
-
-def _group(client: Any, stream: str, start: str) -> None:
-    try:
-        client.xgroup_create(stream, WEBHOOKS_GROUP, id=start, mkstream=True)
-    except redis.ResponseError as err:
-        if "BUSYGROUP" not in str(err):
-            raise
 
 
 def _text(value: Any) -> str:
