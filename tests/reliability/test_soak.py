@@ -94,6 +94,7 @@ def soak(private_fleet: PrivateFleet, runs: int) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.slow  # CI runs it after the README test command (scripts/ci-soak.sh)
 def test_soak_200_runs_across_4_processes(private_fleet: PrivateFleet) -> None:
     """The CI soak: 200 runs, every one published once, nothing leaked, memory bounded."""
     soak(private_fleet, 200)
