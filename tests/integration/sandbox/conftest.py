@@ -70,4 +70,4 @@ def reuse_pool(docker_client: Any, reusing: Profile) -> Iterator[WarmPool]:
     warm.fill()
     yield warm
     warm.close()
-    assert left_over(docker_client, "warm") == [], "the host is not clean"
+    assert left_over(docker_client, "warm", WORKER) == [], "the host is not clean"

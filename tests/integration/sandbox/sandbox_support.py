@@ -12,7 +12,7 @@ from services import TEST_LABEL, image, sweep_label
 from services import TEST_LABELS as TEST_LABELS  # the tests here import it from this module
 
 from evalfleet.sandbox.docker.driver import DockerSandbox
-from evalfleet.sandbox.docker.labels import LABEL_RUN
+from evalfleet.sandbox.docker.labels import LABEL_RUN, LABEL_WORKER
 from evalfleet.sandbox.docker.listing import labelled
 from evalfleet.sandbox.profile import Limits, Profile
 
@@ -27,10 +27,15 @@ def sweep(client: Any, label: str = TEST_LABEL) -> None:
     sweep_label(client, label)
 
 
-def left_over(client: Any, run_id: str) -> list[Any]:
-    """Containers of ``run_id`` that this test run made, still on the host (a run id such
-    as ``warm`` is shared by every test run on the engine: other runs' are theirs)."""
-    return labelled(client, [f"{LABEL_RUN}={run_id}", TEST_LABEL])
+def left_over(client: Any, run_id: str, worker: str | None = None) -> list[Any]:
+    """Containers of ``run_id`` that this test run made, still on the host.
+
+    A run id such as ``warm`` is shared by every test on the engine, including those of the
+    other xdist workers running at the same time: name the ``worker`` (this process's is
+    :data:`WORKER`) to count only the containers its factories made.
+    """
+    labels = [f"{LABEL_RUN}={run_id}", TEST_LABEL]
+    return labelled(client, labels + ([f"{LABEL_WORKER}={worker}"] if worker else []))
 
 
 def wait_for(condition: Callable[[], Any], timeout_s: float = 30.0) -> None:

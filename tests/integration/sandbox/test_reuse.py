@@ -56,7 +56,7 @@ def test_a_sandbox_that_hit_a_limit_is_discarded(docker_client: Any, reusing: Pr
             assert later.id != first and later.exec(Command("echo ok")).stdout == b"ok\n"
     finally:
         pool.close()
-    assert left_over(docker_client, "warm") == []
+    assert left_over(docker_client, "warm", WORKER) == []
 
 
 def test_a_sandbox_serves_its_runs_then_goes(reuse_pool: WarmPool, reusing: Profile) -> None:
@@ -133,7 +133,7 @@ def test_the_start_up_probe_verifies_a_reset(docker_client: Any, reusing: Profil
 
     factory = DockerFactory(docker_client, worker=WORKER, extra_labels=TEST_LABELS)
     assert probe(factory, reusing) == ""
-    assert left_over(docker_client, "reuse-probe") == []
+    assert left_over(docker_client, "reuse-probe", WORKER) == []
 
 
 def test_an_evaluators_run_is_reset_and_reused(reuse_pool: WarmPool, reusing: Profile) -> None:

@@ -176,4 +176,4 @@ def test_a_tree_past_the_resets_bounds_discards_the_sandbox(
             assert later.id != first and later.exec(Command("echo ok")).stdout == b"ok\n"
     finally:
         pool.close()
-    assert left_over(docker_client, "warm") == []
+    assert left_over(docker_client, "warm", WORKER) == []
