@@ -39,9 +39,9 @@ def open_archive(settings: Settings) -> Any:
     from evalfleet.tasks.archive import Archive, StoreError
 
     try:
-        return Archive.at(settings.archive.url)
+        return Archive.at(settings.archive.url, settings.archive.tenants)
     except (ValueError, StoreError) as error:
-        raise SystemExit(f"evalfleet: EVALFLEET_ARCHIVE__URL: {error}") from error
+        raise SystemExit(f"evalfleet: EVALFLEET_ARCHIVE__URL or __TENANTS: {error}") from error
 
 
 def result_link(settings: Settings) -> Any:

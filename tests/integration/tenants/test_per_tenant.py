@@ -5,14 +5,16 @@ only — never with the fleet's, never to another tenant's."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from webhook_receiver import Receiver
 
 from evalfleet.tasks import tenancy
-from evalfleet.tasks.archive import Archive
+from evalfleet.tasks.archive import Archive, StoreError, layout, open_store
 from evalfleet.tasks.archive.archiver import Archiver
 from evalfleet.tasks.lifecycle import Lifecycle
 from evalfleet.tasks.messages import RunResult
@@ -24,6 +26,7 @@ from evalfleet.tasks.webhooks.config import TenantHook, WebhookConfig
 from evalfleet.tasks.webhooks.dispatcher import Dispatcher
 from evalfleet.tasks.webhooks.signature import HEADER, verify
 from evalfleet.workers.devtools.local_fleet import RedisServer
+from evalfleet.workers.devtools.object_store import tenant_keys
 
 
 def publish(admin: Any, run_id: str, keys: Keyspace, callback: str | None = None) -> bytes:
@@ -64,6 +67,63 @@ def test_a_tenants_results_are_archived_under_its_own_prefix(admin: Any, server:
     finally:
         client.close()
     assert found is not None and found.to_json().encode() == body
+
+
+def test_a_tenant_with_its_own_credentials_is_archived_with_them(
+        admin: Any, server: RedisServer, seaweedfs: Any) -> None:
+    """acme and globex have stores of their own on a real S3 server, whose keys reach only
+    their own paths: each tenant's run is written there (not under the fleet's prefix),
+    read back by its client with its keys, and acme's keys read, write and list nothing
+    of globex's or of the fleet's."""
+    fleet_url, run_id = seaweedfs.url(f"fleet-{uuid.uuid4().hex[:8]}"), uuid.uuid4().hex
+    own = {name: seaweedfs.tenant_url(name) for name in ("acme", "globex")}
+    archive = Archive.at(fleet_url, own)
+    assert archive is not None
+    archiver = Archiver(admin, archive, consumer="a1", ttl_s=600)
+    archiver.ensure_group()
+    added = {name: tenancy.add(admin, [admin], name) for name in own}
+    bodies = {name: publish(admin, run_id, tenant.keys) for name, (tenant, _) in added.items()}
+    publish(admin, run_id, FLEET)
+    while archiver.step(block_ms=10):
+        pass
+
+    fleet = Archive.at(fleet_url)
+    assert fleet is not None and fleet.run(run_id) is not None
+    assert [fleet.of_tenant(name).run(run_id) for name in own] == [None, None]
+    acme, password = added["acme"]
+    admin.delete(acme.keys.result(run_id), acme.keys.status(run_id))
+    client = EvalfleetClient(f"redis://{acme.user}:{password}@127.0.0.1:{server.port}/0",
+                             archive_url=own["acme"])
+    try:
+        found = client.result(run_id)
+    finally:
+        client.close()
+    assert found is not None and found.to_json().encode() == bodies["acme"]
+    mine = open_store(own["acme"])
+    assert mine is not None and layout.run_key(run_id) in mine.keys(layout.RUNS)
+    theirs = Archive.at(own["globex"])
+    assert theirs is not None and theirs.result(run_id) is not None
+    for elsewhere in (own["globex"], fleet_url):
+        assert_refused(with_keys(elsewhere, "acme"), run_id)
+
+
+def with_keys(url: str, tenant: str) -> str:
+    """``url`` with ``tenant``'s keys in place of its own."""
+    parts = urlsplit(url)
+    key, secret = tenant_keys(tenant)
+    return urlunsplit(parts._replace(netloc=f"{key}:{secret}@{parts.hostname}"))
+
+
+def assert_refused(url: str, run_id: str) -> None:
+    """Every verb of the store at ``url`` with acme's keys is refused."""
+    store = open_store(url)
+    assert store is not None
+    with pytest.raises(StoreError):
+        store.get(layout.run_key(run_id))
+    with pytest.raises(StoreError):
+        store.put(layout.run_key(run_id), b"forged")
+    with pytest.raises(StoreError):
+        list(store.keys(""))
 
 
 def config(port: int) -> WebhookConfig:

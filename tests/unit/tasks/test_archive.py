@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from evalfleet.tasks.archive import ArchivedRun, RecordError, StoreError, layout, open_store
+from evalfleet.tasks.archive import (
+    Archive,
+    ArchivedRun,
+    RecordError,
+    StoreError,
+    layout,
+    open_store,
+)
 from evalfleet.tasks.archive.backlog import Backlog, Limits, refusal
 from evalfleet.tasks.archive.file_store import FileStore
 
@@ -109,3 +116,23 @@ def test_the_slim_client_imports_no_boto3() -> None:
     code = ("import sys; import evalfleet.tasks.platform, evalfleet.tasks.archive; "
             "assert 'boto3' not in sys.modules and 'botocore' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_tenant_with_a_store_of_its_own_is_archived_there_only(tmp_path: Path) -> None:
+    """acme has a store of its own; globex, without one, is under the fleet's
+    ``tenants/globex/``; None is the fleet's own archive."""
+    archive = Archive.at(f"file://{tmp_path}/fleet", {"acme": f"file://{tmp_path}/acme"})
+    assert archive is not None
+    for tenant in ("acme", "globex", None):
+        archive.of_tenant(tenant).store.put("runs/r.json.gz", (tenant or "fleet").encode())
+
+    assert (tmp_path / "acme" / "runs" / "r.json.gz").read_bytes() == b"acme"
+    assert (tmp_path / "fleet" / "tenants" / "globex" / "runs" / "r.json.gz").read_bytes() \
+        == b"globex"
+    assert (tmp_path / "fleet" / "runs" / "r.json.gz").read_bytes() == b"fleet"
+    assert not (tmp_path / "fleet" / "tenants" / "acme").exists()
+
+
+def test_a_tenant_store_that_names_none_is_refused_with_its_name(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="tenant 'acme': its archive URL names no store"):
+        Archive.at(f"file://{tmp_path}", {"acme": "none"})

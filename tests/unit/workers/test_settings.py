@@ -173,3 +173,24 @@ def test_bad_webhook_settings_fail_at_start(monkeypatch: pytest.MonkeyPatch, nam
     monkeypatch.setenv(name, value)
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_tenants_with_their_own_archive_from_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tenant's own archive URL is read from JSON; a tenant left out has none."""
+    monkeypatch.setenv("EVALFLEET_ARCHIVE__TENANTS",
+                       '{"acme": "s3://k:s@acme-bucket/runs?endpoint=http://127.0.0.1:8333"}')
+    assert Settings().archive.tenants == {
+        "acme": "s3://k:s@acme-bucket/runs?endpoint=http://127.0.0.1:8333"}
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ('{"acme": "none"}', "tenant 'acme': the archive URL's scheme"),
+    ('{"acme": "ftp://x/y"}', "tenant 'acme': the archive URL's scheme"),
+    ('{"Bad Name": "file:///x"}', "tenant name")])
+def test_a_bad_tenant_archive_fails_at_start(monkeypatch: pytest.MonkeyPatch, value: str,
+                                             problem: str) -> None:
+    monkeypatch.setenv("EVALFLEET_ARCHIVE__TENANTS", value)
+    with pytest.raises(ValidationError, match=problem) as raised:
+        Settings()
+    assert raised.value.errors()[0]["loc"][:2] == ("archive", "tenants")
