@@ -23,7 +23,9 @@ names their tag), ``cancel`` (``client.cancel`` → the running run's sandbox st
 removed, on each runtime, against removing an idle container directly; issue 41),
 ``failover`` (the Redis primary killed under a stream of runs through Sentinel: the time
 without service; issue 46), ``archive`` (sandbox-free drains with the archive off, on a real
-S3 server and on a local directory; bytes per archived result; issue 44). Needs the
+S3 server and on a local directory; bytes per archived result; issue 44), ``fairness``
+(tenants' fair shares: a live tenant behind another's backlog, weights 3:1, admission's
+cost; issue 48). Needs the
 Docker engine, ``redis-server`` and the images of ``scripts/setup.sh``.
 """
 
@@ -45,6 +47,7 @@ from bench import (
     dispatch,
     endtoend,
     failover,
+    fairness,
     long_text,
     reuse,
     scale,
@@ -56,7 +59,7 @@ from bench import (
 from bench.common import RUNTIMES, Report, private_fleet, sweep_containers
 
 CASES = ("scoring", "long_text", "signing", "dispatch", "submission", "cold", "warm", "throughput",
-         "memory", "sidecar", "scale", "reuse", "cancel", "failover", "archive")
+         "memory", "sidecar", "scale", "reuse", "cancel", "failover", "archive", "fairness")
 FLEET_CASES = frozenset({"cold", "warm", "throughput", "memory", "sidecar", "scale",
                          "reuse", "cancel"})
 """Cases that run in the private fleet (``failover`` makes its own Redis, through Sentinel)."""
@@ -96,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
         failover.run(report, rounds=1 if quick else 3)
     if "archive" in wanted:
         archive.run(report, quick)
+    if "fairness" in wanted:
+        fairness.run(report, quick)
     print("\n" + report.markdown())
     if args.out:
         args.out.write_text(report.markdown() + "\n")

@@ -20,6 +20,12 @@ def queue_for(profile: str) -> str:
     return f"{QUEUE_PREFIX}{profile}"
 
 
+def queue_lists(queue: str) -> list[str]:
+    """The Redis lists of ``queue``: one per priority step (kombu's ``<queue>:<step>``,
+    the first step the queue's own name)."""
+    return [queue] + [f"{queue}:{step}" for step in PRIORITY_STEPS[1:]]
+
+
 def broker_priority(priority: int) -> int:
     """The kombu priority for a request priority (0 least … 9 most urgent)."""
     return 9 - max(0, min(9, priority))

@@ -175,6 +175,17 @@ class Keyspace:
         """A run's delivery count (:data:`DELIVERIES_KEY`)."""
         return f"{self.prefix}deliveries:{run_id}"
 
+    @property
+    def held(self) -> str:
+        """Why its runs wait in the admission's waiting room (:data:`HELD_KEY`)."""
+        return self.prefix + "held"
+
+    @property
+    def owner(self) -> str:
+        """Whose share of the fleet this is in admission's keys: the tenant, or
+        :data:`FLEET_OWNER` (a name no tenant can have)."""
+        return self.tenant or FLEET_OWNER
+
 
 FLEET = Keyspace()
 """The keys of a fleet without tenants (and of the runs submitted with the fleet's own
@@ -197,3 +208,73 @@ def run_of(ref: str) -> tuple[Keyspace, str]:
     """Whose keys and which run id a :func:`run_ref` names."""
     tenant, _, run_id = ref.rpartition("/")
     return keyspace(tenant), run_id
+
+
+# Admission (issue 48, :mod:`tasks.admission`): the fleet's own keys, which no tenant's
+# user may touch. ``<owner>`` is a tenant's name or :data:`FLEET_OWNER`; ``<queue>`` a
+# Celery queue (``evalfleet.<profile>``).
+FLEET_OWNER = "_"
+"""The fleet's own runs' owner in admission's keys (a tenant's name cannot be ``_``)."""
+ADMISSION_PREFIX = "evalfleet:admission:"
+WAITING_KEY = ADMISSION_PREFIX + "waiting:{queue}:{owner}"
+"""The waiting room of one owner's runs for one queue (sorted set: run id → the most
+urgent priority first, then the owner's matches in turn, each in order of arrival)."""
+FLOWS_KEY = ADMISSION_PREFIX + "flows:{queue}:{owner}"
+"""The virtual time of each of the owner's matches in that waiting room (hash)."""
+REQUESTS_KEY = ADMISSION_PREFIX + "requests:{owner}"
+"""The requests waiting or being admitted (hash: run id → ``[entry, queue, priority,
+parked_at, request]``), deleted once the run's message is queued."""
+COUNT_KEY = ADMISSION_PREFIX + "count:{owner}"
+"""How many of the owner's runs wait (every queue)."""
+IN_FLIGHT_KEY = ADMISSION_PREFIX + "in_flight:{owner}"
+"""The owner's runs admitted and not yet published (sorted set: run id → when admitted)."""
+RATE_KEY = ADMISSION_PREFIX + "rate:{owner}:{minute}"
+"""How many of the owner's runs were admitted in one minute (Unix minutes)."""
+ACTIVE_KEY = ADMISSION_PREFIX + "active"
+"""Every waiting room with runs in it (set of ``<queue> <owner>``)."""
+DEPTH_KEY = ADMISSION_PREFIX + "depth:{queue}"
+"""One item per run waiting for ``queue`` (list): what KEDA scales on besides the queue."""
+ADMITTED_KEY = ADMISSION_PREFIX + "admitted"
+"""Runs admitted so far (hash: owner → count; metrics)."""
+REFUSED_KEY = ADMISSION_PREFIX + "refused"
+"""Runs refused over a quota so far (hash: ``<owner> <quota>`` → count; metrics)."""
+LEASE_KEY = ADMISSION_PREFIX + "lease"
+"""The one admitter at a time: the worker id holding it (expires unless renewed)."""
+SLOTS_KEY = "evalfleet:slots:{worker_id}"
+"""A live worker's slots: ``<concurrency> <queue> <queue> …`` (expires with its
+heartbeat): how many runs the admitter keeps queued ahead of each queue's workers."""
+HELD_KEY = TENANT_PREFIX + "held"
+"""Why a tenant's waiting runs are not admitted now (the quota they are over, JSON), while
+they are; the tenant may read it (its client's ``status`` shows it)."""
+
+
+def waiting_key(queue: str, keys: Keyspace) -> str:
+    """:data:`WAITING_KEY` of ``keys``' runs for ``queue``."""
+    return WAITING_KEY.format(queue=queue, owner=keys.owner)
+
+
+def flows_key(queue: str, keys: Keyspace) -> str:
+    """:data:`FLOWS_KEY` of ``keys``' runs for ``queue``."""
+    return FLOWS_KEY.format(queue=queue, owner=keys.owner)
+
+
+def depth_key(queue: str) -> str:
+    """:data:`DEPTH_KEY` of ``queue``."""
+    return DEPTH_KEY.format(queue=queue)
+
+
+def slots_key(worker_id: str) -> str:
+    """:data:`SLOTS_KEY` of a worker."""
+    return SLOTS_KEY.format(worker_id=worker_id)
+
+
+def admission_keys(keys: Keyspace) -> dict[str, str]:
+    """The owner-wide admission keys of ``keys``: ``requests``, ``count``, ``in_flight``."""
+    owner = keys.owner
+    return {"requests": REQUESTS_KEY.format(owner=owner), "count": COUNT_KEY.format(owner=owner),
+            "in_flight": IN_FLIGHT_KEY.format(owner=owner)}
+
+
+def rate_key(keys: Keyspace, minute: int) -> str:
+    """:data:`RATE_KEY` of ``keys`` for one Unix minute."""
+    return RATE_KEY.format(owner=keys.owner, minute=minute)

@@ -22,6 +22,7 @@ straight to Celery) has none until a worker starts it.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
@@ -101,6 +102,9 @@ class RunStatus(BaseModel):
     callback_url: str | None = None
     webhook: Webhook | None = None
     """The delivery of its result to a callback, once one is scheduled."""
+    held: str | None = None
+    """Why a queued run of a tenant is not admitted to the workers now: the quota of its
+    tenant it waits on (``max_in_flight`` or ``max_per_minute``: :mod:`tasks.admission`)."""
 
     @property
     def final(self) -> bool:
@@ -108,9 +112,11 @@ class RunStatus(BaseModel):
         return self.status in FINAL
 
     @classmethod
-    def from_record(cls, run_id: str, record: dict[Any, Any]) -> RunStatus | None:
+    def from_record(cls, run_id: str, record: dict[Any, Any],
+                    held: Any = None) -> RunStatus | None:
         """The status of ``run_id`` from its hash (as ``HGETALL`` returns it); ``None``
-        when it has none."""
+        when it has none. ``held``: its tenant's held key (JSON, as ``GET`` returns it),
+        which applies while the run waits to be admitted (queued, not sent)."""
         fields = {_text(k): _text(v) for k, v in record.items()}
         if "status" not in fields:
             return None
@@ -121,7 +127,17 @@ class RunStatus(BaseModel):
                    attempt=fields.get("attempt"), match=fields.get("match"),
                    expires_at=fields.get("expires_at"),
                    callback_url=fields.get("callback_url"),
-                   webhook=Webhook.from_fields(fields))
+                   webhook=Webhook.from_fields(fields),
+                   held=_held(held) if fields["status"] == "queued" and "sent" not in fields
+                   else None)
+
+
+def _held(raw: Any) -> str | None:
+    """The quota a held key names (None: no key, or not one of ours)."""
+    try:
+        return str(json.loads(raw)["quota"]) if raw else None
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def _text(value: Any) -> str:

@@ -14,6 +14,7 @@ Redis node (a replica promoted by Sentinel included) can be given the same user 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .admission.share import OverQuota, Share
 from .redis_keys import (
     ARCHIVE_GROUP,
     FLEET,
@@ -72,6 +74,23 @@ class Tenant:
     created_at: float
     password_sha256: str
     rotated_at: float | None = None
+    weight: float = 1.0
+    """Its share of the workers while other owners' runs wait too (:mod:`tasks.admission`)."""
+    max_in_flight: int | None = None
+    """At most this many of its runs admitted and not yet published (None: no quota)."""
+    max_per_minute: int | None = None
+    """At most this many of its runs admitted per minute (None: no quota)."""
+    over_quota: OverQuota = "wait"
+    """A run over a quota waits its turn, or is refused (published ``rejected``)."""
+
+    def __post_init__(self) -> None:
+        """A weight or quota a share cannot have raises ValueError (saying which)."""
+        _ = self.share
+
+    @property
+    def share(self) -> Share:
+        """Its weight and quotas, for admission."""
+        return Share(self.weight, self.max_in_flight, self.max_per_minute, self.over_quota)
 
     @property
     def keys(self) -> Keyspace:
@@ -152,15 +171,18 @@ def find(redis: Any, name: str) -> Tenant:
     return Tenant.from_json(raw)
 
 
-def add(redis: Any, nodes: list[Any], name: str) -> tuple[Tenant, str]:
-    """Create tenant ``name`` and its user on every node of ``nodes``; the tenant and its
+def add(redis: Any, nodes: list[Any], name: str, **share: Any) -> tuple[Tenant, str]:
+    """Create tenant ``name`` and its user on every node of ``nodes``, with its ``share``
+    (``weight``, ``max_in_flight``, ``max_per_minute``, ``over_quota``); the tenant and its
     password (shown once: only its hash is kept).
 
     Raises:
         TenantError: the name is not valid, or the tenant exists.
+        ValueError: a share's value is not valid (what is wrong).
     """
     password = new_password()
-    tenant = Tenant(checked_name(name), user_of(name), time.time(), digest(password))
+    tenant = Tenant(checked_name(name), user_of(name), time.time(), digest(password),
+                    **_quotas(share))
     if not redis.hsetnx(TENANTS_KEY, name, tenant.to_json()):
         raise TenantError(f"tenant {name!r} exists (evalfleet tenant show {name})")
     if _archive_on(redis):  # its results are kept until archived from the first one
@@ -169,13 +191,32 @@ def add(redis: Any, nodes: list[Any], name: str) -> tuple[Tenant, str]:
     return tenant, password
 
 
+def set_share(redis: Any, name: str, **changes: Any) -> Tenant:
+    """Change tenant ``name``'s weight or quotas (``weight``, ``max_in_flight``,
+    ``max_per_minute``, ``over_quota``; a quota of 0 removes it); the admitter and the
+    forwarders read it within seconds.
+
+    Raises:
+        TenantError: there is no such tenant.
+        ValueError: a value a share cannot have (what is wrong).
+    """
+    changed = dataclasses.replace(find(redis, name), **_quotas(changes))  # checked here
+    redis.hset(TENANTS_KEY, name, changed.to_json())
+    return changed
+
+
+def _quotas(share: dict[str, Any]) -> dict[str, Any]:
+    """``share`` with a quota of 0 meaning none."""
+    return {k: (None if k.startswith("max_") and v == 0 else v) for k, v in share.items()}
+
+
 def rotate(redis: Any, nodes: list[Any], name: str) -> tuple[Tenant, str]:
     """A new password for tenant ``name``; the tenant and the new password. The old one
     stops working at once: the connections opened with it are closed, on every node (runs
     in flight are the fleet's and go on)."""
     password = new_password()
     tenant = find(redis, name)
-    tenant = Tenant(tenant.name, tenant.user, tenant.created_at, digest(password), time.time())
+    tenant = dataclasses.replace(tenant, password_sha256=digest(password), rotated_at=time.time())
     redis.hset(TENANTS_KEY, name, tenant.to_json())
     apply(nodes, tenant)
     for node in nodes:

@@ -210,7 +210,9 @@ def status_line(found: Any) -> str:
     where = f" on {found.worker} (attempt {found.attempt})" if found.worker else ""
     since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(found.at.get(found.status, 0)))
     match = f" [match {found.match}]" if found.match else ""
-    return f"{found.run_id}: {found.status}{where} since {since}{match}{webhook_words(found)}"
+    held = f" (held by its tenant's {found.held})" if found.held else ""
+    return (f"{found.run_id}: {found.status}{held}{where} since {since}{match}"
+            f"{webhook_words(found)}")
 
 
 def webhook_words(found: Any) -> str:

@@ -23,8 +23,8 @@ from evalfleet.sandbox.docker.labels import LABEL_WORKER
 from evalfleet.sandbox.docker.listing import labelled
 from evalfleet.tasks.messages import RunResult
 from evalfleet.tasks.platform.result_groups import GroupState, group_states
-from evalfleet.tasks.queueing import PRIORITY_STEPS, TASK_NAME, queue_for
-from evalfleet.tasks.redis_keys import RESULTS_STREAM
+from evalfleet.tasks.queueing import TASK_NAME, queue_for, queue_lists
+from evalfleet.tasks.redis_keys import RESULTS_STREAM, depth_key
 
 from .tenant_metrics import count_run
 
@@ -179,18 +179,22 @@ class QueueCollector(Collector):
                                     "Runs reserved by a worker and not yet acknowledged.")
         oldest = GaugeMetricFamily("evalfleet_queue_oldest_unacked_seconds",
                                    "Age of the oldest unacknowledged run.")
+        waiting = GaugeMetricFamily("evalfleet_admission_waiting",
+                                    "Runs waiting in admission's rooms for a queue (they are "
+                                    "not in the queue yet: scale on both).", labels=["queue"])
         try:
             for profile in self.queues:
                 depth.add_metric([queue_for(profile)], self._depth(queue_for(profile)))
+                waiting.add_metric([queue_for(profile)],
+                                   float(self.redis.llen(depth_key(queue_for(profile)))))
             unacked.add_metric([], float(self.redis.hlen("unacked")))
             oldest.add_metric([], self._oldest())
         except Exception:  # a scrape must not fail because Redis blipped
             return
-        yield from (depth, unacked, oldest)
+        yield from (depth, unacked, oldest, waiting)
 
     def _depth(self, queue: str) -> float:
-        names = [queue] + [f"{queue}:{step}" for step in PRIORITY_STEPS[1:]]
-        return float(sum(self.redis.llen(name) for name in names))
+        return float(sum(self.redis.llen(name) for name in queue_lists(queue)))
 
     def _oldest(self) -> float:
         first = self.redis.zrange("unacked_index", 0, 0, withscores=True)

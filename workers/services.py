@@ -4,8 +4,10 @@ webhook dispatcher (:func:`main_services`), each a :class:`Loop` or a process of
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -97,9 +99,10 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
                                     IsolationCollector(isolations or []),
                                     ReuseCollector(reuses or []), WebhookCollector(redis))
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
+    seal = (signer or configured(settings)).seal
     forwarder = IntakeForwarder(redis, app, consumer=settings.worker_id,
-                                ttl_s=settings.result_ttl_s,
-                                seal=(signer or configured(settings)).seal)
+                                ttl_s=settings.result_ttl_s, seal=seal,
+                                parking=parking(settings, redis, seal))
     try:
         forwarder.ensure_group()
     except Exception as err:  # a full Redis refuses it: the forwarder's first read retries
@@ -111,7 +114,42 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     lost = Loop("evalfleet-leftover-reaper", lambda: leftovers.reap(engine, redis, settings),
                 settings.reaper_interval_s).start()
     return [beat, served, intake, *archiving, _Stopper(reaper), lost,
-            *start_webhooks(settings, redis)]
+            *start_webhooks(settings, redis), *start_admission(settings, app)]
+
+
+def parking(settings: Settings, redis: Any, seal: Any) -> Any:
+    """The forwarder's side of admission (:mod:`tasks.admission.parking`)."""
+    from evalfleet.tasks.admission.parking import Parking
+
+    wanted = settings.admission
+    return Parking(redis, wanted.mode, wanted.fleet_share, seal, settings.result_ttl_s)
+
+
+def start_admission(settings: Settings, app: Any) -> list[Any]:
+    """This worker's slots, told every heartbeat, and its admitter (which admits while it
+    holds the fleet's lease: :mod:`tasks.admission.admitter`)."""
+    from evalfleet.tasks.admission.admitter import Admitter
+    from evalfleet.tasks.queueing import queue_for
+    from evalfleet.tasks.redis_keys import slots_key
+
+    redis = redis_client(settings)
+    slots = " ".join([str(settings.concurrency), *(queue_for(q) for q in settings.queues)])
+    told = Loop("evalfleet-slots", lambda: redis.set(slots_key(settings.worker_id), slots,
+                                                     ex=int(settings.heartbeat_ttl_s)),
+                settings.heartbeat_interval_s).start()
+    wanted = settings.admission
+    admitter = Admitter(redis, app, settings.worker_id, wanted.fleet_share,
+                        wanted.queued_per_slot, int(wanted.lease_s * 1000))
+    return [told, Loop("evalfleet-admission", lambda: _admit(admitter), 0.0).start(),
+            _Released(admitter)]
+
+
+def _admit(admitter: Any) -> None:
+    """One admitter step; a pause when it admitted nothing: short while runs wait for room
+    (a queue only a few runs deep empties fast), longer when none waits, longest when
+    another worker holds the lease."""
+    if not admitter.step():
+        time.sleep(0.5 if not admitter.leading else 0.005 if admitter.waiting else 0.02)
 
 
 def start_webhooks(settings: Settings, redis: Any) -> list[Loop]:
@@ -158,6 +196,17 @@ def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list
     if registry is not None:
         registry.register(ArchiveCollector(redis))
     return [process, Loop("evalfleet-archiver-watch", process.check, WATCH_INTERVAL_S).start()]
+
+
+class _Released:
+    """Stopping gives the admitter's lease up, so another worker takes over at once."""
+
+    def __init__(self, admitter: Any) -> None:
+        self.admitter = admitter
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):  # Redis away: the lease expires on its own
+            self.admitter.release()
 
 
 class _Stopper:

@@ -24,6 +24,7 @@ from evalfleet.tasks.evaluation.judging import JudgingConfig, ProviderEndpoint
 from evalfleet.tasks.evaluation.pipeline import PipelineConfig, ProfileBounds
 from evalfleet.tasks.redis_connection import sentinel_url
 
+from .admission_settings import AdmissionSettings
 from .delivery_settings import ArchiveSettings, WebhookSettings
 
 MiB = 1024 * 1024
@@ -272,6 +273,8 @@ class Settings(BaseSettings):
     ``EVALFLEET_PREFLIGHT__SECTIONS``)."""
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     """Results POSTed to callbacks (``EVALFLEET_WEBHOOKS__ALLOW``, ``__SECRETS``, …)."""
+    admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
+    """Tenants' fair shares and quotas (``EVALFLEET_ADMISSION__MODE``, ``__QUEUED_PER_SLOT``, …)."""
 
     @model_validator(mode="after")
     def _through_sentinels(self) -> Settings:

@@ -1,6 +1,7 @@
 """``evalfleet tenant``: the platforms that share the fleet, each with its own Redis user.
 
     evalfleet tenant add NAME       # prints the user's password once
+    evalfleet tenant share NAME --weight 3 --max-in-flight 100 --over-quota refuse
     evalfleet tenant list
     evalfleet tenant show NAME
     evalfleet tenant rotate NAME    # a new password; the old one stops working
@@ -24,7 +25,7 @@ from typing import Any
 import click
 
 from evalfleet.tasks import tenancy
-from evalfleet.tasks.tenancy import Tenant, TenantError
+from evalfleet.tasks.tenancy import Tenant
 
 from .redis_url import redis_url_option
 from .refusal import EXIT_INVALID
@@ -35,14 +36,47 @@ def tenant() -> None:
     """Tenants: platforms sharing this fleet behind walls of Redis ACLs (docs/tenants.md)."""
 
 
+def share_options(command: Any) -> Any:
+    """The options of a tenant's share of the fleet (:mod:`tasks.admission`)."""
+    for option in reversed([
+            click.option("--weight", type=float, help="Its share of the workers while "
+                         "others wait too (default 1)."),
+            click.option("--max-in-flight", type=int, help="At most this many of its runs "
+                         "admitted and not yet published (0: no quota)."),
+            click.option("--max-per-minute", type=int, help="At most this many of its runs "
+                         "admitted per minute (0: no quota)."),
+            click.option("--over-quota", type=click.Choice(["wait", "refuse"]),
+                         help="A run over a quota waits its turn (default) or is refused.")]):
+        command = option(command)
+    return command
+
+
 @tenant.command()
 @click.argument("name")
+@share_options
 @redis_url_option()
-def add(name: str, redis_url: str) -> None:
+def add(name: str, redis_url: str, **share: Any) -> None:
     """Create tenant NAME and its Redis user on every node; print its password (once)."""
+    changes = {k: v for k, v in share.items() if v is not None}
     with _fleet(redis_url) as (client, nodes):
-        made, password = _checked(lambda: tenancy.add(client, nodes, name))
+        made, password = _checked(lambda: tenancy.add(client, nodes, name, **changes))
     _credentials(made, password, len(nodes))
+
+
+@tenant.command("share")
+@click.argument("name")
+@share_options
+@redis_url_option()
+def share_command(name: str, redis_url: str, **share: Any) -> None:
+    """Change tenant NAME's weight or quotas (the admitter applies them within seconds)."""
+    changes = {k: v for k, v in share.items() if v is not None}
+    if not changes:
+        click.echo("nothing to change: give --weight, --max-in-flight, --max-per-minute "
+                   "or --over-quota", err=True)
+        sys.exit(EXIT_INVALID)
+    with _fleet(redis_url, nodes=False) as (client, _):
+        changed = _checked(lambda: tenancy.set_share(client, name, **changes))
+    click.echo(f"tenant {changed.name}: {_share(changed)}")
 
 
 @tenant.command("list")
@@ -69,6 +103,7 @@ def show(name: str, redis_url: str) -> None:
     click.echo(f"created:  {_when(found.created_at)}")
     if found.rotated_at:
         click.echo(f"rotated:  {_when(found.rotated_at)}")
+    click.echo(f"share:    {_share(found)}")
     click.echo(f"keys:     {found.keys.prefix}*")
     rules = [r for r in tenancy.acl_rules(found) if not r.startswith("#")]
     click.echo(f"rules:    {' '.join(rules)}")
@@ -121,7 +156,7 @@ def _fleet(redis_url: str, nodes: bool = True) -> Iterator[tuple[Any, list[Any]]
 def _checked(step: Any) -> Any:
     try:
         return step()
-    except TenantError as err:
+    except ValueError as err:  # TenantError, or a share's value
         click.echo(str(err), err=True)
         sys.exit(EXIT_INVALID)
 
@@ -132,6 +167,13 @@ def _credentials(made: Tenant, password: str, nodes: int) -> None:
     click.echo(f"password: {password}")
     click.echo("           (shown once; the fleet keeps only its hash)")
     click.echo(f"url:      redis://{made.user}:<password>@<host>:<port>/<db>")
+
+
+def _share(found: Tenant) -> str:
+    quotas = [f"{name} {getattr(found, name)}" for name in ("max_in_flight", "max_per_minute")
+              if getattr(found, name) is not None]
+    return (f"weight {found.weight:g}; " + (", ".join(quotas) or "no quota")
+            + (f"; over quota: {found.over_quota}" if quotas else ""))
 
 
 def _when(moment: float) -> str:

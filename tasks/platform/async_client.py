@@ -120,7 +120,11 @@ class AsyncEvalfleetClient:
         Raises:
             tasks.archive.StoreError: Redis has none and the archive could not be read.
         """
-        found = RunStatus.from_record(run_id, await self.redis.hgetall(self.keys.status(run_id)))
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(self.keys.status(run_id))
+            pipe.get(self.keys.held)
+            record, held = await pipe.execute()
+        found = RunStatus.from_record(run_id, record, held)
         if found is None and self.archive is not None:
             return await asyncio.to_thread(self.archive.status, run_id)
         return found

@@ -128,7 +128,11 @@ class EvalfleetClient:
         Raises:
             tasks.archive.StoreError: Redis has none and the archive could not be read.
         """
-        found = RunStatus.from_record(run_id, self.redis.hgetall(self.keys.status(run_id)))
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(self.keys.status(run_id))
+            pipe.get(self.keys.held)
+            record, held = pipe.execute()
+        found = RunStatus.from_record(run_id, record, held)
         if found is None and self.archive is not None:
             return self.archive.status(run_id)
         return found

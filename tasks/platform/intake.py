@@ -8,7 +8,9 @@ priority, in batches (then writes the ``queued`` records the clients did not), a
 acknowledges and deletes the entries only after their tasks are sent: the stream holds
 only what waits. ``XADD evalfleet:intake * cancel <run_id>`` cancels a run,
 ``… cancel_match <match>`` every run of a match
-(:mod:`tasks.platform.cancels`). A forwarder first sends again what it read but could
+(:mod:`tasks.platform.cancels`). With admission on (:mod:`tasks.admission`), the
+forwarder parks each run in its waiting room instead, for the admitter to send. A forwarder
+first sends again what it read but could
 not send (a full or unreachable Redis refused the task), then what a dead forwarder had
 claimed and left for ``reclaim_after_ms``, then new entries. Invalid requests are
 forwarded as they are: the worker publishes them as ``rejected``.
@@ -25,12 +27,13 @@ import redis
 from celery import Celery
 
 from .. import broker, tenancy
-from ..broker.kombu_channel import ONCE_HEADER
+from ..admission.parking import Parking
 from ..decoding import life_of
 from ..lifecycle import Lifecycle
-from ..queueing import TASK_NAME, broker_priority, profile_of, queue_for, transport_options
+from ..queueing import profile_of, queue_for, transport_options
 from ..redis_connection import configure_broker
 from ..redis_keys import FLEET, INTAKE_GROUP, Keyspace
+from ..sending import Outgoing, send_runs
 from . import cancels
 
 
@@ -60,6 +63,8 @@ class IntakeForwarder:
     """How the cancels it carries out are published: the worker passes its signer's."""
     refresh_s: float = 5.0
     """How often the tenants are read again (a new tenant's first runs wait that long)."""
+    parking: Parking | None = None
+    """With admission (:mod:`tasks.admission`): runs wait in its rooms, not in the queues."""
 
     def __post_init__(self) -> None:
         self.lifecycle = Lifecycle(self.redis, self.ttl_s)
@@ -132,17 +137,14 @@ class IntakeForwarder:
         kept = [(entry_id, body) for (entry_id, _), body, fresh in
                 zip(entries, bodies, self._recorded(keys, entries, bodies), strict=True)
                 if fresh]
-        tenant = {} if keys.tenant is None else {"tenant": keys.tenant}
-        with self.app.producer_or_acquire() as producer, \
-                producer.batch(max_size=len(kept) + 1):
-            for entry_id, (text, body) in kept:
-                once = _once(keys, body, entry_id)
-                self.app.send_task(TASK_NAME, args=[text],
-                                   kwargs={"enqueued_at": time.time(), **tenant},
-                                   queue=queue_for(profile_of(body.get("pack"))),
-                                   priority=broker_priority(_priority(body)),
-                                   producer=producer, argsrepr=f"[run {body.get('run_id')}]",
-                                   headers=once)
+        now = time.time()
+        runs = [(Outgoing(keys, _run_id(body), text, queue_for(profile_of(body.get("pack"))),
+                          _priority(body), entry_id.decode(), now), life_of(body).match)
+                for entry_id, (text, body) in kept]
+        if self.parking is not None and self.parking.on:
+            send_runs(self.app, self.parking.park(runs))
+        else:
+            send_runs(self.app, [run for run, _ in runs])
 
     def _recorded(self, keys: Keyspace, entries: list[tuple[bytes, bytes]],
                   bodies: list[tuple[str, dict[str, Any]]]) -> list[bool]:
@@ -162,14 +164,9 @@ class IntakeForwarder:
         return [next(replies) != 0 if wanted else True for wanted in asked]
 
 
-def _once(keys: Keyspace, body: dict[str, Any], entry_id: bytes) -> dict[str, Any]:
-    """The header that has the broker channel queue a run's message once per intake entry
-    (:data:`~tasks.broker.kombu_channel.ONCE_HEADER`); none for a request without a run id
-    (its worker rejects it)."""
+def _run_id(body: dict[str, Any]) -> str | None:
     run_id = body.get("run_id")
-    if not isinstance(run_id, str) or not run_id:
-        return {}
-    return {ONCE_HEADER: [keys.status(run_id), entry_id.decode()]}
+    return run_id if isinstance(run_id, str) and run_id else None
 
 
 def _body(raw: bytes) -> tuple[str, dict[str, Any]]:

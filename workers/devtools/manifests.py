@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from evalfleet.tasks.queueing import PRIORITY_STEPS, queue_for
+from evalfleet.tasks.redis_keys import depth_key
 
 BASE = Path("deploy/k8s/base")
 ALERTS = Path("deploy/prometheus/alerts.yml")
@@ -88,14 +89,30 @@ def trigger(profile: str, step: int) -> dict[str, Any]:
         "authenticationRef": {"name": "evalfleet-redis"}}
 
 
+def waiting_trigger(profile: str) -> dict[str, Any]:
+    """KEDA's redis trigger on the runs of one profile waiting for admission (a list with
+    one item per run: :data:`~tasks.redis_keys.DEPTH_KEY`), which are not in the queue
+    yet (tenants' fair shares, issue 48)."""
+    return {"type": "redis", "name": f"{_identifier(profile)}_waiting", "metadata": {
+        "address": f"redis.{NAMESPACE}.svc:6379", "listName": depth_key(queue_for(profile)),
+        "listLength": str(BACKLOG_PER_REPLICA), "databaseIndex": "0"},
+        "authenticationRef": {"name": "evalfleet-redis"}}
+
+
 def trigger_name(profile: str, step: int) -> str:
     """A trigger's name, an identifier KEDA's formula can use (``default_p0``)."""
-    return f"{re.sub(r'[^A-Za-z0-9]', '_', profile)}_p{step}"
+    return f"{_identifier(profile)}_p{step}"
+
+
+def _identifier(profile: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", profile)
 
 
 def scaled_object(profiles: list[str]) -> dict[str, Any]:
-    """The ScaledObject: one trigger per priority list of every profile, summed."""
-    triggers = [trigger(p, step) for p in profiles for step in PRIORITY_STEPS]
+    """The ScaledObject: one trigger per priority list of every profile and one on its
+    runs waiting for admission, summed."""
+    triggers = [t for p in profiles
+                for t in [*(trigger(p, step) for step in PRIORITY_STEPS), waiting_trigger(p)]]
     scaling = {"formula": " + ".join(t["name"] for t in triggers),
                "target": str(BACKLOG_PER_REPLICA), "activationTarget": "0",
                "metricType": "AverageValue"}
@@ -121,8 +138,11 @@ TRIGGER_AUTHENTICATION = {
 KEDA_NOTES = """\
 # KEDA scales the workers on their backlog: the sum of ALL ten priority lists
 # (tasks/queueing.py: evalfleet.<profile>, evalfleet.<profile>:1 ... :9) of every queue in
-# EVALFLEET_QUEUES (config.yaml). KEDA gives each trigger its own HPA metric and the HPA takes
-# the MAX of them, which would undercount a backlog spread over priorities; scalingModifiers
+# EVALFLEET_QUEUES (config.yaml), and of the runs waiting for admission to that queue
+# (evalfleet:admission:depth:evalfleet.<profile>: with tenants, a backlog waits there and
+# only a few runs per worker slot are in the queue). KEDA gives each trigger its own HPA
+# metric and the HPA takes the MAX of them, which would undercount a backlog spread over
+# priorities; scalingModifiers
 # (KEDA >= 2.12) turns them into one summed metric instead. Backlog per replica: 4 = 2 runs
 # executing (EVALFLEET_CONCURRENCY) + 2 waiting.
 #

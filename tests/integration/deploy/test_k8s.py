@@ -46,6 +46,7 @@ from custom_kinds import SCHEMAS
 from services import missing_service
 
 from evalfleet.tasks.queueing import PRIORITY_STEPS, queue_for
+from evalfleet.tasks.redis_keys import depth_key
 from evalfleet.workers.app import HARD_LIMIT_MARGIN_S
 from evalfleet.workers.settings import Settings
 
@@ -268,13 +269,15 @@ def config_env() -> dict[str, str]:
 
 
 def test_keda_sums_every_priority_list_of_every_served_queue() -> None:
+    """Each served queue's ten priority lists, and its runs waiting for admission."""
     scaled = one("ScaledObject")["spec"]
     triggers = scaled["triggers"]
     queues = json.loads(config_env()["EVALFLEET_QUEUES"])
 
     assert {t["type"] for t in triggers} == {"redis"}
     assert sorted(t["metadata"]["listName"] for t in triggers) == sorted(
-        name for profile in queues for name in priority_lists(profile))
+        name for profile in queues
+        for name in [*priority_lists(profile), depth_key(queue_for(profile))])
     formula = scaled["advanced"]["scalingModifiers"]["formula"]
     terms = sorted(term.strip() for term in formula.split("+"))
     assert terms == sorted(t["name"] for t in triggers)

@@ -20,7 +20,8 @@ from evalfleet.workers.devtools.local_engine import PRIVILEGES
 DEPLOY = ROOT / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "evalfleet.json"
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
-ROWS = ["Service level", "Queue health", "Workers", "Sandbox", "Verdicts", "Redis", "Archive"]
+ROWS = ["Service level", "Queue health", "Workers", "Sandbox", "Verdicts", "Redis", "Archive",
+        "Admission (tenants' fair shares)", "Tenant $tenant"]
 
 
 def tool(name: str) -> str:
@@ -150,8 +151,11 @@ def dashboard() -> dict[str, Any]:
 
 
 def test_dashboard_has_the_rows_and_a_sound_layout() -> None:
+    """The rows in order (one per tenant: the last repeats over $tenant), no two panels in
+    one place."""
     panels = dashboard()["panels"]
     assert [p["title"] for p in panels if p["type"] == "row"] == ROWS
+    assert [p.get("repeat") for p in panels if p["type"] == "row"][-1] == "tenant"
     ids = [p["id"] for p in panels]
     assert len(ids) == len(set(ids))
     for panel in panels:
@@ -172,7 +176,7 @@ def test_every_panel_queries_the_dashboards_prometheus_datasource() -> None:
     source, *variables = data["templating"]["list"]
     assert (source["name"], source["type"], source["query"]) == (
         "datasource", "datasource", "prometheus")
-    assert [v["name"] for v in variables] == ["namespace", "profile", "worker"]
+    assert [v["name"] for v in variables] == ["namespace", "profile", "worker", "tenant"]
     for variable in variables:
         # Queried from the same datasource; "All" (the default) is a regex matching every
         # value, and series without the label (compose has no namespace).

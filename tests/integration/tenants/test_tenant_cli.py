@@ -78,3 +78,33 @@ def test_adding_a_tenant_twice_is_refused(server: RedisServer) -> None:
     assert tenant(server, "add", "twice").exit_code == 0
     again = tenant(server, "add", "twice")
     assert again.exit_code == 2 and "exists" in again.output
+
+
+def test_a_tenants_share_is_set_at_add_and_changed_later(server: RedisServer) -> None:
+    """Weight and quotas from ``add``, changed by ``share`` (a quota of 0 removes it),
+    shown by ``show``; the rotation of its password keeps them."""
+    added = tenant(server, "add", "shared", "--weight", "3", "--max-in-flight", "100")
+    assert added.exit_code == 0, added.output
+    assert "weight 3; max_in_flight 100; over quota: wait" in tenant(server, "show",
+                                                                     "shared").output
+    changed = tenant(server, "share", "shared", "--max-in-flight", "0", "--max-per-minute",
+                     "60", "--over-quota", "refuse")
+    assert changed.exit_code == 0, changed.output
+    assert tenant(server, "rotate", "shared").exit_code == 0
+    shown = tenant(server, "show", "shared").output
+    assert "weight 3; max_per_minute 60; over quota: refuse" in shown, shown
+
+
+@pytest.mark.parametrize("args, said", [
+    (("share", "shared", "--weight", "0"), "weight 0.0: must be above 0"),
+    (("share", "shared", "--max-per-minute", "-5"), "max_per_minute -5: must be at least 1"),
+    (("share", "shared"), "nothing to change"),
+    (("share", "nobody", "--weight", "2"), "no tenant 'nobody'"),
+])
+def test_a_share_that_cannot_be_is_refused_with_why(server: RedisServer, admin: Any,
+                                                    args: tuple[str, ...], said: str) -> None:
+    assert tenant(server, "add", "shared").exit_code == 0
+    before = admin.hget(TENANTS_KEY, "shared")
+    done = tenant(server, *args)
+    assert done.exit_code == 2 and said in done.output, done.output
+    assert admin.hget(TENANTS_KEY, "shared") == before

@@ -17,6 +17,7 @@ from evalfleet.tasks.redis_keys import (
     CANCELS_CHANNEL,
     FLEET,
     INTAKE_STREAM,
+    LEASE_KEY,
     RESULTS_STREAM,
     SIGNING_KEYS,
     TENANTS_KEY,
@@ -121,6 +122,11 @@ def _fleet_keys(url: str) -> EvalfleetClient:
     ("CLIENT", "KILL", "TYPE", "normal"), ("REPLICAOF", "127.0.0.1", "1"),
     ("SHUTDOWN", "NOSAVE"), ("FUNCTION", "FLUSH"),
     ("EVAL", "return redis.call('GET', KEYS[1])", "1", "evalfleet:result:x"),
+    # admission: the lease, the waiting rooms and requests, in-flight sets, quotas' counts
+    ("SET", LEASE_KEY, "me"), ("ZRANGE", "evalfleet:admission:waiting:evalfleet.default:_",
+                                "0", "-1"),
+    ("HGETALL", "evalfleet:admission:requests:_"), ("DEL", "evalfleet:admission:active"),
+    ("ZREM", "evalfleet:admission:in_flight:acme", "x"), ("SET", "evalfleet:slots:w", "999"),
 ])
 def test_a_tenant_cannot_reach_the_fleets_keys(tenants: Any, command: tuple[str, ...]) -> None:
     acme = tenants("acme")

@@ -45,14 +45,17 @@ def test_the_dashboard_config_map_is_the_dashboard_file_byte_for_byte() -> None:
 
 
 def test_keda_has_one_trigger_per_priority_list_of_every_profile_from_one_list() -> None:
-    """Two profiles in EVALFLEET_QUEUES: twenty triggers, all in the one summed formula."""
+    """Two profiles in EVALFLEET_QUEUES: twenty-two triggers (ten priority lists and the
+    runs waiting for admission, each), all in the one summed formula."""
     scaled = manifests.scaled_object(["default", "gpu-large"])
     names = [t["name"] for t in scaled["spec"]["triggers"]]
     lists = [t["metadata"]["listName"] for t in scaled["spec"]["triggers"]]
 
-    assert len(names) == len(set(names)) == 2 * len(PRIORITY_STEPS)
+    assert len(names) == len(set(names)) == 2 * (len(PRIORITY_STEPS) + 1)
     assert lists[:2] == ["evalfleet.default", "evalfleet.default:1"]
-    assert lists[10:12] == ["evalfleet.gpu-large", "evalfleet.gpu-large:1"]
+    assert lists[10] == "evalfleet:admission:depth:evalfleet.default"
+    assert lists[11:13] == ["evalfleet.gpu-large", "evalfleet.gpu-large:1"]
+    assert "gpu_large_waiting" in names
     assert scaled["spec"]["advanced"]["scalingModifiers"]["formula"].split(" + ") == names
     assert "gpu_large_p9" in names  # an identifier KEDA's formula can name
 
