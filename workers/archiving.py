@@ -12,22 +12,16 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
-import subprocess
-import sys
 import time
-from dataclasses import dataclass, field
-from types import FrameType
 from typing import Any
 
 from .settings import Settings
+from .side_process import Stopping
 
 log = logging.getLogger(__name__)
 
 #: How much lower than the worker the archiver runs (``nice``).
 NICENESS = 10
-#: Seconds between two looks at whether the archiver's process still runs.
-WATCH_INTERVAL_S = 5.0
 
 
 def open_archive(settings: Settings) -> Any:
@@ -95,7 +89,7 @@ def serve(settings: Settings, parent: int | None = None) -> None:
                         limits=Limits(wanted.refuse_at, wanted.max_backlog))
     _ready(archiver)
     log.info("archive: every published result goes to %s", archive.describe())
-    stopping = _Stopping().install()
+    stopping = Stopping().install()
     counters = ArchiveCounters()
     while not stopping.asked and (parent is None or os.getppid() == parent):
         try:
@@ -116,57 +110,3 @@ def _ready(archiver: Any) -> None:
         archiver.ensure_group()
     except Exception as err:  # a full or absent Redis: the first step retries
         log.warning("archive group not created yet: %s", err)
-
-
-class _Stopping:
-    """SIGTERM and SIGINT ask the loop to end after its step."""
-
-    asked = False
-
-    def install(self) -> _Stopping:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, self._ask)
-        return self
-
-    def _ask(self, signum: int, frame: FrameType | None) -> None:
-        self.asked = True
-
-
-@dataclass
-class ArchiverProcess:
-    """The ``evalfleet archiver`` a worker node runs beside itself, started again if it
-    exits (:meth:`check`, every :data:`WATCH_INTERVAL_S`)."""
-
-    settings: Settings
-    process: subprocess.Popen[bytes] | None = None
-    stopped: bool = field(default=False)
-
-    def start(self) -> ArchiverProcess:
-        env = {**os.environ, "EVALFLEET_REDIS_URL": self.settings.redis_url,
-               "EVALFLEET_WORKER_ID": self.settings.worker_id,
-               "EVALFLEET_RESULT_TTL_S": str(self.settings.result_ttl_s)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "evalfleet.workers", "archiver", "--parent",
-             str(os.getpid())], env=env)
-        try:
-            os.setpriority(os.PRIO_PROCESS, self.process.pid, NICENESS)
-        except OSError as err:  # gone already: check() starts it again
-            log.warning("archive: archiver not niced: %s", err)
-        return self
-
-    def check(self) -> None:
-        """Start it again if it exited (it is never meant to while the worker runs)."""
-        if not self.stopped and self.process is not None and self.process.poll() is not None:
-            log.warning("archive: the archiver exited (%s); starting it again",
-                        self.process.returncode)
-            self.start()
-
-    def stop(self) -> None:
-        self.stopped = True
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()

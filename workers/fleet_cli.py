@@ -316,5 +316,22 @@ def archiver(parent: int | None, redis_url: str) -> None:
     serve(Settings(redis_url=redis_url), parent)
 
 
-COMMANDS = [worker, run_local, submit, result, status, cancel, runs, watch, health, archiver]
+@click.command()
+@click.option("--parent", type=int, hidden=True,
+              help="Stop when this process (the worker that started it) is gone.")
+@redis_url_option()
+def admitter(parent: int | None, redis_url: str) -> None:
+    """Admit runs from the tenants' waiting rooms into the queues while this node holds the
+    fleet's lease (docs/tenants.md); each worker node runs one beside itself."""
+    import logging
+
+    from .admitting import serve
+
+    logging.basicConfig(level=logging.INFO,
+                        format="[%(asctime)s: %(levelname)s/admitter] %(message)s")
+    serve(Settings(redis_url=redis_url), parent)
+
+
+COMMANDS = [worker, run_local, submit, result, status, cancel, runs, watch, health, archiver,
+            admitter]
 

@@ -4,10 +4,8 @@ webhook dispatcher (:func:`main_services`), each a :class:`Loop` or a process of
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +14,7 @@ from evalfleet.sandbox.docker.labels import LABEL_FLEET
 from . import leftovers
 from .clients import docker_client, heartbeat_path, redis_client
 from .settings import Settings
+from .side_process import WATCH_INTERVAL_S, SideProcess
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +113,7 @@ def main_services(settings: Settings, app: Any, isolations: list[Any] | None = N
     lost = Loop("evalfleet-leftover-reaper", lambda: leftovers.reap(engine, redis, settings),
                 settings.reaper_interval_s).start()
     return [beat, served, intake, *archiving, _Stopper(reaper), lost,
-            *start_webhooks(settings, redis), *start_admission(settings, app)]
+            *start_webhooks(settings, redis), *start_admission(settings)]
 
 
 def parking(settings: Settings, redis: Any, seal: Any) -> Any:
@@ -125,10 +124,9 @@ def parking(settings: Settings, redis: Any, seal: Any) -> Any:
     return Parking(redis, wanted.mode, wanted.fleet_share, seal, settings.result_ttl_s)
 
 
-def start_admission(settings: Settings, app: Any) -> list[Any]:
-    """This worker's slots, told every heartbeat, and its admitter (which admits while it
-    holds the fleet's lease: :mod:`tasks.admission.admitter`)."""
-    from evalfleet.tasks.admission.admitter import Admitter
+def start_admission(settings: Settings) -> list[Any]:
+    """This worker's slots, told every heartbeat, and its admitter's process beside it once
+    admission is wanted (:class:`AdmitterWatch`)."""
     from evalfleet.tasks.queueing import queue_for
     from evalfleet.tasks.redis_keys import slots_key
 
@@ -137,19 +135,38 @@ def start_admission(settings: Settings, app: Any) -> list[Any]:
     told = Loop("evalfleet-slots", lambda: redis.set(slots_key(settings.worker_id), slots,
                                                      ex=int(settings.heartbeat_ttl_s)),
                 settings.heartbeat_interval_s).start()
-    wanted = settings.admission
-    admitter = Admitter(redis, app, settings.worker_id, wanted.fleet_share,
-                        wanted.queued_per_slot, int(wanted.lease_s * 1000))
-    return [told, Loop("evalfleet-admission", lambda: _admit(admitter), 0.0).start(),
-            _Released(admitter)]
+    watch = AdmitterWatch(settings, redis)
+    return [told, Loop("evalfleet-admitter-watch", watch.check, WATCH_INTERVAL_S).start(), watch]
 
 
-def _admit(admitter: Any) -> None:
-    """One admitter step; a pause when it admitted nothing: short while runs wait for room
-    (a queue only a few runs deep empties fast), longer when none waits, longest when
-    another worker holds the lease."""
-    if not admitter.step():
-        time.sleep(0.5 if not admitter.leading else 0.005 if admitter.waiting else 0.02)
+class AdmitterWatch:
+    """Starts this node's admitter (``evalfleet admitter``, :mod:`workers.admitting`) once
+    admission is wanted — ``EVALFLEET_ADMISSION__MODE=on``, or ``auto`` and the fleet has a
+    tenant or runs waiting — and starts it again if it exits. A fleet without tenants runs
+    no admitter."""
+
+    def __init__(self, settings: Settings, redis: Any) -> None:
+        self.settings, self.redis = settings, redis
+        self.process = SideProcess(settings, "admitter")
+        self.started = False
+
+    def check(self) -> None:
+        if self.started:
+            self.process.check()
+        elif self.wanted():
+            self.process.start()
+            self.started = True
+
+    def wanted(self) -> bool:
+        from evalfleet.tasks.redis_keys import ACTIVE_KEY, TENANTS_KEY
+
+        mode = self.settings.admission.mode
+        return mode == "on" or (mode == "auto" and bool(
+            self.redis.hlen(TENANTS_KEY) or self.redis.scard(ACTIVE_KEY)))
+
+    def stop(self) -> None:
+        if self.started:
+            self.process.stop()
 
 
 def start_webhooks(settings: Settings, redis: Any) -> list[Loop]:
@@ -183,7 +200,7 @@ def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list
     """
     from evalfleet.tasks.archive.archiver import ensure_group
 
-    from .archiving import WATCH_INTERVAL_S, ArchiverProcess, open_archive
+    from .archiving import NICENESS, open_archive
     from .delivery_metrics import ArchiveCollector
 
     if open_archive(settings) is None:
@@ -192,21 +209,10 @@ def start_archiver(settings: Settings, redis: Any, registry: Any = None) -> list
         ensure_group(redis)  # before this node publishes anything
     except Exception as err:  # a full or absent Redis: the archiver's first step retries
         log.warning("archive group not created yet: %s", err)
-    process = ArchiverProcess(settings).start()
+    process = SideProcess(settings, "archiver", NICENESS).start()
     if registry is not None:
         registry.register(ArchiveCollector(redis))
     return [process, Loop("evalfleet-archiver-watch", process.check, WATCH_INTERVAL_S).start()]
-
-
-class _Released:
-    """Stopping gives the admitter's lease up, so another worker takes over at once."""
-
-    def __init__(self, admitter: Any) -> None:
-        self.admitter = admitter
-
-    def stop(self) -> None:
-        with contextlib.suppress(Exception):  # Redis away: the lease expires on its own
-            self.admitter.release()
 
 
 class _Stopper:

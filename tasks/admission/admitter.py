@@ -22,9 +22,11 @@ from celery import Celery
 from .. import tenancy
 from ..queueing import queue_lists
 from ..redis_keys import (
+    ACTIVE_KEY,
     FLEET,
     LEASE_KEY,
     SLOTS_KEY,
+    WAITING_KEY,
     Keyspace,
     admission_keys,
     keyspace,
@@ -32,9 +34,12 @@ from ..redis_keys import (
 )
 from ..sending import Outgoing, send_runs
 from .room import Parked, Room, WaitingRoom
-from .scripts import LEASE
+from .scripts import LOOK
 from .share import Share
 from .shares import Strides, plan
+
+#: The runs in flight looked at in each step, the first admitted (see ``_in_flight``).
+PRUNE_HEAD = 64
 
 
 @dataclass
@@ -58,32 +63,45 @@ class Admitter:
     """Whether it held the lease at its last step."""
     waiting: bool = False
     """Whether runs waited at its last step (while they do, room is looked for often)."""
+    prune_s: float = 2.0
+    """How often every run in flight is looked at (else the first :data:`PRUNE_HEAD`)."""
     _read_at: float = float("-inf")
+    _pruned_at: float = float("-inf")
 
     def __post_init__(self) -> None:
         self.room = WaitingRoom(self.redis)
-        self._lease = self.redis.register_script(LEASE)
+        self._look_script = self.redis.register_script(LOOK)
 
     def step(self) -> int:
         """One round (nothing unless it holds the lease); how many runs it sent."""
-        lease = int(self._lease(keys=[LEASE_KEY], args=[self.holder, self.lease_ms]))
-        self.leading = bool(lease)
+        lease, rooms, depths = self._look()
+        self.leading, self.waiting = bool(lease), bool(rooms)
         if not lease:
             return 0
         self._refresh(force=lease == 2)
         sent = self.recover() if lease == 2 else 0
-        rooms = self.room.rooms()
-        self.waiting = bool(rooms)
         if not rooms:
             for keys, share in self.shares.items():
                 self._mark(keys, share, None)
             return sent
-        in_flight = self._in_flight()
-        allowed = self._allowed(in_flight, rooms)
-        grants = plan(self._free(rooms), {(r.queue, r.keys.owner): n for r, n in rooms.items()},
+        allowed = self._allowed(self._in_flight(), rooms)
+        grants = plan(self._free(depths), {(r.queue, r.keys.owner): n for r, n in rooms.items()},
                       {k.owner: n for k, n in allowed.items()},
                       {k.owner: s.weight for k, s in self.shares.items()}, self.strides)
         return sent + self._admit(grants)
+
+    def _look(self) -> tuple[int, dict[Room, int], dict[str, int]]:
+        """The lease (0: another holds it; 2: just taken), the rooms with runs waiting and
+        how many, and the depth of each of their queues: one round trip (:data:`LOOK`)."""
+        reply = self._look_script(keys=[LEASE_KEY, ACTIVE_KEY], args=[
+            self.holder, self.lease_ms, WAITING_KEY.split("{")[0],
+            *(name.rsplit(":", 1)[1] for name in queue_lists("q")[1:])])
+        if not reply[0]:
+            return 0, {}, {}
+        lease, rooms, queues = reply
+        return (int(lease), {Room.of_member(m): int(n) for m, n in zip(rooms[::2], rooms[1::2],
+                                                                       strict=True)},
+                {_text(q): int(n) for q, n in zip(queues[::2], queues[1::2], strict=True)})
 
     def recover(self) -> int:
         """Send what a previous admitter took from the rooms and did not send."""
@@ -120,36 +138,62 @@ class Admitter:
         return len(runs)
 
     def _in_flight(self) -> dict[Keyspace, int]:
-        """Each owner's runs in flight, once those published are forgotten."""
-        counts = {}
-        for keys in self.shares:
-            key = admission_keys(keys)["in_flight"]
-            members = [_text(m) for m in self.redis.zrange(key, 0, -1)]
-            with self.redis.pipeline(transaction=False) as pipe:
+        """Each owner's runs in flight, once those published are forgotten: the
+        :data:`PRUNE_HEAD` admitted first at each step (runs end roughly in the order they
+        were admitted), every one of them each ``prune_s``. A run that ended behind one
+        still running is counted until then: a quota errs on the side of admitting less."""
+        whole = time.monotonic() - self._pruned_at >= self.prune_s
+        counted = [k for k, s in self.shares.items() if whole or s.max_in_flight is not None]
+        if whole:
+            self._pruned_at = time.monotonic()
+        if not counted:  # no quota to count against: the sets are pruned every prune_s
+            return {}
+        with self.redis.pipeline(transaction=False) as pipe:
+            for keys in counted:
+                pipe.zrange(admission_keys(keys)["in_flight"], 0, -1 if whole else PRUNE_HEAD - 1)
+                pipe.zcard(admission_keys(keys)["in_flight"])
+            found = pipe.execute()
+        heads = {keys: [_text(m) for m in members] for keys, members
+                 in zip(counted, found[::2], strict=True)}
+        ended = self._ended(heads)
+        return {keys: int(total) - len(ended[keys])
+                for keys, total in zip(counted, found[1::2], strict=True)}
+
+    def _ended(self, heads: dict[Keyspace, list[str]]) -> dict[Keyspace, list[str]]:
+        """Of each owner's ``heads``, the runs published (a result) or forgotten (no
+        record: expired or deleted), now taken out of its in-flight set."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for keys, members in heads.items():
                 for run_id in members:
                     pipe.exists(keys.result(run_id))
                     pipe.exists(keys.status(run_id))
-                found = pipe.execute()
-            # published (its result), or forgotten (no record: expired or deleted)
-            done = [m for m, result, record in zip(members, found[::2], found[1::2], strict=True)
-                    if result or not record]
-            if done:
-                self.redis.zrem(key, *done)
-            counts[keys] = len(members) - len(done)
-        return counts
+            replies, at, ended = pipe.execute(), 0, {}
+        for keys, members in heads.items():
+            found = replies[at:at + 2 * len(members)]
+            ended[keys] = [m for m, result, record in zip(members, found[::2], found[1::2],
+                                                          strict=True) if result or not record]
+            at += 2 * len(members)
+        with self.redis.pipeline(transaction=False) as pipe:
+            for keys, done in ended.items():
+                if done:
+                    pipe.zrem(admission_keys(keys)["in_flight"], *done)
+            pipe.execute()
+        return ended
 
     def _allowed(self, in_flight: dict[Keyspace, int],
                  rooms: dict[Room, int]) -> dict[Keyspace, int | None]:
         """How many more each owner's quotas admit now; marks the held ones."""
         minute = int(self.clock() // 60)
+        rated = [keys for keys, share in self.shares.items() if share.max_per_minute]
         with self.redis.pipeline(transaction=False) as pipe:
-            for keys in self.shares:
+            for keys in rated:
                 pipe.get(rate_key(keys, minute))
-            rates = dict(zip(self.shares, pipe.execute(), strict=True))
+            rates = dict(zip(rated, pipe.execute(), strict=True)) if rated else {}
         waiting = {room.keys for room in rooms}
         allowed = {}
         for keys, share in self.shares.items():
-            allowed[keys], quota = share.room(in_flight.get(keys, 0), int(rates[keys] or 0))
+            allowed[keys], quota = share.room(in_flight.get(keys, 0),
+                                              int(rates.get(keys) or 0))
             self._mark(keys, share, quota if keys in waiting else None)
         return allowed
 
@@ -165,17 +209,11 @@ class Admitter:
                 "since": self.clock()}))
         self.held[keys] = quota
 
-    def _free(self, rooms: dict[Room, int]) -> dict[str, int]:
-        """Each queue with runs waiting: how many more may be queued ahead of its workers."""
-        queues = sorted({room.queue for room in rooms})
-        with self.redis.pipeline(transaction=False) as pipe:
-            for queue in queues:
-                for name in queue_lists(queue):
-                    pipe.llen(name)
-            lengths = iter(pipe.execute())
-        depth = {q: sum(next(lengths) for _ in queue_lists(q)) for q in queues}
-        return {q: max(0, self.queued_per_slot * max(1, self.slots.get(q, 0)) - depth[q])
-                for q in queues}
+    def _free(self, depths: dict[str, int]) -> dict[str, int]:
+        """Each queue with runs waiting: how many more may be queued ahead of its workers
+        (``depths``: how many are in its lists now)."""
+        return {queue: max(0, self.queued_per_slot * max(1, self.slots.get(queue, 0)) - depth)
+                for queue, depth in depths.items()}
 
     def _refresh(self, force: bool = False) -> None:
         """The owners' shares and the live workers' slots, every ``refresh_s``."""

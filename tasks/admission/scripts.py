@@ -76,15 +76,42 @@ end
 return out
 """
 
-#: Keys: the lease. Args: the holder, milliseconds. Takes the lease when free, renews it
-#: when held by the same holder: 1 when held now (2 when just taken), 0 when another has it.
-LEASE = """#!lua
+#: Keys: the lease, the active set. Args: the holder, milliseconds, the waiting rooms' key
+#: prefix (``evalfleet:admission:waiting:``), then the priority steps after the first
+#: (kombu's ``<queue>:<step>`` lists). The admitter's look at the fleet, in one step: the
+#: lease (taken when free, renewed when the holder's: 1 held, 2 just taken; 0 alone
+#: when another holds it), then each room with runs
+#: waiting and how many (``<queue> <owner>``, count, …), then each of those queues and how
+#: many runs are in its lists (queue, depth, …). The rooms' and lists' keys are derived
+#: from the active set, so the script has no shebang (it names keys it was not given).
+LOOK = """
 local holder = redis.call('GET', KEYS[1])
+local lease = 2
 if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+  lease = 1
+elseif holder then
+  return {0}
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
-if holder then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 2
+local rooms, queues, seen = {}, {}, {}
+for _, member in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local queue, owner = string.match(member, '^(%S+) (%S+)$')
+  if queue then
+    local waiting = redis.call('ZCARD', ARGV[3] .. queue .. ':' .. owner)
+    if waiting > 0 then
+      rooms[#rooms + 1] = member
+      rooms[#rooms + 1] = waiting
+      if not seen[queue] then
+        seen[queue] = true
+        local depth = redis.call('LLEN', queue)
+        for i = 4, #ARGV do depth = depth + redis.call('LLEN', queue .. ':' .. ARGV[i]) end
+        queues[#queues + 1] = queue
+        queues[#queues + 1] = depth
+      end
+    end
+  end
+end
+return {lease, rooms, queues}
 """
