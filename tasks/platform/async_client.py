@@ -120,7 +120,7 @@ class AsyncEvalfleetClient:
         Raises:
             tasks.archive.StoreError: Redis has none and the archive could not be read.
         """
-        with self.redis.pipeline(transaction=False) as pipe:
+        async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(self.keys.status(run_id))
             pipe.get(self.keys.held)
             record, held = await pipe.execute()

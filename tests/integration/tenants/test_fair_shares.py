@@ -7,6 +7,7 @@ twice when the admitter is killed."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -23,6 +24,7 @@ from evalfleet.tasks import tenancy
 from evalfleet.tasks.admission.admitter import Admitter
 from evalfleet.tasks.admission.parking import Parking
 from evalfleet.tasks.messages import RunResult
+from evalfleet.tasks.platform import AsyncEvalfleetClient
 from evalfleet.tasks.platform.intake import IntakeForwarder, sender_app
 from evalfleet.tasks.publish import Publisher
 from evalfleet.tasks.queueing import queue_for, queue_lists
@@ -153,10 +155,21 @@ def test_a_tenant_over_its_quota_waits_and_its_status_says_which(
     assert len(first) == 3 and take_queued(admin) == []
     waiting = acme.client.status("r7")
     assert waiting is not None and (waiting.status, waiting.held) == ("queued", "max_in_flight")
+    assert asyncio.run(async_status(acme.url, "r7")) == "max_in_flight"
     finish(admin, first)
     admitter.step()
     assert len(take_queued(admin)) == 3
     assert acme.client.status("r0").held is None  # type: ignore[union-attr]
+
+
+async def async_status(url: str, run_id: str) -> str | None:
+    """What the asyncio client says holds ``run_id``."""
+    client = AsyncEvalfleetClient(url)
+    try:
+        found = await client.status(run_id)
+    finally:
+        await client.close()
+    return None if found is None else found.held
 
 
 def test_a_rate_quota_admits_so_many_a_minute(admin: Any, app: Any, tenants: Any) -> None:
@@ -282,3 +295,26 @@ def _taken_until_admitted(admin: Any, names: list[str]) -> list[Ref]:
         time.sleep(0.05)
     assert admin.hlen(admission_keys(FLEET)["requests"]) == 0
     return taken + take_queued(admin)
+
+
+def test_a_run_parked_again_by_a_forwarder_that_died_waits_once(admin: Any, app: Any,
+                                                                 tenants: Any) -> None:
+    """A forwarder killed after parking and before acknowledging its entries: the next one
+    reads them again and parks nothing twice (nor a run already sent)."""
+    acme = tenants("acme")
+    acme.client.submit_batch([request(f"r{i}") for i in range(3)])
+    parking = Parking(admin, refresh_s=0.0)
+    first = IntakeForwarder(admin, app, "dies", parking=parking)
+    first.ensure_group()
+    entries = first.intakes.read(">", 10)
+    for keys, found in entries:  # parked, never acknowledged: the forwarder is gone
+        first._send(keys, [(e, f[b"request"]) for e, f in found])
+    Admitter(admin, app, "adm", queued_per_slot=1).step()  # r0 sent meanwhile
+
+    again = IntakeForwarder(admin, app, "next", reclaim_after_ms=0, parking=parking)
+    while again.forward_once(block_ms=10):
+        pass
+    order = serve(admin, Admitter(admin, app, "adm", queued_per_slot=5), 3)
+
+    assert sorted(run_id for _, run_id in order) == ["r0", "r1", "r2"]
+    assert admin.get(admission_keys(Keyspace(acme.name))["count"]) == b"0"
