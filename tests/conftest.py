@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import leak_owner
 import namespace_guard
 import pytest
 from hypothesis import HealthCheck, settings
@@ -108,6 +109,12 @@ if os.environ.get("EVALFLEET_TEST_GC"):
         an error here), not whichever test the collector next runs in. Off by default."""
         yield
         gc.collect()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """After pytest's own: who owned a socket found unclosed (:mod:`leak_owner`)."""
+    leak_owner.install()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
